@@ -1,0 +1,236 @@
+//! rgemm's main job: multiplies random matrices with every kernel and with cuBLAS on the
+//! same inputs, checks each against cuBLAS and prints a table (shape, kernel, time,
+//! TFLOP/s, % of cuBLAS). With no arguments it runs its embedded default.
+use clap::Parser;
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use rgemm::timing::{median, time_ms};
+use rgemm::{Context, Cublas, DeviceMatrix, Element, Kernel, Matrix, Scalar};
+use std::process::ExitCode;
+
+/// The embedded default: square sizes up to 4096 and one rectangular shape.
+const DEFAULT_SHAPES: &str = "1024,2048,4096,4096x1024x2048";
+
+#[derive(Parser, Debug)]
+#[command(
+    version,
+    about = "Times rgemm's Rust kernels against cuBLAS on one GPU"
+)]
+struct Args {
+    /// Shapes: `S` for S x S x S, or `MxNxK` (C is M x N, the inner dimension K).
+    #[arg(long, value_delimiter = ',', default_value = DEFAULT_SHAPES)]
+    shapes: Vec<String>,
+    /// Element types: f32, f64, f16, bf16.
+    #[arg(long, value_delimiter = ',', default_value = "f32,f64,f16,bf16")]
+    types: Vec<String>,
+    /// Timed repetitions per kernel (the median is reported).
+    #[arg(long, default_value_t = 10)]
+    reps: usize,
+    /// Untimed runs before timing.
+    #[arg(long, default_value_t = 2)]
+    warmup: usize,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+}
+
+fn parse_shape(s: &str) -> Option<(usize, usize, usize)> {
+    let dims: Vec<usize> = s
+        .split('x')
+        .map(|d| d.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    match dims[..] {
+        [s] => Some((s, s, s)),
+        [m, n, k] => Some((m, n, k)),
+        _ => None,
+    }
+}
+
+struct Row {
+    shape: (usize, usize, usize),
+    dtype: &'static str,
+    kernel: String,
+    chosen: bool,
+    ms: f64,
+    cublas_ms: f64,
+    rel_err: f64,
+    ok: bool,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let Some(shapes) = args
+        .shapes
+        .iter()
+        .map(|s| parse_shape(s))
+        .collect::<Option<Vec<_>>>()
+    else {
+        eprintln!("rgemm: shapes are S or MxNxK, got {:?}", args.shapes);
+        return ExitCode::from(2);
+    };
+    let ctx = match Context::new(args.device) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            eprintln!("rgemm: no GPU to run on: {e}");
+            eprintln!("rgemm: this job needs an NVIDIA GPU and driver; nothing was measured.");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&ctx, &args, &shapes) {
+        Ok(rows) => {
+            print_table(&ctx, &rows);
+            if rows.iter().all(|r| r.ok) {
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("rgemm: some kernels disagree with cuBLAS (FAIL rows above)");
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("rgemm: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(ctx: &Context, args: &Args, shapes: &[(usize, usize, usize)]) -> rgemm::Result<Vec<Row>> {
+    let blas = Cublas::new(ctx)?;
+    let mut rows = Vec::new();
+    for &shape in shapes {
+        for t in &args.types {
+            match t.as_str() {
+                "f32" => rows.extend(run_shape::<f32>(ctx, &blas, args, shape)?),
+                "f64" => rows.extend(run_shape::<f64>(ctx, &blas, args, shape)?),
+                "f16" => rows.extend(run_shape::<rgemm::f16>(ctx, &blas, args, shape)?),
+                "bf16" => rows.extend(run_shape::<rgemm::bf16>(ctx, &blas, args, shape)?),
+                other => eprintln!("rgemm: unknown type {other}, skipped"),
+            }
+        }
+    }
+    Ok(rows)
+}
+
+fn random_matrix<T: Scalar>(
+    rows: usize,
+    cols: usize,
+    rng: &mut StdRng,
+) -> rgemm::Result<Matrix<T>> {
+    Matrix::from_fn(rows, cols, |_, _| T::from_f64(rng.random_range(-1.0..1.0)))
+}
+
+/// Largest |x - y| over the largest |y|: the error relative to the product's scale.
+fn rel_err<T: Scalar>(x: &Matrix<T>, y: &Matrix<T>) -> f64 {
+    let scale = y
+        .as_slice()
+        .iter()
+        .fold(0.0f64, |s, v| s.max(v.to_f64().abs()));
+    let worst = x
+        .as_slice()
+        .iter()
+        .zip(y.as_slice())
+        .fold(0.0f64, |w, (a, b)| {
+            let d = (a.to_f64() - b.to_f64()).abs();
+            if d.is_nan() { f64::INFINITY } else { w.max(d) }
+        });
+    if scale > 0.0 { worst / scale } else { worst }
+}
+
+fn run_shape<T: Element>(
+    ctx: &Context,
+    blas: &Cublas,
+    args: &Args,
+    (m, n, k): (usize, usize, usize),
+) -> rgemm::Result<Vec<Row>> {
+    let mut rng = StdRng::seed_from_u64(0x5eed ^ (m * 31 + n * 7 + k) as u64);
+    let a = ctx.upload(&random_matrix::<T>(m, k, &mut rng)?)?;
+    let b = ctx.upload(&random_matrix::<T>(k, n, &mut rng)?)?;
+    let mut c_ref: DeviceMatrix<T::Out> = ctx.zeros(m, n)?;
+    let cublas_ms = median(&time_ms(ctx, args.warmup, args.reps, || {
+        blas.matmul(&a, &b, &mut c_ref)
+    })?);
+    let reference = ctx.download(&c_ref)?;
+
+    let chosen = ctx.choose_kernel::<T>(m, n, k)?;
+    let tile = chosen.tile().unwrap_or(16);
+    let mut kernels = Kernel::FIXED.to_vec();
+    kernels.push(Kernel::TiledDynamic(tile));
+    // Errors of the same size as f32 accumulation over K terms pass; a wrong index does not.
+    let limit = 64.0 * T::ACC_UNIT_ROUNDOFF * (k as f64).sqrt().max(1.0);
+    let mut rows = Vec::new();
+    for kernel in kernels {
+        let mut c: DeviceMatrix<T::Out> = ctx.zeros(m, n)?;
+        let ms = median(&time_ms(ctx, args.warmup, args.reps, || {
+            ctx.matmul_device(&a, &b, &mut c, Some(kernel)).map(drop)
+        })?);
+        let err = rel_err(&ctx.download(&c)?, &reference);
+        rows.push(Row {
+            shape: (m, n, k),
+            dtype: T::NAME,
+            kernel: kernel.to_string(),
+            chosen: kernel == chosen,
+            ms,
+            cublas_ms,
+            rel_err: err,
+            ok: err <= limit,
+        });
+    }
+    Ok(rows)
+}
+
+fn print_table(ctx: &Context, rows: &[Row]) {
+    let p = ctx.props();
+    println!(
+        "GPU: {} (compute capability {}.{}, {} SMs, {:.2} GHz, FP32 peak {:.1} TFLOP/s)",
+        p.name,
+        p.compute_capability.0,
+        p.compute_capability.1,
+        p.multiprocessors,
+        p.clock_khz as f64 / 1e6,
+        p.fp32_peak_flops() / 1e12
+    );
+    println!(
+        "medians of timed repetitions (CUDA events); error = max|C - C_cuBLAS| / max|C_cuBLAS|"
+    );
+    println!("* = the kernel Context::matmul chooses for this shape and type");
+    println!();
+    println!(
+        "| {:<16} | {:<4} | {:<14} | {:>9} | {:>8} | {:>10} | {:>8} | {:>5} |",
+        "shape MxNxK", "type", "kernel", "time ms", "TFLOP/s", "% cuBLAS", "error", "check"
+    );
+    println!(
+        "|{:-<18}|{:-<6}|{:-<16}|{:->11}|{:->10}|{:->12}|{:->10}|{:-<7}|",
+        "", "", "", "", "", "", "", ""
+    );
+    let mut last: Option<((usize, usize, usize), &str)> = None;
+    for r in rows {
+        let (m, n, k) = r.shape;
+        let flops = 2.0 * m as f64 * n as f64 * k as f64;
+        let tflops = |ms: f64| flops / (ms * 1e-3) / 1e12;
+        let shape = format!("{m}x{n}x{k}");
+        if last != Some((r.shape, r.dtype)) {
+            println!(
+                "| {:<16} | {:<4} | {:<14} | {:>9.3} | {:>8.2} | {:>10} | {:>8} | {:<5} |",
+                shape,
+                r.dtype,
+                "cuBLAS",
+                r.cublas_ms,
+                tflops(r.cublas_ms),
+                "100.0%",
+                "-",
+                "ref"
+            );
+            last = Some((r.shape, r.dtype));
+        }
+        let name = format!("{}{}", r.kernel, if r.chosen { " *" } else { "" });
+        println!(
+            "| {:<16} | {:<4} | {:<14} | {:>9.3} | {:>8.2} | {:>9.1}% | {:>8.1e} | {:<5} |",
+            shape,
+            r.dtype,
+            name,
+            r.ms,
+            tflops(r.ms),
+            100.0 * r.cublas_ms / r.ms,
+            r.rel_err,
+            if r.ok { "ok" } else { "FAIL" }
+        );
+    }
+}

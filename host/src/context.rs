@@ -1,0 +1,354 @@
+//! [`Context`]: one device, its stream, the loaded kernels and the device's properties;
+//! every GPU operation of this crate goes through one.
+use crate::element::{Element, Scalar};
+use crate::error::{Error, Result};
+use crate::kernels::{GemmArgs, Kernel};
+use crate::matrix::{DeviceMatrix, Matrix, element_count};
+use crate::occupancy::{BlockResources, Occupancy};
+use crate::props::DeviceProps;
+use crate::ptx::KERNELS_PTX;
+use crate::reference::check_product_shape;
+use cudarc::driver::sys::CUfunction_attribute as FuncAttr;
+use cudarc::driver::sys::cudaError_enum as CuResult;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig};
+use cudarc::nvrtc::Ptx;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Number of CUDA devices, or why there are none usable: [`Error::NoDriver`] when the
+/// driver library cannot be loaded. Never panics.
+pub fn device_count() -> Result<usize> {
+    // SAFETY: only tries to dlopen the driver library.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(Error::NoDriver(
+            "libcuda.so could not be loaded (is the NVIDIA driver installed?)".into(),
+        ));
+    }
+    match CudaContext::device_count() {
+        Ok(n) => Ok(n.max(0) as usize),
+        Err(e) if e.0 == CuResult::CUDA_ERROR_NO_DEVICE => Ok(0),
+        Err(e) => Err(Error::NoDriver(format!(
+            "the driver did not initialise: {e}"
+        ))),
+    }
+}
+
+/// What one product ran as: the kernel, its launch configuration and its occupancy.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaunchPlan {
+    pub kernel: Kernel,
+    /// The PTX entry point, e.g. `tiled32_f32`.
+    pub entry: String,
+    pub grid: (u32, u32, u32),
+    pub block: (u32, u32, u32),
+    pub shared_bytes: u32,
+    pub occupancy: Occupancy,
+}
+
+/// A CUDA device with its stream and the loaded kernels.
+///
+/// ```
+/// use rgemm::{Context, Matrix};
+///
+/// # fn main() -> Result<(), rgemm::Error> {
+/// let a = Matrix::from_vec(2, 3, vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// let b = Matrix::from_vec(3, 2, vec![7.0f32, 8.0, 9.0, 10.0, 11.0, 12.0])?;
+/// let ctx = match Context::new(0) {
+///     Ok(ctx) => ctx,
+///     Err(e) => {
+///         eprintln!("no GPU here ({e}); the CPU reference instead:");
+///         let c = rgemm::matmul_reference(&a, &b)?;
+///         assert_eq!(c.as_slice(), &[58.0, 64.0, 139.0, 154.0]);
+///         return Ok(());
+///     }
+/// };
+/// let c = ctx.matmul(&a, &b)?; // kernel and tile width chosen from the device's properties
+/// assert_eq!(c.as_slice(), &[58.0, 64.0, 139.0, 154.0]);
+/// # Ok(())
+/// # }
+/// ```
+pub struct Context {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    props: DeviceProps,
+    functions: Mutex<HashMap<String, CudaFunction>>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("props", &self.props)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// Opens device `ordinal` and loads the kernels.
+    pub fn new(ordinal: usize) -> Result<Self> {
+        let count = device_count()?;
+        if ordinal >= count {
+            return Err(Error::NoDevice { ordinal, count });
+        }
+        let ctx = CudaContext::new(ordinal)?;
+        let stream = ctx.default_stream();
+        let module = ctx.load_module(Ptx::from_src(KERNELS_PTX))?;
+        let props = DeviceProps::query(&ctx)?;
+        Ok(Self {
+            ctx,
+            stream,
+            module,
+            props,
+            functions: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The device's properties, as read when the context opened.
+    pub fn props(&self) -> &DeviceProps {
+        &self.props
+    }
+
+    /// The stream every operation of this context is queued on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Waits for all queued work.
+    pub fn synchronize(&self) -> Result<()> {
+        Ok(self.stream.synchronize()?)
+    }
+
+    /// Copies a host matrix to the device.
+    pub fn upload<T: Scalar>(&self, m: &Matrix<T>) -> Result<DeviceMatrix<T>> {
+        let buf = if m.as_slice().is_empty() {
+            self.stream.alloc_zeros::<T>(1)?
+        } else {
+            self.stream.clone_htod(m.as_slice())?
+        };
+        Ok(DeviceMatrix {
+            rows: m.rows(),
+            cols: m.cols(),
+            buf,
+        })
+    }
+
+    /// A `rows x cols` device matrix of zeros.
+    pub fn zeros<T: Scalar>(&self, rows: usize, cols: usize) -> Result<DeviceMatrix<T>> {
+        let len = element_count(rows, cols)?;
+        Ok(DeviceMatrix {
+            rows,
+            cols,
+            buf: self.stream.alloc_zeros::<T>(len.max(1))?,
+        })
+    }
+
+    /// Copies a device matrix back to the host (waits for queued work on it).
+    pub fn download<T: Scalar>(&self, m: &DeviceMatrix<T>) -> Result<Matrix<T>> {
+        self.check_owner(m)?;
+        let mut data = self.stream.clone_dtoh(&m.buf)?;
+        data.truncate(m.len());
+        Matrix::from_vec(m.rows, m.cols, data)
+    }
+
+    /// `A * B` with the kernel [`Context::choose_kernel`] picks.
+    ///
+    /// Shapes: `A` is `m x k`, `B` is `k x n`, the result `m x n`. Zero-sized dimensions
+    /// follow the maths: `m = 0` or `n = 0` gives an empty result, `k = 0` a matrix of
+    /// zeros (no kernel runs for an empty result). `f16`/`bf16` inputs give `f32`.
+    pub fn matmul<T: Element>(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<Matrix<T::Out>> {
+        self.matmul_impl(a, b, None)
+    }
+
+    /// `A * B` with an explicit kernel (for example `Kernel::TiledDynamic(12)`).
+    pub fn matmul_with<T: Element>(
+        &self,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        kernel: Kernel,
+    ) -> Result<Matrix<T::Out>> {
+        self.matmul_impl(a, b, Some(kernel))
+    }
+
+    fn matmul_impl<T: Element>(
+        &self,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        kernel: Option<Kernel>,
+    ) -> Result<Matrix<T::Out>> {
+        let (m, n, k) = check_product_shape(a, b)?;
+        // Validate the whole launch before any device work.
+        let kernel = match kernel {
+            Some(kernel) => kernel,
+            None => self.choose_kernel::<T>(m, n, k)?,
+        };
+        kernel.launch_config::<T>(&self.props, m, n, k)?;
+        let (da, db) = (self.upload(a)?, self.upload(b)?);
+        let mut dc = self.zeros::<T::Out>(m, n)?;
+        self.matmul_device(&da, &db, &mut dc, Some(kernel))?;
+        self.download(&dc)
+    }
+
+    /// `C = A * B` on device matrices, queued on the stream; `kernel: None` lets
+    /// [`Context::choose_kernel`] pick. Returns what ran. `C` is left untouched on error.
+    pub fn matmul_device<T: Element>(
+        &self,
+        a: &DeviceMatrix<T>,
+        b: &DeviceMatrix<T>,
+        c: &mut DeviceMatrix<T::Out>,
+        kernel: Option<Kernel>,
+    ) -> Result<LaunchPlan> {
+        for owner in [a.context(), b.context(), c.context()] {
+            if !Arc::ptr_eq(owner, &self.ctx) {
+                return Err(Error::ForeignMatrix);
+            }
+        }
+        if a.cols != b.rows {
+            return Err(Error::InnerDimensionMismatch {
+                a_rows: a.rows,
+                a_cols: a.cols,
+                b_rows: b.rows,
+                b_cols: b.cols,
+            });
+        }
+        let (m, n, k) = (a.rows, b.cols, a.cols);
+        if c.shape() != (m, n) {
+            return Err(Error::OutputShapeMismatch {
+                rows: c.rows,
+                cols: c.cols,
+                expected_rows: m,
+                expected_cols: n,
+            });
+        }
+        let kernel = match kernel {
+            Some(kernel) => kernel,
+            None => self.choose_kernel::<T>(m, n, k)?,
+        };
+        let plan = self.plan::<T>(kernel, m, n, k)?;
+        if m == 0 || n == 0 {
+            return Ok(plan); // an empty product: nothing to compute
+        }
+        let args = GemmArgs {
+            a: &a.buf,
+            b: &b.buf,
+            c: &mut c.buf,
+            m: m as u32,
+            n: n as u32,
+            k: k as u32,
+            tile: match kernel {
+                Kernel::TiledDynamic(t) => Some(t),
+                _ => None,
+            },
+        };
+        let cfg = LaunchConfig {
+            grid_dim: plan.grid,
+            block_dim: plan.block,
+            shared_mem_bytes: plan.shared_bytes,
+        };
+        args.launch(&self.stream, &self.function::<T>(kernel)?, kernel, cfg)?;
+        Ok(plan)
+    }
+
+    /// The launch `kernel` would make for an `m x k` times `k x n` product.
+    pub fn plan<T: Element>(
+        &self,
+        kernel: Kernel,
+        m: usize,
+        n: usize,
+        k: usize,
+    ) -> Result<LaunchPlan> {
+        let cfg = kernel.launch_config::<T>(&self.props, m, n, k)?;
+        Ok(LaunchPlan {
+            kernel,
+            entry: kernel.entry_name::<T>(),
+            grid: cfg.grid_dim,
+            block: cfg.block_dim,
+            shared_bytes: cfg.shared_mem_bytes,
+            occupancy: self.occupancy::<T>(kernel)?,
+        })
+    }
+
+    /// The kernel [`Context::matmul`] uses: the textbook tiled kernel, with the fixed tile
+    /// width (8, 16 or 32) that this device can launch at the highest occupancy (threads
+    /// resident per SM, from its thread, block, shared-memory and register limits and the
+    /// kernel's register count); among equals the widest, since each element of A and B
+    /// is then read from global memory fewer times (`n / tile` and `m / tile`).
+    pub fn choose_kernel<T: Element>(&self, m: usize, n: usize, k: usize) -> Result<Kernel> {
+        let _ = (m, n, k); // one rule for every shape for now
+        let mut best: Option<(Kernel, u32)> = None;
+        for tile in crate::kernels::FixedTile::ALL {
+            let kernel = Kernel::Tiled(tile);
+            if kernel.check_device::<T>(&self.props).is_err() {
+                continue;
+            }
+            let threads = self.occupancy::<T>(kernel)?.threads_per_sm;
+            if best.is_none_or(|(_, t)| threads >= t) {
+                best = Some((kernel, threads));
+            }
+        }
+        best.map(|(kernel, _)| kernel)
+            .ok_or_else(|| Error::UnsupportedTile {
+                tile: 8,
+                device: self.props.name.clone(),
+                reason: "no tile width fits this device".into(),
+            })
+    }
+
+    /// What one block of `kernel` uses (registers from the compiled kernel).
+    pub fn block_resources<T: Element>(&self, kernel: Kernel) -> Result<BlockResources> {
+        let func = self.function::<T>(kernel)?;
+        let (bx, by) = kernel.block();
+        let static_shared = func.get_attribute(FuncAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+        Ok(BlockResources {
+            threads: bx * by,
+            shared_bytes: kernel.shared_bytes::<T>() + static_shared.max(0) as u32,
+            registers_per_thread: func
+                .get_attribute(FuncAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?
+                .max(0) as u32,
+        })
+    }
+
+    /// The textbook occupancy of `kernel` on this device (see [`crate::occupancy`]).
+    pub fn occupancy<T: Element>(&self, kernel: Kernel) -> Result<Occupancy> {
+        kernel.check_device::<T>(&self.props)?;
+        Ok(Occupancy::compute(
+            &self.props,
+            self.block_resources::<T>(kernel)?,
+        ))
+    }
+
+    /// The driver's own count of resident blocks per SM for `kernel`
+    /// (`cuOccupancyMaxActiveBlocksPerMultiprocessor`), to check [`Context::occupancy`].
+    pub fn driver_blocks_per_sm<T: Element>(&self, kernel: Kernel) -> Result<u32> {
+        let func = self.function::<T>(kernel)?;
+        let (bx, by) = kernel.block();
+        Ok(func.occupancy_max_active_blocks_per_multiprocessor(
+            bx * by,
+            kernel.shared_bytes::<T>() as usize,
+            None,
+        )?)
+    }
+
+    fn function<T: Element>(&self, kernel: Kernel) -> Result<CudaFunction> {
+        let name = kernel.entry_name::<T>();
+        let mut cache = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = cache.get(&name) {
+            return Ok(f.clone());
+        }
+        let f = self.module.load_function(&name)?;
+        cache.insert(name, f.clone());
+        Ok(f)
+    }
+
+    fn check_owner<T>(&self, m: &DeviceMatrix<T>) -> Result<()> {
+        if Arc::ptr_eq(m.context(), &self.ctx) {
+            Ok(())
+        } else {
+            Err(Error::ForeignMatrix)
+        }
+    }
+
+    /// The underlying cudarc context, for interoperation.
+    pub fn cuda_context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+}

@@ -1,0 +1,102 @@
+//! cuBLAS as the yardstick: the same product through `cublasGemmEx`, on the same stream
+//! and the same device matrices, for checking and timing our kernels in one run.
+use crate::context::Context;
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::matrix::DeviceMatrix;
+use cudarc::cublas::sys::cublasGemmAlgo_t;
+use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
+use cudarc::cublas::{CudaBlas, result};
+use cudarc::driver::{DevicePtr, DevicePtrMut};
+
+/// A cuBLAS handle bound to a [`Context`]'s stream.
+pub struct Cublas<'c> {
+    ctx: &'c Context,
+    blas: CudaBlas,
+}
+
+impl<'c> Cublas<'c> {
+    /// Loads cuBLAS (at run time) and binds it to `ctx`'s stream.
+    pub fn new(ctx: &'c Context) -> Result<Self> {
+        // SAFETY: only tries to dlopen the library.
+        if !unsafe { cudarc::cublas::sys::is_culib_present() } {
+            return Err(Error::NoDriver("libcublas could not be loaded".into()));
+        }
+        Ok(Self {
+            ctx,
+            blas: CudaBlas::new(ctx.stream().clone())?,
+        })
+    }
+
+    /// `C = A * B`, row-major, with cuBLAS's default algorithm for the types (no TF32 for
+    /// f32: `CUBLAS_COMPUTE_32F`; tensor cores for f16/bf16 and, on Hopper, f64).
+    pub fn matmul<T: Element>(
+        &self,
+        a: &DeviceMatrix<T>,
+        b: &DeviceMatrix<T>,
+        c: &mut DeviceMatrix<T::Out>,
+    ) -> Result<()> {
+        let (m, n, k) = (a.rows(), b.cols(), a.cols());
+        if b.rows() != k {
+            return Err(Error::InnerDimensionMismatch {
+                a_rows: m,
+                a_cols: k,
+                b_rows: b.rows(),
+                b_cols: n,
+            });
+        }
+        if c.shape() != (m, n) {
+            return Err(Error::OutputShapeMismatch {
+                rows: c.rows(),
+                cols: c.cols(),
+                expected_rows: m,
+                expected_cols: n,
+            });
+        }
+        let as_int = |v: usize| {
+            i32::try_from(v).map_err(|_| Error::ShapeTooLarge {
+                m,
+                n,
+                k,
+                reason: "cuBLAS takes 32-bit dimensions".into(),
+            })
+        };
+        let (mi, ni, ki) = (as_int(m)?, as_int(n)?, as_int(k)?);
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        let stream = self.ctx.stream();
+        let (ab, ct, compute) = T::CUBLAS;
+        let alpha = T::ONE;
+        let beta = T::Out::default();
+        let (pa, _ra) = a.buf.device_ptr(stream);
+        let (pb, _rb) = b.buf.device_ptr(stream);
+        let (pc, _rc) = c.buf.device_ptr_mut(stream);
+        // Row-major C = A B is column-major C^T = B^T A^T: swap the operands, m and n.
+        // SAFETY: the buffers hold k*n, m*k and m*n elements of the declared types.
+        unsafe {
+            result::gemm_ex(
+                *self.blas.handle(),
+                CUBLAS_OP_N,
+                CUBLAS_OP_N,
+                ni,
+                mi,
+                ki,
+                (&alpha) as *const T::Out as *const _,
+                pb as *const _,
+                ab,
+                ni.max(1),
+                pa as *const _,
+                ab,
+                ki.max(1),
+                (&beta) as *const T::Out as *const _,
+                pc as *mut _,
+                ct,
+                ni.max(1),
+                compute,
+                cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,70 @@
+//! Errors as values: every fallible call returns [`Result`], and bad input is reported
+//! before anything is written, so the caller's data stays as it was.
+use cudarc::cublas::result::CublasError;
+use cudarc::driver::DriverError;
+
+/// Everything that can go wrong in a call to this crate.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `A` is `m x k`, `B` must be `k x n`.
+    #[error("inner dimensions differ: A is {a_rows}x{a_cols} but B is {b_rows}x{b_cols}")]
+    InnerDimensionMismatch {
+        a_rows: usize,
+        a_cols: usize,
+        b_rows: usize,
+        b_cols: usize,
+    },
+    /// A buffer's length does not match the shape it is said to have.
+    #[error("a {rows}x{cols} matrix needs {expected} elements, the buffer has {len}")]
+    LengthMismatch {
+        rows: usize,
+        cols: usize,
+        expected: usize,
+        len: usize,
+    },
+    /// `rows * cols` does not fit in `usize`.
+    #[error("a {rows}x{cols} matrix has more elements than memory can address")]
+    ElementCountOverflow { rows: usize, cols: usize },
+    /// The output matrix has the wrong shape for the product.
+    #[error("the product is {expected_rows}x{expected_cols} but the output is {rows}x{cols}")]
+    OutputShapeMismatch {
+        rows: usize,
+        cols: usize,
+        expected_rows: usize,
+        expected_cols: usize,
+    },
+    /// The shape is valid mathematics but beyond what the kernels (or the launch grid) address.
+    #[error("{m}x{k} times {k}x{n} is too large for the kernels: {reason}")]
+    ShapeTooLarge {
+        m: usize,
+        n: usize,
+        k: usize,
+        reason: String,
+    },
+    /// The CUDA driver library could not be loaded (no NVIDIA driver on this machine).
+    #[error("no CUDA driver: {0}")]
+    NoDriver(String),
+    /// The driver is there but the device ordinal is not.
+    #[error("no CUDA device {ordinal}: this machine has {count}")]
+    NoDevice { ordinal: usize, count: usize },
+    /// A tile width (block shape, shared bytes) this device cannot launch.
+    #[error("tile width {tile} cannot run on {device}: {reason}")]
+    UnsupportedTile {
+        tile: u32,
+        device: String,
+        reason: String,
+    },
+    /// A device matrix from another [`Context`](crate::Context) was passed in.
+    #[error("a device matrix belongs to another context")]
+    ForeignMatrix,
+    /// An error reported by the CUDA driver (launch failure, out of memory, ...).
+    #[error("CUDA driver: {0}")]
+    Driver(#[from] DriverError),
+    /// An error reported by cuBLAS.
+    #[error("cuBLAS: {0:?}")]
+    Cublas(#[from] CublasError),
+}
+
+/// This crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,243 @@
+//! The kernel catalogue: each kernel's entry name, its parameter list and its launch rules
+//! (block shape, shared bytes, grid from the shape). The kernels themselves are in
+//! `kernels-gpu/`; the PTX test checks that every entry named here exists there with
+//! exactly the parameters declared here.
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::props::DeviceProps;
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+
+/// Largest M, N or K: the kernels index rows and columns with 32-bit integers, and
+/// `block index * tile + thread index` must not wrap.
+pub const MAX_DIM: usize = i32::MAX as usize;
+
+/// Tile widths with their own compiled entry points (loops unrolled at compile time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FixedTile {
+    W8 = 8,
+    W16 = 16,
+    W32 = 32,
+}
+
+impl FixedTile {
+    pub const ALL: [FixedTile; 3] = [FixedTile::W8, FixedTile::W16, FixedTile::W32];
+
+    pub fn width(self) -> u32 {
+        self as u32
+    }
+}
+
+/// Which kernel computes a product.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// One thread per element of C (`kernels-gpu/src/naive.rs`); 16 x 16 blocks.
+    Naive,
+    /// Shared-memory tiling with a compile-time tile width (`kernels-gpu/src/tiled.rs`).
+    Tiled(FixedTile),
+    /// Shared-memory tiling with the tile width passed at launch and the shared memory
+    /// sized at launch (`tiled_dyn_*`). Any width with `width^2` threads per block.
+    TiledDynamic(u32),
+}
+
+/// Block edge of the naive kernel.
+const NAIVE_BLOCK: u32 = 16;
+
+impl Kernel {
+    /// Every compiled kernel family with a fixed configuration.
+    pub const FIXED: [Kernel; 4] = [
+        Kernel::Naive,
+        Kernel::Tiled(FixedTile::W8),
+        Kernel::Tiled(FixedTile::W16),
+        Kernel::Tiled(FixedTile::W32),
+    ];
+
+    /// The entry point's name for element type `T`, e.g. `tiled16_f32`.
+    pub fn entry_name<T: Element>(&self) -> String {
+        format!("{}_{}", self.family(), T::NAME)
+    }
+
+    /// The entry name without the element suffix.
+    pub fn family(&self) -> String {
+        match self {
+            Kernel::Naive => "naive".into(),
+            Kernel::Tiled(t) => format!("tiled{}", t.width()),
+            Kernel::TiledDynamic(_) => "tiled_dyn".into(),
+        }
+    }
+
+    /// The tile width, for tiled kernels.
+    pub fn tile(&self) -> Option<u32> {
+        match self {
+            Kernel::Naive => None,
+            Kernel::Tiled(t) => Some(t.width()),
+            Kernel::TiledDynamic(t) => Some(*t),
+        }
+    }
+
+    /// Launch rule: the block shape `(x, y)`; x runs along N (columns of C), y along M.
+    pub fn block(&self) -> (u32, u32) {
+        match self.tile() {
+            None => (NAIVE_BLOCK, NAIVE_BLOCK),
+            Some(t) => (t, t),
+        }
+    }
+
+    /// Launch rule: dynamic shared bytes per block. Tiled kernels hold one tile of A and
+    /// one of B in the accumulator type.
+    pub fn shared_bytes<T: Element>(&self) -> u32 {
+        let acc = std::mem::size_of::<T::Out>() as u32;
+        self.tile().map_or(0, |t| 2 * t * t * acc)
+    }
+
+    /// The PTX parameter list of this kernel's entry points.
+    pub fn params(&self) -> &'static [PtxParam] {
+        match self {
+            Kernel::TiledDynamic(_) => GemmArgs::<f32>::PTX_WITH_TILE,
+            _ => GemmArgs::<f32>::PTX,
+        }
+    }
+
+    /// Checks that `props`' device can run this kernel's block at all (for element `T`).
+    pub fn check_device<T: Element>(&self, props: &DeviceProps) -> Result<()> {
+        let Some(tile) = self.tile() else {
+            return Ok(());
+        };
+        let unsupported = |reason: String| Error::UnsupportedTile {
+            tile,
+            device: props.name.clone(),
+            reason,
+        };
+        if tile == 0 {
+            return Err(unsupported("a tile must be at least 1 wide".into()));
+        }
+        let threads = tile as u64 * tile as u64;
+        if threads > props.max_threads_per_block as u64
+            || tile > props.max_block_dim.0
+            || tile > props.max_block_dim.1
+        {
+            return Err(unsupported(format!(
+                "a {tile}x{tile} block has {threads} threads; the device allows {} per block",
+                props.max_threads_per_block
+            )));
+        }
+        let shared = self.shared_bytes::<T>();
+        if shared > props.shared_bytes_per_block {
+            return Err(unsupported(format!(
+                "needs {shared} shared bytes per block; the device gives {} without opt-in",
+                props.shared_bytes_per_block
+            )));
+        }
+        Ok(())
+    }
+
+    /// The launch configuration for an `m x n` output: grid `ceil(n / bx) x ceil(m / by)`.
+    pub fn launch_config<T: Element>(
+        &self,
+        props: &DeviceProps,
+        m: usize,
+        n: usize,
+        k: usize,
+    ) -> Result<LaunchConfig> {
+        self.check_device::<T>(props)?;
+        let too_large = |reason: String| Error::ShapeTooLarge { m, n, k, reason };
+        if m > MAX_DIM || n > MAX_DIM || k > MAX_DIM {
+            return Err(too_large(format!(
+                "each dimension must be at most {MAX_DIM}"
+            )));
+        }
+        let (bx, by) = self.block();
+        let (gx, gy) = (n.div_ceil(bx as usize), m.div_ceil(by as usize));
+        if gx > props.max_grid_dim.0 as usize || gy > props.max_grid_dim.1 as usize {
+            return Err(too_large(format!(
+                "needs a {gx}x{gy} grid of {bx}x{by} blocks; the device allows {}x{}",
+                props.max_grid_dim.0, props.max_grid_dim.1
+            )));
+        }
+        Ok(LaunchConfig {
+            grid_dim: (gx as u32, gy as u32, 1),
+            block_dim: (bx, by, 1),
+            shared_mem_bytes: self.shared_bytes::<T>(),
+        })
+    }
+}
+
+impl std::fmt::Display for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Kernel::TiledDynamic(t) => write!(f, "tiled_dyn({t})"),
+            k => f.write_str(&k.family()),
+        }
+    }
+}
+
+/// A kernel parameter as PTX declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PtxParam {
+    /// `.param .u64 .ptr`: a device pointer.
+    Ptr,
+    /// `.param .u32`
+    U32,
+}
+
+/// The arguments of every GEMM entry, in order: `(a, b, c, m, n, k)`, and `tile` for the
+/// `tiled_dyn_*` entries. The one place that pushes kernel arguments, so their types,
+/// order and count are fixed here and checked by the compiler.
+pub(crate) struct GemmArgs<'a, T: Element> {
+    pub a: &'a CudaSlice<T>,
+    pub b: &'a CudaSlice<T>,
+    pub c: &'a mut CudaSlice<T::Out>,
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub tile: Option<u32>,
+}
+
+impl<T: Element> GemmArgs<'_, T> {
+    pub const PTX: &'static [PtxParam] = &[
+        PtxParam::Ptr,
+        PtxParam::Ptr,
+        PtxParam::Ptr,
+        PtxParam::U32,
+        PtxParam::U32,
+        PtxParam::U32,
+    ];
+    pub const PTX_WITH_TILE: &'static [PtxParam] = &[
+        PtxParam::Ptr,
+        PtxParam::Ptr,
+        PtxParam::Ptr,
+        PtxParam::U32,
+        PtxParam::U32,
+        PtxParam::U32,
+        PtxParam::U32,
+    ];
+
+    /// Launches `func` (an entry of `kernel`) with these arguments.
+    pub fn launch(
+        self,
+        stream: &CudaStream,
+        func: &CudaFunction,
+        kernel: Kernel,
+        cfg: LaunchConfig,
+    ) -> Result<()> {
+        debug_assert_eq!(
+            self.tile.is_some(),
+            matches!(kernel, Kernel::TiledDynamic(_))
+        );
+        let mut builder = stream.launch_builder(func);
+        builder
+            .arg(self.a)
+            .arg(self.b)
+            .arg(&mut *self.c)
+            .arg(&self.m)
+            .arg(&self.n)
+            .arg(&self.k);
+        if let Some(tile) = &self.tile {
+            builder.arg(tile);
+        }
+        // SAFETY: the parameter list above is the entry's (checked against the PTX by the
+        // test suite); buffers hold m*k, k*n and m*n elements (checked by the caller);
+        // `cfg` follows `kernel`'s launch rules.
+        unsafe { builder.launch(cfg) }?;
+        Ok(())
+    }
+}

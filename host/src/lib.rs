@@ -1,0 +1,55 @@
+//! # rgemm: GPU matrix multiplication with kernels written in Rust
+//!
+//! The kernels (`kernels-gpu/`) are plain `no_std` Rust, compiled to PTX by rustc's NVPTX
+//! backend while this crate builds, and launched through a safe, typed API on top of
+//! [cudarc](https://docs.rs/cudarc). The driver is loaded at run time, so this crate
+//! builds, and its CPU parts run, on machines without CUDA.
+//!
+//! ```
+//! use rgemm::{Context, Kernel, FixedTile, Matrix};
+//!
+//! # fn main() -> Result<(), rgemm::Error> {
+//! let a = Matrix::from_fn(64, 32, |r, c| (r + c) as f32)?;
+//! let b = Matrix::from_fn(32, 48, |r, c| r as f32 - c as f32)?;
+//! let expected = rgemm::matmul_reference(&a, &b)?; // f64 accumulation on the CPU
+//! match Context::new(0) {
+//!     Ok(ctx) => {
+//!         let c = ctx.matmul_with(&a, &b, Kernel::Tiled(FixedTile::W16))?;
+//!         for (x, y) in c.as_slice().iter().zip(expected.as_slice()) {
+//!             assert_eq!(*x as f64, *y); // small integers: exact
+//!         }
+//!         let plan = ctx.plan::<f32>(ctx.choose_kernel::<f32>(64, 48, 32)?, 64, 48, 32)?;
+//!         println!("{} on {}: {:?}", plan.entry, ctx.props().name, plan.occupancy.limiter);
+//!     }
+//!     Err(e) => eprintln!("no GPU, GPU part skipped: {e}"),
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Layout: [`Context`] (device, stream, kernels, [`DeviceProps`]), [`Matrix`] and
+//! [`DeviceMatrix`] (row-major), [`Kernel`] (the catalogue and each kernel's launch
+//! rules), [`Occupancy`] (the textbook's occupancy arithmetic), [`matmul_reference`] (the
+//! CPU reference), [`Cublas`] (the yardstick), [`Error`].
+pub mod context;
+pub mod cublas;
+pub mod element;
+pub mod error;
+pub mod kernels;
+pub mod matrix;
+pub mod occupancy;
+pub mod props;
+pub mod ptx;
+pub mod reference;
+pub mod timing;
+
+pub use context::{Context, LaunchPlan, device_count};
+pub use cublas::Cublas;
+pub use element::{Element, Scalar};
+pub use error::{Error, Result};
+pub use half::{bf16, f16};
+pub use kernels::{FixedTile, Kernel, MAX_DIM, PtxParam};
+pub use matrix::{DeviceMatrix, Matrix};
+pub use occupancy::{BlockResources, Limiter, Occupancy};
+pub use props::DeviceProps;
+pub use reference::{abs_product, check_product_shape, matmul_reference};

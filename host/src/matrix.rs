@@ -1,0 +1,125 @@
+//! Row-major matrices on the host ([`Matrix`]) and on the device ([`DeviceMatrix`]).
+use crate::element::Scalar;
+use crate::error::{Error, Result};
+use cudarc::driver::{CudaContext, CudaSlice};
+use std::sync::Arc;
+
+/// `rows * cols`, or an error if it does not fit in `usize`.
+pub(crate) fn element_count(rows: usize, cols: usize) -> Result<usize> {
+    rows.checked_mul(cols)
+        .ok_or(Error::ElementCountOverflow { rows, cols })
+}
+
+/// A row-major matrix in host memory: element `(r, c)` is `data[r * cols + c]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Matrix<T> {
+    rows: usize,
+    cols: usize,
+    data: Vec<T>,
+}
+
+impl<T: Copy> Matrix<T> {
+    /// Takes `data` as a `rows x cols` row-major matrix; its length must be `rows * cols`.
+    pub fn from_vec(rows: usize, cols: usize, data: Vec<T>) -> Result<Self> {
+        let expected = element_count(rows, cols)?;
+        if data.len() != expected {
+            return Err(Error::LengthMismatch {
+                rows,
+                cols,
+                expected,
+                len: data.len(),
+            });
+        }
+        Ok(Self { rows, cols, data })
+    }
+
+    /// A matrix whose element `(r, c)` is `f(r, c)`.
+    pub fn from_fn(rows: usize, cols: usize, mut f: impl FnMut(usize, usize) -> T) -> Result<Self> {
+        element_count(rows, cols)?;
+        let data = (0..rows)
+            .flat_map(|r| (0..cols).map(move |c| (r, c)))
+            .map(|(r, c)| f(r, c))
+            .collect();
+        Ok(Self { rows, cols, data })
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// `(rows, cols)`
+    pub fn shape(&self) -> (usize, usize) {
+        (self.rows, self.cols)
+    }
+
+    /// Element `(row, col)`, or `None` outside the matrix.
+    pub fn get(&self, row: usize, col: usize) -> Option<T> {
+        (row < self.rows && col < self.cols).then(|| self.data[row * self.cols + col])
+    }
+
+    /// The elements, row-major.
+    pub fn as_slice(&self) -> &[T] {
+        &self.data
+    }
+
+    pub fn into_vec(self) -> Vec<T> {
+        self.data
+    }
+}
+
+impl<T: Scalar> Matrix<T> {
+    /// A `rows x cols` matrix of zeros.
+    pub fn zeros(rows: usize, cols: usize) -> Result<Self> {
+        let len = element_count(rows, cols)?;
+        Ok(Self {
+            rows,
+            cols,
+            data: vec![T::default(); len],
+        })
+    }
+}
+
+/// A row-major matrix in device memory, owned by one [`Context`](crate::Context).
+///
+/// Made by [`Context::upload`](crate::Context::upload) or
+/// [`Context::zeros`](crate::Context::zeros), read back by
+/// [`Context::download`](crate::Context::download).
+#[derive(Debug)]
+pub struct DeviceMatrix<T> {
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+    /// Never empty: a matrix with no elements holds one unused element, since the driver
+    /// does not allocate zero bytes.
+    pub(crate) buf: CudaSlice<T>,
+}
+
+impl<T> DeviceMatrix<T> {
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    pub fn shape(&self) -> (usize, usize) {
+        (self.rows, self.cols)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.rows * self.cols
+    }
+
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        self.buf.context()
+    }
+
+    /// The device buffer, for use with other cudarc-based code.
+    pub fn as_cuda_slice(&self) -> &CudaSlice<T> {
+        &self.buf
+    }
+}

@@ -1,0 +1,109 @@
+//! Element types as the kernels see them: what is loaded from global memory, what it is
+//! widened to for the multiply-add, and what is written to C.
+/// The accumulator (and output) type of a kernel.
+pub trait Accumulator: Copy {
+    const ZERO: Self;
+    /// `self + a * b`, rounded once (PTX `fma.rn`): rustc does not contract a separate
+    /// multiply and add, and the fused form is both faster and more accurate.
+    fn mul_add(self, a: Self, b: Self) -> Self;
+}
+
+impl Accumulator for f32 {
+    const ZERO: Self = 0.0;
+    #[inline(always)]
+    fn mul_add(self, a: Self, b: Self) -> Self {
+        core::intrinsics::fmaf32(a, b, self)
+    }
+}
+
+impl Accumulator for f64 {
+    const ZERO: Self = 0.0;
+    #[inline(always)]
+    fn mul_add(self, a: Self, b: Self) -> Self {
+        core::intrinsics::fmaf64(a, b, self)
+    }
+}
+
+/// An input element of A and B.
+pub trait Element: Copy {
+    type Acc: Accumulator;
+    fn widen(self) -> Self::Acc;
+}
+
+impl Element for f32 {
+    type Acc = f32;
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self
+    }
+}
+
+impl Element for f64 {
+    type Acc = f64;
+    #[inline(always)]
+    fn widen(self) -> f64 {
+        self
+    }
+}
+
+/// IEEE binary16; same layout as the host's `half::f16`. Widened by `cvt.f32.f16`.
+impl Element for f16 {
+    type Acc = f32;
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self as f32
+    }
+}
+
+/// bfloat16 bits; same layout as the host's `half::bf16`. Widening is exact: the bits are
+/// the top half of an f32.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub struct Bf16(pub u16);
+
+impl Element for Bf16 {
+    type Acc = f32;
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        f32::from_bits((self.0 as u32) << 16)
+    }
+}
+
+/// Declares one `extern "ptx-kernel"` entry per element type for a generic kernel body.
+/// Every GEMM entry takes `(a, b, c, m, n, k)`, plus one extra `u32` where the body has it.
+macro_rules! gemm_entry_points {
+    ($body:path; $($name:ident: $elem:ty),* $(,)?) => {$(
+        /// # Safety
+        /// `a` is `m*k` and `b` is `k*n` elements, row-major; `c` has room for `m*n`;
+        /// the launch follows the kernel's launch rules (host `kernels.rs`).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            a: *const $elem,
+            b: *const $elem,
+            c: *mut <$elem as $crate::element::Element>::Acc,
+            m: u32,
+            n: u32,
+            k: u32,
+        ) {
+            unsafe { $body(a, b, c, m, n, k) }
+        }
+    )*};
+    ($body:path, extra($arg:ident); $($name:ident: $elem:ty),* $(,)?) => {$(
+        /// # Safety
+        /// `a` is `m*k` and `b` is `k*n` elements, row-major; `c` has room for `m*n`;
+        /// the launch follows the kernel's launch rules (host `kernels.rs`).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            a: *const $elem,
+            b: *const $elem,
+            c: *mut <$elem as $crate::element::Element>::Acc,
+            m: u32,
+            n: u32,
+            k: u32,
+            $arg: u32,
+        ) {
+            unsafe { $body(a, b, c, m, n, k, $arg) }
+        }
+    )*};
+}
+pub(crate) use gemm_entry_points;

@@ -1,0 +1,26 @@
+//! rgemm's GPU kernels: plain `no_std` Rust, compiled by rustc's NVPTX backend to PTX
+//! while the host crate builds (see `host/build.rs`).
+//!
+//! Every entry point is `extern "ptx-kernel"` and `#[unsafe(no_mangle)]`; its name, its
+//! parameter list and its launch rules (block shape, shared bytes, grid) are declared once
+//! more on the host side, in `host/src/kernels.rs`, and a test compares the two.
+//!
+//! Entry names follow `<algorithm>_<element>`: `naive_f32`, `tiled16_bf16`,
+//! `tiled_dyn_f64`, ... Elements: `f32`, `f64` (accumulate and write in their own type),
+//! `f16`, `bf16` (accumulate and write `f32`).
+#![no_std]
+#![feature(abi_ptx, stdarch_nvptx, gpu_intrinsics, gpu_launch_sized_workgroup_mem)]
+#![feature(core_intrinsics, f16)]
+#![allow(internal_features)]
+
+pub mod device;
+pub mod element;
+pub mod naive;
+pub mod tiled;
+
+/// A kernel cannot unwind: a panic (which the kernels avoid by construction) traps, which
+/// the host sees as a launch failure rather than a wrong answer.
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    device::thread::trap()
+}

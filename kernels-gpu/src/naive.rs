@@ -1,0 +1,29 @@
+//! One thread per element of C: the textbook's first kernel.
+//!
+//! Launch rules (host `kernels.rs`): 2D block (any shape, 16 x 16 by default), grid
+//! `ceil(n / block.x) x ceil(m / block.y)`, no shared memory. Thread (x, y) of block
+//! (bx, by) computes C[row = by*block.y + y][col = bx*block.x + x].
+use crate::device::thread::{block_dim_x, block_dim_y, block_idx_x, block_idx_y};
+use crate::device::thread::{thread_idx_x, thread_idx_y};
+use crate::element::{Accumulator, Bf16, Element, gemm_entry_points};
+
+/// # Safety
+/// See the entry points.
+#[inline(always)]
+pub unsafe fn naive<T: Element>(a: *const T, b: *const T, c: *mut T::Acc, m: u32, n: u32, k: u32) {
+    let row = block_idx_y() * block_dim_y() + thread_idx_y();
+    let col = block_idx_x() * block_dim_x() + thread_idx_x();
+    // Threads past the edge of C exist (the grid rounds up) and do nothing.
+    if row < m && col < n {
+        let (row, col, k_us, n_us) = (row as usize, col as usize, k as usize, n as usize);
+        let mut acc = T::Acc::ZERO;
+        for i in 0..k_us {
+            // In range: row < m, i < k, col < n.
+            let (x, y) = unsafe { (*a.add(row * k_us + i), *b.add(i * n_us + col)) };
+            acc = acc.mul_add(x.widen(), y.widen());
+        }
+        unsafe { *c.add(row * n_us + col) = acc };
+    }
+}
+
+gemm_entry_points!(naive; naive_f32: f32, naive_f64: f64, naive_f16: f16, naive_bf16: Bf16);

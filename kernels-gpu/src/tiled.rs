@@ -1,0 +1,118 @@
+//! Shared-memory tiling: the textbook's second kernel, with its boundary checks.
+//!
+//! Launch rules (host `kernels.rs`): block `TILE x TILE` threads, grid
+//! `ceil(n / TILE) x ceil(m / TILE)`, shared bytes `2 * TILE * TILE * size_of(Acc)`
+//! (the A tile, then the B tile, in the accumulator type).
+//!
+//! Each phase (one TILE step along K) every thread loads one element of A and one of B
+//! into shared memory, zero where the element lies outside the matrix, so the
+//! multiply-add loop needs no checks; `ceil(k / TILE)` phases cover any K. The three
+//! boundary checks (load A, load B, store C) are independent: a thread whose C element is
+//! outside the matrix still loads for its neighbours. Both barriers sit in block-uniform
+//! control flow: every thread runs the same number of phases.
+use crate::device::shared::SharedArena;
+use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y};
+use crate::element::{Accumulator, Bf16, Element, gemm_entry_points};
+
+/// Tile width known at compile time: the inner loop unrolls.
+///
+/// # Safety
+/// See the entry points; block is `TILE x TILE`.
+#[inline(always)]
+pub unsafe fn tiled<T: Element, const TILE: u32>(
+    a: *const T,
+    b: *const T,
+    c: *mut T::Acc,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    unsafe { tiled_body(a, b, c, m, n, k, TILE) }
+}
+
+/// Tile width chosen at launch (the textbook's run-time `TILE_WIDTH`, with shared memory
+/// sized at launch). The block must be `tile x tile`.
+///
+/// # Safety
+/// See the entry points.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn tiled_dyn<T: Element>(
+    a: *const T,
+    b: *const T,
+    c: *mut T::Acc,
+    m: u32,
+    n: u32,
+    k: u32,
+    tile: u32,
+) {
+    unsafe { tiled_body(a, b, c, m, n, k, tile) }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn tiled_body<T: Element>(
+    a: *const T,
+    b: *const T,
+    c: *mut T::Acc,
+    m: u32,
+    n: u32,
+    k: u32,
+    tile: u32,
+) {
+    if tile == 0 {
+        return; // the host never launches this; uniform, so no barrier is skipped by some only
+    }
+    let (tx, ty) = (thread_idx_x(), thread_idx_y());
+    let row = block_idx_y() * tile + ty;
+    let col = block_idx_x() * tile + tx;
+    let (k_us, n_us) = (k as usize, n as usize);
+
+    // SAFETY: the launch provides 2 * tile * tile accumulator elements of shared memory.
+    let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
+    let a_tile = arena.tile(tile, tile);
+    let b_tile = arena.tile(tile, tile);
+
+    let mut acc = T::Acc::ZERO;
+    let phases = k.div_ceil(tile);
+    for phase in 0..phases {
+        // Collaborative load; zero padding outside A and B.
+        let a_col = phase * tile + tx;
+        let a_val = if row < m && a_col < k {
+            unsafe { (*a.add(row as usize * k_us + a_col as usize)).widen() }
+        } else {
+            T::Acc::ZERO
+        };
+        let b_row = phase * tile + ty;
+        let b_val = if b_row < k && col < n {
+            unsafe { (*b.add(b_row as usize * n_us + col as usize)).widen() }
+        } else {
+            T::Acc::ZERO
+        };
+        // SAFETY: (ty, tx) is inside the tile; each thread writes only its own element.
+        unsafe {
+            a_tile.set(ty, tx, a_val);
+            b_tile.set(ty, tx, b_val);
+        }
+        sync_threads(); // read-after-write: the tiles are complete
+
+        for i in 0..tile {
+            // SAFETY: i < tile; nobody writes the tiles until the next barrier.
+            acc = acc.mul_add(unsafe { a_tile.get(ty, i) }, unsafe { b_tile.get(i, tx) });
+        }
+        sync_threads(); // write-after-read: everyone is done before the next phase loads
+    }
+
+    if row < m && col < n {
+        unsafe { *c.add(row as usize * n_us + col as usize) = acc };
+    }
+}
+
+gemm_entry_points!(tiled::<_, 8>;
+    tiled8_f32: f32, tiled8_f64: f64, tiled8_f16: f16, tiled8_bf16: Bf16);
+gemm_entry_points!(tiled::<_, 16>;
+    tiled16_f32: f32, tiled16_f64: f64, tiled16_f16: f16, tiled16_bf16: Bf16);
+gemm_entry_points!(tiled::<_, 32>;
+    tiled32_f32: f32, tiled32_f64: f64, tiled32_f16: f16, tiled32_bf16: Bf16);
+gemm_entry_points!(tiled_dyn, extra(tile);
+    tiled_dyn_f32: f32, tiled_dyn_f64: f64, tiled_dyn_f16: f16, tiled_dyn_bf16: Bf16);

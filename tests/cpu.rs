@@ -1,0 +1,292 @@
+//! Tests that need no GPU: the embedded PTX (entry points, parameter lists, barriers,
+//! shared memory), launch rules and shape checks, occupancy arithmetic, the CPU
+//! reference, and the no-driver path.
+use rgemm::ptx::KERNELS_PTX;
+use rgemm::{
+    BlockResources, DeviceProps, Element, Error, FixedTile, Kernel, Limiter, Matrix, Occupancy,
+    PtxParam, bf16, f16,
+};
+
+/// Every entry point, for every element type.
+fn all_entries() -> Vec<(Kernel, String)> {
+    fn of<T: Element>(out: &mut Vec<(Kernel, String)>) {
+        for kernel in Kernel::FIXED.into_iter().chain([Kernel::TiledDynamic(4)]) {
+            out.push((kernel, kernel.entry_name::<T>()));
+        }
+    }
+    let mut out = Vec::new();
+    of::<f32>(&mut out);
+    of::<f64>(&mut out);
+    of::<f16>(&mut out);
+    of::<bf16>(&mut out);
+    out
+}
+
+/// The text of entry `name`: from `.entry name(` to the closing brace at column 0.
+fn entry_text(name: &str) -> &'static str {
+    let start = KERNELS_PTX
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("entry {name} not in the PTX"));
+    let len = KERNELS_PTX[start..].find("\n}\n").expect("entry end");
+    &KERNELS_PTX[start..start + len]
+}
+
+fn ptx_params(name: &str) -> Vec<PtxParam> {
+    let text = entry_text(name);
+    let list = &text[text.find('(').unwrap() + 1..text.find(')').unwrap()];
+    list.split(',')
+        .map(|p| match p.split_whitespace().collect::<Vec<_>>()[..] {
+            [".param", ".u64", ".ptr", ..] => PtxParam::Ptr,
+            [".param", ".u32", _] => PtxParam::U32,
+            _ => panic!("{name}: unexpected parameter `{p}`"),
+        })
+        .collect()
+}
+
+#[test]
+fn ptx_targets_sm70_and_has_every_entry_with_the_declared_parameters() {
+    assert!(KERNELS_PTX.contains(".target sm_70"));
+    let entries = all_entries();
+    assert_eq!(entries.len(), 20);
+    for (kernel, name) in &entries {
+        assert_eq!(ptx_params(name), kernel.params(), "{name}");
+    }
+    assert_eq!(
+        KERNELS_PTX.matches(".entry ").count(),
+        entries.len(),
+        "unexpected extra entries"
+    );
+}
+
+#[test]
+fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
+    for (kernel, name) in all_entries() {
+        let text = entry_text(&name);
+        let barriers = text.matches("bar.sync").count();
+        if kernel.tile().is_some() {
+            assert_eq!(
+                barriers, 2,
+                "{name}: one barrier after loading, one after use"
+            );
+            assert!(
+                text.contains("st.shared") && text.contains("ld.shared"),
+                "{name}"
+            );
+            assert!(
+                text.contains("gpu_launch_sized_workgroup_mem"),
+                "{name}: launch-sized shared"
+            );
+        } else {
+            assert_eq!(barriers, 0, "{name}");
+            assert!(!text.contains(".shared"), "{name}");
+        }
+        // Fused multiply-add, no stack frame, no calls (panic paths all compiled away).
+        assert!(text.contains("fma.rn.f"), "{name}: no fma");
+        assert!(!text.contains(".local") && !text.contains("call"), "{name}");
+    }
+}
+
+/// An H100 SXM's properties, written by hand (CUDA guide, compute capability 9.0).
+fn h100() -> DeviceProps {
+    DeviceProps {
+        name: "H100 (by hand)".into(),
+        compute_capability: (9, 0),
+        multiprocessors: 132,
+        warp_size: 32,
+        max_threads_per_block: 1024,
+        max_block_dim: (1024, 1024, 64),
+        max_grid_dim: (2_147_483_647, 65535, 65535),
+        max_threads_per_multiprocessor: 2048,
+        max_blocks_per_multiprocessor: 32,
+        shared_bytes_per_block: 49152,
+        shared_bytes_per_block_optin: 232_448,
+        shared_bytes_per_multiprocessor: 233_472,
+        reserved_shared_bytes_per_block: 1024,
+        registers_per_block: 65536,
+        registers_per_multiprocessor: 65536,
+        clock_khz: 1_980_000,
+        memory_clock_khz: 2_619_000,
+        memory_bus_width_bits: 5120,
+    }
+}
+
+#[test]
+fn occupancy_arithmetic_names_the_limiting_resource() {
+    let p = h100();
+    let occ = |threads, shared_bytes, registers_per_thread| {
+        Occupancy::compute(
+            &p,
+            BlockResources {
+                threads,
+                shared_bytes,
+                registers_per_thread,
+            },
+        )
+    };
+    // 32x32 tiles of f32: 1024 threads, 8 KiB; 32 registers: threads limit at 2 blocks.
+    let o = occ(1024, 8192, 32);
+    assert_eq!(
+        (o.blocks_per_sm, o.limiter, o.threads_per_sm),
+        (2, Limiter::Threads, 2048)
+    );
+    assert_eq!(o.fraction, 1.0);
+    assert_eq!(o.shared_bytes_per_thread, 8.0);
+    // 64 registers: 2048 per warp, 8 warps per SM partition, 32 warps: 1 block.
+    let o = occ(1024, 8192, 64);
+    assert_eq!((o.blocks_per_sm, o.limiter), (1, Limiter::Registers));
+    assert_eq!(o.fraction, 0.5);
+    // 8x8 tiles: 64 threads, the 32-blocks limit binds (2048 threads would allow 32 too).
+    let o = occ(64, 512, 30);
+    assert_eq!(o.blocks_by_block_limit, 32);
+    assert_eq!((o.blocks_per_sm, o.threads_per_sm), (32, 2048));
+    // 100 KiB of shared per block: (100 KiB + 1 KiB reserved) fits twice in 228 KiB.
+    let o = occ(256, 100 * 1024, 32);
+    assert_eq!((o.blocks_per_sm, o.limiter), (2, Limiter::SharedMemory));
+    // Threads round up to whole warps: 100 threads hold 4 warps.
+    assert_eq!(occ(100, 0, 16).blocks_by_threads, 2048 / 128);
+}
+
+#[test]
+fn launch_rules_follow_the_shape() {
+    let p = h100();
+    let cfg = Kernel::Tiled(FixedTile::W16)
+        .launch_config::<f32>(&p, 300, 200, 100)
+        .unwrap();
+    assert_eq!(
+        (cfg.grid_dim, cfg.block_dim, cfg.shared_mem_bytes),
+        ((13, 19, 1), (16, 16, 1), 2048)
+    );
+    let cfg = Kernel::TiledDynamic(12)
+        .launch_config::<f64>(&p, 25, 24, 1)
+        .unwrap();
+    assert_eq!(
+        (cfg.grid_dim, cfg.block_dim, cfg.shared_mem_bytes),
+        ((2, 3, 1), (12, 12, 1), 2304)
+    );
+    let cfg = Kernel::Tiled(FixedTile::W32)
+        .launch_config::<bf16>(&p, 1, 1, 1)
+        .unwrap();
+    assert_eq!(cfg.shared_mem_bytes, 8192, "f16/bf16 tiles hold f32");
+    let cfg = Kernel::Naive.launch_config::<f16>(&p, 17, 33, 5).unwrap();
+    assert_eq!(
+        (cfg.grid_dim, cfg.block_dim, cfg.shared_mem_bytes),
+        ((3, 2, 1), (16, 16, 1), 0)
+    );
+}
+
+#[test]
+fn launch_rules_reject_what_the_device_or_kernels_cannot_do() {
+    let p = h100();
+    for tile in [0, 33, 64] {
+        let r = Kernel::TiledDynamic(tile).launch_config::<f32>(&p, 8, 8, 8);
+        assert!(
+            matches!(r, Err(Error::UnsupportedTile { tile: t, .. }) if t == tile),
+            "{tile}: {r:?}"
+        );
+    }
+    let tall = 65535 * 16 + 1;
+    let r = Kernel::Naive.launch_config::<f32>(&p, tall, 1, 1);
+    assert!(
+        matches!(r, Err(Error::ShapeTooLarge { m, .. }) if m == tall),
+        "{r:?}"
+    );
+    let r = Kernel::Tiled(FixedTile::W8).launch_config::<f32>(&p, 0, 0, rgemm::MAX_DIM + 1);
+    assert!(matches!(r, Err(Error::ShapeTooLarge { .. })), "{r:?}");
+    let small = DeviceProps {
+        max_threads_per_block: 256,
+        ..h100()
+    };
+    assert!(
+        Kernel::Tiled(FixedTile::W32)
+            .launch_config::<f32>(&small, 8, 8, 8)
+            .is_err()
+    );
+    assert!(
+        Kernel::Tiled(FixedTile::W16)
+            .launch_config::<f32>(&small, 8, 8, 8)
+            .is_ok()
+    );
+}
+
+#[test]
+fn host_matrices_check_their_shape() {
+    assert!(matches!(
+        Matrix::from_vec(2, 3, vec![0.0f32; 5]),
+        Err(Error::LengthMismatch {
+            rows: 2,
+            cols: 3,
+            expected: 6,
+            len: 5
+        })
+    ));
+    assert!(matches!(
+        Matrix::<f32>::zeros(usize::MAX, 2),
+        Err(Error::ElementCountOverflow { .. })
+    ));
+    let m = Matrix::from_vec(2, 2, vec![1.0f64, 2.0, 3.0, 4.0]).unwrap();
+    assert_eq!((m.get(1, 0), m.get(2, 0)), (Some(3.0), None));
+    let a = Matrix::<f32>::zeros(3, 4).unwrap();
+    let b = Matrix::<f32>::zeros(5, 2).unwrap();
+    assert!(matches!(
+        rgemm::check_product_shape(&a, &b),
+        Err(Error::InnerDimensionMismatch {
+            a_rows: 3,
+            a_cols: 4,
+            b_rows: 5,
+            b_cols: 2
+        })
+    ));
+    assert!(matches!(
+        rgemm::matmul_reference(&a, &b),
+        Err(Error::InnerDimensionMismatch { .. })
+    ));
+}
+
+#[test]
+fn cpu_reference_known_products() {
+    let a = Matrix::from_vec(2, 3, vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+    let b = Matrix::from_vec(3, 2, vec![7.0f32, 8.0, 9.0, 10.0, 11.0, 12.0]).unwrap();
+    assert_eq!(
+        rgemm::matmul_reference(&a, &b).unwrap().as_slice(),
+        &[58.0, 64.0, 139.0, 154.0]
+    );
+    // Identity, in half precision; the sum is kept in f64 (no rounding at 2^24 + 1).
+    let eye = Matrix::from_fn(3, 3, |r, c| f16::from_f32(if r == c { 1.0 } else { 0.0 })).unwrap();
+    let x = Matrix::from_fn(3, 2, |r, c| f16::from_f32((r * 2 + c) as f32 - 2.5)).unwrap();
+    let want: Vec<f64> = x.as_slice().iter().map(|v| v.to_f64()).collect();
+    assert_eq!(rgemm::matmul_reference(&eye, &x).unwrap().as_slice(), want);
+    let big = Matrix::from_vec(1, 2, vec![16_777_216.0f32, 1.0]).unwrap();
+    let ones = Matrix::from_vec(2, 1, vec![1.0f32, 1.0]).unwrap();
+    assert_eq!(
+        rgemm::matmul_reference(&big, &ones).unwrap().as_slice(),
+        &[16_777_217.0]
+    );
+    // K = 0: zeros; M = 0: empty.
+    let z = rgemm::matmul_reference(
+        &Matrix::<f64>::zeros(2, 0).unwrap(),
+        &Matrix::zeros(0, 3).unwrap(),
+    );
+    assert_eq!(z.unwrap().as_slice(), &[0.0; 6]);
+    let e = rgemm::matmul_reference(
+        &Matrix::<f64>::zeros(0, 4).unwrap(),
+        &Matrix::zeros(4, 3).unwrap(),
+    );
+    assert_eq!(e.unwrap().shape(), (0, 3));
+}
+
+#[test]
+fn no_driver_or_no_device_is_a_typed_error() {
+    match rgemm::device_count() {
+        Err(Error::NoDriver(_)) => {
+            assert!(matches!(rgemm::Context::new(0), Err(Error::NoDriver(_))));
+        }
+        Ok(count) => {
+            let r = rgemm::Context::new(count);
+            assert!(
+                matches!(r, Err(Error::NoDevice { ordinal, .. }) if ordinal == count),
+                "{r:?}"
+            );
+        }
+        Err(other) => panic!("unexpected: {other}"),
+    }
+}
