@@ -170,7 +170,7 @@ fn launch_rules_follow_the_shape() {
     let cfg = Kernel::Naive.launch_config::<f16>(&p, 17, 33, 5).unwrap();
     assert_eq!(
         (cfg.grid_dim, cfg.block_dim, cfg.shared_mem_bytes),
-        ((3, 2, 1), (16, 16, 1), 0)
+        ((2, 3, 1), (32, 8, 1), 0)
     );
 }
 
@@ -184,7 +184,7 @@ fn launch_rules_reject_what_the_device_or_kernels_cannot_do() {
             "{tile}: {r:?}"
         );
     }
-    let tall = 65535 * 16 + 1;
+    let tall = 65535 * 8 + 1;
     let r = Kernel::Naive.launch_config::<f32>(&p, tall, 1, 1);
     assert!(
         matches!(r, Err(Error::ShapeTooLarge { m, .. }) if m == tall),

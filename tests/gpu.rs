@@ -295,7 +295,7 @@ fn errors() -> Vec<Trial> {
         }),
         gpu_trial("errors::grid_too_large", |ctx| {
             // K = 0, so nothing is allocated; M needs more blocks along y than the grid has.
-            let m = ctx.props().max_grid_dim.1 as usize * 16 + 1;
+            let m = ctx.props().max_grid_dim.1 as usize * Kernel::Naive.block().1 as usize + 1;
             let a = Matrix::<f32>::zeros(m, 0).unwrap();
             let b = Matrix::<f32>::zeros(0, 1).unwrap();
             match ctx.matmul_with(&a, &b, Kernel::Naive) {

@@ -30,7 +30,8 @@ impl FixedTile {
 /// Which kernel computes a product.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kernel {
-    /// One thread per element of C (`kernels-gpu/src/naive.rs`); 16 x 16 blocks.
+    /// One thread per element of C (`kernels-gpu/src/naive.rs`); 32 x 8 blocks, so a warp
+    /// reads 32 consecutive elements of a row of B.
     Naive,
     /// Shared-memory tiling with a compile-time tile width (`kernels-gpu/src/tiled.rs`).
     Tiled(FixedTile),
@@ -39,8 +40,8 @@ pub enum Kernel {
     TiledDynamic(u32),
 }
 
-/// Block edge of the naive kernel.
-const NAIVE_BLOCK: u32 = 16;
+/// Block of the naive kernel: a warp spans 32 columns of one row of C.
+const NAIVE_BLOCK: (u32, u32) = (32, 8);
 
 impl Kernel {
     /// Every compiled kernel family with a fixed configuration.
@@ -77,7 +78,7 @@ impl Kernel {
     /// Launch rule: the block shape `(x, y)`; x runs along N (columns of C), y along M.
     pub fn block(&self) -> (u32, u32) {
         match self.tile() {
-            None => (NAIVE_BLOCK, NAIVE_BLOCK),
+            None => NAIVE_BLOCK,
             Some(t) => (t, t),
         }
     }

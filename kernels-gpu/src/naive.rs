@@ -1,6 +1,6 @@
 //! One thread per element of C: the textbook's first kernel.
 //!
-//! Launch rules (host `kernels.rs`): 2D block (any shape, 16 x 16 by default), grid
+//! Launch rules (host `kernels.rs`): 2D block (any shape; 32 x 8, a warp per row), grid
 //! `ceil(n / block.x) x ceil(m / block.y)`, no shared memory. Thread (x, y) of block
 //! (bx, by) computes C[row = by*block.y + y][col = bx*block.x + x].
 use crate::device::thread::{block_dim_x, block_dim_y, block_idx_x, block_idx_y};
