@@ -26,6 +26,10 @@ fn main() {
         println!("cargo:rerun-if-changed={}", kernels.join(watched).display());
     }
     println!("cargo:rerun-if-changed=build.rs");
+    println!(
+        "cargo:rerun-if-changed={}",
+        kernels.join("../Cargo.toml").display()
+    );
 
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let tools = check_toolchain(&rustc);
@@ -34,8 +38,18 @@ fn main() {
     let target_dir = out_dir.join("kernels-target");
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
+    // The kernel crate is an rlib for the host; for the GPU it is linked as a cdylib.
     cmd.current_dir(&kernels)
-        .args(["build", "--release", "--target", TARGET, "-Zbuild-std=core"])
+        .args([
+            "rustc",
+            "-p",
+            "rgemm-kernels",
+            "--profile",
+            "ptx",
+            "--target",
+            TARGET,
+        ])
+        .args(["-Zbuild-std=core", "--crate-type", "cdylib"])
         .arg("--manifest-path")
         .arg(kernels.join("Cargo.toml"))
         .arg("--target-dir")
@@ -80,7 +94,7 @@ fn main() {
     }
     let ptx = target_dir
         .join(TARGET)
-        .join("release")
+        .join("ptx")
         .join("rgemm_kernels.ptx");
     std::fs::copy(&ptx, out_dir.join("kernels.ptx"))
         .unwrap_or_else(|e| fail(&format!("no PTX at {}: {e}", ptx.display())));

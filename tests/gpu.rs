@@ -5,169 +5,63 @@
 //! when there is no GPU (and failed instead under `REQUIRE_GPU=1`).
 //! Case count: `PROPTEST_CASES` (default 48) per kernel x type.
 use libtest_mimic::{Arguments, Trial};
-use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use rgemm::{Context, Element, Error, FixedTile, Kernel, Matrix, bf16, f16};
-use rgemm_tests::{check_product, fail, gpu_trial, random_matrix};
-
-/// Which kernel a property test drives; `Auto` is [`Context::matmul`]'s own choice and
-/// `Dynamic` draws its tile width per case.
-#[derive(Clone, Copy, Debug)]
-enum Under {
-    Fixed(Kernel),
-    Dynamic,
-    Auto,
-}
-
-impl Under {
-    fn name(&self) -> String {
-        match self {
-            Under::Fixed(k) => k.to_string(),
-            Under::Dynamic => "tiled_dyn".into(),
-            Under::Auto => "auto".into(),
-        }
-    }
-}
-
-/// Side lengths from 1 to 300, biased toward the cases that break tiling: primes, tile
-/// multiples and one either side, and very thin (1..=3).
-fn side() -> impl Strategy<Value = usize> {
-    let primes = prop::sample::select(vec![2usize, 3, 5, 7, 13, 31, 61, 97, 127, 211, 257, 293]);
-    let near_tiles = (
-        prop::sample::select(vec![8usize, 16, 32, 64, 96, 128, 256]),
-        -1i64..=1,
-    )
-        .prop_map(|(t, d)| (t as i64 + d) as usize);
-    prop_oneof![
-        3 => 1usize..=300,
-        2 => primes,
-        3 => near_tiles,
-        2 => 1usize..=3,
-    ]
-}
-
-fn property<T: Element>(under: Under) -> Trial {
-    let name = format!("property::{}::{}", under.name(), T::NAME);
-    gpu_trial(name, move |ctx| {
-        let cases = std::env::var("PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(48);
-        let mut runner = TestRunner::new(Config {
-            cases,
-            failure_persistence: None,
-            ..Config::default()
-        });
-        let strategy = (side(), side(), side(), any::<u64>(), 1u32..=32);
-        runner
-            .run(&strategy, |(m, n, k, seed, tile)| {
-                let a = random_matrix::<T>(m, k, seed);
-                let b = random_matrix::<T>(k, n, seed ^ 0x9e37_79b9);
-                let c = match under {
-                    Under::Fixed(kernel) => ctx.matmul_with(&a, &b, kernel),
-                    Under::Dynamic => ctx.matmul_with(&a, &b, Kernel::TiledDynamic(tile)),
-                    Under::Auto => ctx.matmul(&a, &b),
-                }
-                .map_err(|e| TestCaseError::fail(e.to_string()))?;
-                check_product(&a, &b, &c).map_err(TestCaseError::fail)
-            })
-            .map_err(|e| e.to_string())
-    })
-}
+use rgemm::{Context, CpuExecutor, Element, Error, FixedTile, Kernel, Matrix, bf16, f16};
+use rgemm_tests::{
+    Backend, Under, cases, check_product, fail, fixed_cases, gpu_trial, random_matrix,
+};
 
 fn properties() -> Vec<Trial> {
-    let mut unders: Vec<Under> = Kernel::FIXED.into_iter().map(Under::Fixed).collect();
-    unders.extend([Under::Dynamic, Under::Auto]);
-    unders
+    fn one<T: Element>(under: Under) -> Trial {
+        gpu_trial(
+            format!("property::{}::{}", under.name(), T::NAME),
+            move |ctx| {
+                rgemm_tests::property::<T>(&Backend::Gpu(ctx.clone()), under, cases(48), 300)
+            },
+        )
+    }
+    Under::all()
         .into_iter()
-        .flat_map(|u| {
-            [
-                property::<f32>(u),
-                property::<f64>(u),
-                property::<f16>(u),
-                property::<bf16>(u),
-            ]
-        })
+        .flat_map(|u| [one::<f32>(u), one::<f64>(u), one::<f16>(u), one::<bf16>(u)])
         .collect()
 }
 
-fn exact<T: Element>(
-    ctx: &Context,
-    a: &Matrix<T>,
-    b: &Matrix<T>,
-    kernel: Kernel,
-) -> Result<(), String> {
-    let c = ctx.matmul_with(a, b, kernel).map_err(fail)?;
-    let want = rgemm::matmul_reference(a, b).map_err(fail)?;
-    let got: Vec<f64> = c
-        .as_slice()
-        .iter()
-        .map(|v| rgemm::Scalar::to_f64(*v))
-        .collect();
-    if got != want.as_slice() {
-        return Err(format!("{kernel}: got {got:?}, want {:?}", want.as_slice()));
-    }
-    Ok(())
+fn fixed() -> Vec<Trial> {
+    fixed_cases()
+        .into_iter()
+        .map(|(name, case)| gpu_trial(name, move |ctx| case(&Backend::Gpu(ctx.clone()))))
+        .collect()
 }
 
-/// The chapter's worked examples, with small integers so every result is exact.
-fn textbook() -> Vec<Trial> {
-    vec![
-        gpu_trial("textbook::4x4_with_2x2_tiles", |ctx| {
-            let a = Matrix::from_fn(4, 4, |r, c| (r * 4 + c) as f32).unwrap();
-            let b = Matrix::from_fn(4, 4, |r, c| (r as f32) - 2.0 * c as f32).unwrap();
-            exact(ctx, &a, &b, Kernel::TiledDynamic(2))?;
-            exact(ctx, &a, &b, Kernel::Naive)
-        }),
-        gpu_trial("textbook::3x3_with_tile_width_2", |ctx| {
-            // 3 is not a multiple of 2: the second phase and the edge blocks are half empty.
-            let a = Matrix::from_vec(3, 3, vec![1.0f32, 2., 3., 4., 5., 6., 7., 8., 9.]).unwrap();
-            let b = Matrix::from_vec(3, 3, vec![9.0f32, 8., 7., 6., 5., 4., 3., 2., 1.]).unwrap();
-            let c = ctx
-                .matmul_with(&a, &b, Kernel::TiledDynamic(2))
-                .map_err(fail)?;
-            let want = [30.0f32, 24., 18., 84., 69., 54., 138., 114., 90.];
-            if c.as_slice() != want {
-                return Err(format!("got {:?}, want {want:?}", c.as_slice()));
+/// The CPU executor runs the same kernels: on the same inputs both must land within the
+/// documented tolerance of the reference, hence within twice it of each other.
+fn executor_agrees() -> Trial {
+    gpu_trial("executor::same_results_as_the_gpu", |ctx| {
+        fn each<T: Element>(ctx: &Context) -> Result<(), String> {
+            let cpu = CpuExecutor::new();
+            for (i, (m, n, k)) in [(33, 47, 65), (64, 64, 64), (1, 97, 31), (100, 3, 17)]
+                .into_iter()
+                .enumerate()
+            {
+                let a = random_matrix::<T>(m, k, 11 + i as u64);
+                let b = random_matrix::<T>(k, n, 99 + i as u64);
+                for kernel in Kernel::FIXED.into_iter().chain([Kernel::TiledDynamic(7)]) {
+                    let gpu = ctx.matmul_with(&a, &b, kernel).map_err(fail)?;
+                    let host = cpu.matmul_with(&a, &b, kernel).map_err(fail)?;
+                    check_product(&a, &b, &gpu).map_err(|e| format!("gpu {kernel}: {e}"))?;
+                    check_product(&a, &b, &host).map_err(|e| format!("cpu {kernel}: {e}"))?;
+                }
             }
             Ok(())
-        }),
-        gpu_trial("textbook::every_kernel_and_type_exact_on_integers", |ctx| {
-            fn ints<T: Element>(ctx: &Context) -> Result<(), String> {
-                let a = Matrix::from_fn(37, 19, |r, c| {
-                    T::from_f64(((r * 7 + c * 3) % 9) as f64 - 4.0)
-                })
-                .unwrap();
-                let b = Matrix::from_fn(19, 45, |r, c| T::from_f64(((r * 5 + c) % 7) as f64 - 3.0))
-                    .unwrap();
-                for kernel in Kernel::FIXED
-                    .into_iter()
-                    .chain([Kernel::TiledDynamic(5), Kernel::TiledDynamic(32)])
-                {
-                    exact(ctx, &a, &b, kernel)?;
-                }
-                Ok(())
-            }
-            ints::<f32>(ctx)?;
-            ints::<f64>(ctx)?;
-            ints::<f16>(ctx)?;
-            ints::<bf16>(ctx)
-        }),
-    ]
+        }
+        each::<f32>(ctx)?;
+        each::<f64>(ctx)?;
+        each::<f16>(ctx)?;
+        each::<bf16>(ctx)
+    })
 }
 
 fn zero_sized() -> Trial {
-    gpu_trial("shapes::zero_sized_dimensions_follow_the_maths", |ctx| {
-        for (m, n, k) in [(0, 5, 3), (5, 0, 3), (0, 0, 0), (4, 6, 0), (1, 1, 0)] {
-            let a = Matrix::<f32>::zeros(m, k).unwrap();
-            let b = Matrix::<f32>::zeros(k, n).unwrap();
-            for kernel in Kernel::FIXED.into_iter().chain([Kernel::TiledDynamic(3)]) {
-                let c = ctx.matmul_with(&a, &b, kernel).map_err(fail)?;
-                if c.shape() != (m, n) || c.as_slice().iter().any(|v| *v != 0.0) {
-                    return Err(format!("{kernel} {m}x{n}x{k}: {:?}", c));
-                }
-            }
-        }
+    gpu_trial("shapes::k_zero_overwrites_the_output_with_zeros", |ctx| {
         // K = 0 really writes zeros: start from a poisoned output.
         let a = Matrix::<f64>::zeros(3, 0).unwrap();
         let b = Matrix::<f64>::zeros(0, 2).unwrap();
@@ -360,8 +254,14 @@ fn main() {
         );
     }
     let mut trials = properties();
-    trials.extend(textbook());
-    trials.extend([zero_sized(), writes_every_element(), occupancy(), choice()]);
+    trials.extend(fixed());
+    trials.extend([
+        zero_sized(),
+        writes_every_element(),
+        occupancy(),
+        choice(),
+        executor_agrees(),
+    ]);
     trials.extend(errors());
     libtest_mimic::run(&args, trials).exit();
 }

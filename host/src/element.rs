@@ -26,6 +26,10 @@ pub trait Scalar:
 pub trait Element: Scalar + sealed::Sealed {
     /// The type of C and of the kernels' accumulator: `f64` for `f64`, else `f32`.
     type Out: Scalar;
+    /// The same bits as the kernels see them (`rgemm_kernels::element`), for the CPU
+    /// executor; identical layout.
+    #[doc(hidden)]
+    type Device: rgemm_kernels::element::Element<Acc = Self::Out>;
     /// The suffix of this type's kernel entry points (`naive_f32`, ...).
     const NAME: &'static str;
     /// Unit roundoff of the accumulation (`2^-24` for f32, `2^-53` for f64).
@@ -83,6 +87,7 @@ const F32_CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = (
 
 impl Element for f32 {
     type Out = f32;
+    type Device = f32;
     const NAME: &'static str = "f32";
     const ACC_UNIT_ROUNDOFF: f64 = F32_U;
     const CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = F32_CUBLAS;
@@ -91,6 +96,7 @@ impl Element for f32 {
 
 impl Element for f64 {
     type Out = f64;
+    type Device = f64;
     const NAME: &'static str = "f64";
     const ACC_UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
     const CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = (
@@ -103,6 +109,7 @@ impl Element for f64 {
 
 impl Element for half::f16 {
     type Out = f32;
+    type Device = rgemm_kernels::element::F16;
     const NAME: &'static str = "f16";
     const ACC_UNIT_ROUNDOFF: f64 = F32_U;
     const CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = (
@@ -115,6 +122,7 @@ impl Element for half::f16 {
 
 impl Element for half::bf16 {
     type Out = f32;
+    type Device = rgemm_kernels::element::Bf16;
     const NAME: &'static str = "bf16";
     const ACC_UNIT_ROUNDOFF: f64 = F32_U;
     const CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = (

@@ -58,6 +58,14 @@ pub enum Error {
     /// A device matrix from another [`Context`](crate::Context) was passed in.
     #[error("a device matrix belongs to another context")]
     ForeignMatrix,
+    /// A kernel misbehaved on the CPU executor (divergent barrier, out-of-bounds access, ...).
+    #[error("kernel {kernel}, block {block:?}, thread {thread:?}: {fault}")]
+    KernelFault {
+        kernel: String,
+        block: (u32, u32, u32),
+        thread: (u32, u32, u32),
+        fault: crate::cpu::Fault,
+    },
     /// An error reported by the CUDA driver (launch failure, out of memory, ...).
     #[error("CUDA driver: {0}")]
     Driver(#[from] DriverError),

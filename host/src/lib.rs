@@ -32,6 +32,7 @@
 //! rules), [`Occupancy`] (the textbook's occupancy arithmetic), [`matmul_reference`] (the
 //! CPU reference), [`Cublas`] (the yardstick), [`Error`].
 pub mod context;
+pub mod cpu;
 pub mod cublas;
 pub mod element;
 pub mod error;
@@ -44,6 +45,7 @@ pub mod reference;
 pub mod timing;
 
 pub use context::{Context, LaunchPlan, device_count};
+pub use cpu::CpuExecutor;
 pub use cublas::Cublas;
 pub use element::{Element, Scalar};
 pub use error::{Error, Result};

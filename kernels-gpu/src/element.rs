@@ -46,7 +46,11 @@ impl Element for f64 {
     }
 }
 
-/// IEEE binary16; same layout as the host's `half::f16`. Widened by `cvt.f32.f16`.
+/// IEEE binary16 (Rust's `f16`), under a name other crates can use without the `f16`
+/// feature; same layout as the host's `half::f16`.
+pub type F16 = f16;
+
+/// Widened by `cvt.f32.f16` on the GPU.
 impl Element for f16 {
     type Acc = f32;
     #[inline(always)]
@@ -73,6 +77,7 @@ impl Element for Bf16 {
 /// Every GEMM entry takes `(a, b, c, m, n, k)`, plus one extra `u32` where the body has it.
 macro_rules! gemm_entry_points {
     ($body:path; $($name:ident: $elem:ty),* $(,)?) => {$(
+        #[cfg(target_arch = "nvptx64")]
         /// # Safety
         /// `a` is `m*k` and `b` is `k*n` elements, row-major; `c` has room for `m*n`;
         /// the launch follows the kernel's launch rules (host `kernels.rs`).
@@ -89,6 +94,7 @@ macro_rules! gemm_entry_points {
         }
     )*};
     ($body:path, extra($arg:ident); $($name:ident: $elem:ty),* $(,)?) => {$(
+        #[cfg(target_arch = "nvptx64")]
         /// # Safety
         /// `a` is `m*k` and `b` is `k*n` elements, row-major; `c` has room for `m*n`;
         /// the launch follows the kernel's launch rules (host `kernels.rs`).

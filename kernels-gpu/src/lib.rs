@@ -5,11 +5,18 @@
 //! parameter list and its launch rules (block shape, shared bytes, grid) are declared once
 //! more on the host side, in `host/src/kernels.rs`, and a test compares the two.
 //!
+//! The same source also builds for the host, where the kernel bodies (`naive::naive`,
+//! `tiled::tiled`, ...) run on rgemm's CPU executor: `device` then implements the CUDA
+//! model (indices, barriers, shared memory) on the host, with bounds checks.
+//!
 //! Entry names follow `<algorithm>_<element>`: `naive_f32`, `tiled16_bf16`,
 //! `tiled_dyn_f64`, ... Elements: `f32`, `f64` (accumulate and write in their own type),
 //! `f16`, `bf16` (accumulate and write `f32`).
-#![no_std]
-#![feature(abi_ptx, stdarch_nvptx, gpu_intrinsics, gpu_launch_sized_workgroup_mem)]
+#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(abi_ptx, stdarch_nvptx, gpu_intrinsics, gpu_launch_sized_workgroup_mem)
+)]
 #![feature(core_intrinsics, f16)]
 #![allow(internal_features)]
 
@@ -20,6 +27,7 @@ pub mod tiled;
 
 /// A kernel cannot unwind: a panic (which the kernels avoid by construction) traps, which
 /// the host sees as a launch failure rather than a wrong answer.
+#[cfg(target_arch = "nvptx64")]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
     device::thread::trap()

@@ -3,9 +3,12 @@
 //! Launch rules (host `kernels.rs`): 2D block (any shape; 32 x 8, a warp per row), grid
 //! `ceil(n / block.x) x ceil(m / block.y)`, no shared memory. Thread (x, y) of block
 //! (bx, by) computes C[row = by*block.y + y][col = bx*block.x + x].
+use crate::device::global::{load, store};
 use crate::device::thread::{block_dim_x, block_dim_y, block_idx_x, block_idx_y};
 use crate::device::thread::{thread_idx_x, thread_idx_y};
-use crate::element::{Accumulator, Bf16, Element, gemm_entry_points};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::Bf16;
+use crate::element::{Accumulator, Element, gemm_entry_points};
 
 /// # Safety
 /// See the entry points.
@@ -19,10 +22,10 @@ pub unsafe fn naive<T: Element>(a: *const T, b: *const T, c: *mut T::Acc, m: u32
         let mut acc = T::Acc::ZERO;
         for i in 0..k_us {
             // In range: row < m, i < k, col < n.
-            let (x, y) = unsafe { (*a.add(row * k_us + i), *b.add(i * n_us + col)) };
+            let (x, y) = unsafe { (load(a, row * k_us + i), load(b, i * n_us + col)) };
             acc = acc.mul_add(x.widen(), y.widen());
         }
-        unsafe { *c.add(row * n_us + col) = acc };
+        unsafe { store(c, row * n_us + col, acc) };
     }
 }
 

@@ -10,9 +10,12 @@
 //! boundary checks (load A, load B, store C) are independent: a thread whose C element is
 //! outside the matrix still loads for its neighbours. Both barriers sit in block-uniform
 //! control flow: every thread runs the same number of phases.
+use crate::device::global::{load, store};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y};
-use crate::element::{Accumulator, Bf16, Element, gemm_entry_points};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::Bf16;
+use crate::element::{Accumulator, Element, gemm_entry_points};
 
 /// Tile width known at compile time: the inner loop unrolls.
 ///
@@ -79,13 +82,13 @@ unsafe fn tiled_body<T: Element>(
         // Collaborative load; zero padding outside A and B.
         let a_col = phase * tile + tx;
         let a_val = if row < m && a_col < k {
-            unsafe { (*a.add(row as usize * k_us + a_col as usize)).widen() }
+            unsafe { load(a, row as usize * k_us + a_col as usize).widen() }
         } else {
             T::Acc::ZERO
         };
         let b_row = phase * tile + ty;
         let b_val = if b_row < k && col < n {
-            unsafe { (*b.add(b_row as usize * n_us + col as usize)).widen() }
+            unsafe { load(b, b_row as usize * n_us + col as usize).widen() }
         } else {
             T::Acc::ZERO
         };
@@ -104,7 +107,7 @@ unsafe fn tiled_body<T: Element>(
     }
 
     if row < m && col < n {
-        unsafe { *c.add(row as usize * n_us + col as usize) = acc };
+        unsafe { store(c, row as usize * n_us + col as usize, acc) };
     }
 }
 

@@ -1,8 +1,132 @@
 //! Shared test support: the GPU gate, random matrices and the tolerance check.
 use libtest_mimic::{Completion, Failed, Trial};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use rand::{Rng, SeedableRng, rngs::StdRng};
-use rgemm::{Context, Element, Matrix, Scalar};
+use rgemm::{Context, CpuExecutor, Element, Kernel, Matrix, Scalar};
 use std::sync::{Arc, OnceLock};
+
+/// Where a product runs: the GPU, or the same kernels on the CPU executor.
+#[derive(Clone, Debug)]
+pub enum Backend {
+    Gpu(Arc<Context>),
+    Cpu(CpuExecutor),
+}
+
+impl Backend {
+    pub fn matmul<T: Element>(
+        &self,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+    ) -> rgemm::Result<Matrix<T::Out>> {
+        match self {
+            Backend::Gpu(ctx) => ctx.matmul(a, b),
+            Backend::Cpu(cpu) => cpu.matmul(a, b),
+        }
+    }
+
+    pub fn matmul_with<T: Element>(
+        &self,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        kernel: Kernel,
+    ) -> rgemm::Result<Matrix<T::Out>> {
+        match self {
+            Backend::Gpu(ctx) => ctx.matmul_with(a, b, kernel),
+            Backend::Cpu(cpu) => cpu.matmul_with(a, b, kernel),
+        }
+    }
+}
+
+/// Which kernel a property test drives; `Auto` is the backend's own choice and `Dynamic`
+/// draws its tile width (1..=32) per case.
+#[derive(Clone, Copy, Debug)]
+pub enum Under {
+    Fixed(Kernel),
+    Dynamic,
+    Auto,
+}
+
+impl Under {
+    /// Every kernel, and the automatic choice.
+    pub fn all() -> Vec<Under> {
+        let mut all: Vec<Under> = Kernel::FIXED.into_iter().map(Under::Fixed).collect();
+        all.extend([Under::Dynamic, Under::Auto]);
+        all
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            Under::Fixed(k) => k.to_string(),
+            Under::Dynamic => "tiled_dyn".into(),
+            Under::Auto => "auto".into(),
+        }
+    }
+}
+
+/// Side lengths from 1 to `max`, biased toward the cases that break tiling: primes, tile
+/// multiples and one either side, and very thin (1..=3).
+pub fn side(max: usize) -> impl Strategy<Value = usize> {
+    let primes: Vec<usize> = [2, 3, 5, 7, 13, 31, 61, 97, 127, 211, 257, 293]
+        .into_iter()
+        .filter(|p| *p <= max)
+        .collect();
+    let tiles: Vec<usize> = [8, 16, 32, 64, 96, 128, 256]
+        .into_iter()
+        .filter(|t| *t < max)
+        .collect();
+    let near_tiles =
+        (prop::sample::select(tiles), -1i64..=1).prop_map(|(t, d)| (t as i64 + d) as usize);
+    prop_oneof![
+        3 => 1usize..=max,
+        2 => prop::sample::select(primes),
+        3 => near_tiles,
+        2 => 1usize..=3,
+    ]
+}
+
+/// `cases` random products (shapes from [`side`]`(max_side)`, values in [-1, 1)) on
+/// `backend` with `under`, each checked by [`check_product`].
+pub fn property<T: Element>(
+    backend: &Backend,
+    under: Under,
+    cases: u32,
+    max_side: usize,
+) -> Result<(), String> {
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (
+        side(max_side),
+        side(max_side),
+        side(max_side),
+        any::<u64>(),
+        1u32..=32,
+    );
+    runner
+        .run(&strategy, |(m, n, k, seed, tile)| {
+            let a = random_matrix::<T>(m, k, seed);
+            let b = random_matrix::<T>(k, n, seed ^ 0x9e37_79b9);
+            let c = match under {
+                Under::Fixed(kernel) => backend.matmul_with(&a, &b, kernel),
+                Under::Dynamic => backend.matmul_with(&a, &b, Kernel::TiledDynamic(tile)),
+                Under::Auto => backend.matmul(&a, &b),
+            }
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            check_product(&a, &b, &c).map_err(TestCaseError::fail)
+        })
+        .map_err(|e| e.to_string())
+}
+
+/// `PROPTEST_CASES` from the environment, else `default`.
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
 
 /// `REQUIRE_GPU=1` turns "no GPU" from a skip into a failure.
 pub fn gpu_required() -> bool {
@@ -20,7 +144,7 @@ pub fn gpu() -> Result<Arc<Context>, String> {
 /// under `REQUIRE_GPU=1`.
 pub fn gpu_trial(
     name: impl Into<String>,
-    test: impl FnOnce(&Context) -> Result<(), String> + Send + 'static,
+    test: impl FnOnce(&Arc<Context>) -> Result<(), String> + Send + 'static,
 ) -> Trial {
     Trial::ignorable_test(name, move || match gpu() {
         Ok(ctx) => test(&ctx)
@@ -92,4 +216,83 @@ pub fn check_product<T: Element>(
 /// Turns any `Display` error into a test failure message.
 pub fn fail(e: impl std::fmt::Display) -> String {
     e.to_string()
+}
+
+/// `kernel` on `backend` must reproduce the f64 reference exactly (small integers).
+pub fn exact<T: Element>(
+    backend: &Backend,
+    a: &Matrix<T>,
+    b: &Matrix<T>,
+    kernel: Kernel,
+) -> Result<(), String> {
+    let c = backend.matmul_with(a, b, kernel).map_err(fail)?;
+    let want = rgemm::matmul_reference(a, b).map_err(fail)?;
+    let got: Vec<f64> = c.as_slice().iter().map(|v| v.to_f64()).collect();
+    if got != want.as_slice() {
+        return Err(format!("{kernel}: got {got:?}, want {:?}", want.as_slice()));
+    }
+    Ok(())
+}
+
+/// A fixed case: a name and a check on a backend.
+pub type Case = (&'static str, fn(&Backend) -> Result<(), String>);
+
+/// The chapter's worked examples and other fixed cases, with small integers so every
+/// result is exact; the same on every backend.
+pub fn fixed_cases() -> Vec<Case> {
+    vec![
+        ("textbook::4x4_with_2x2_tiles", |be| {
+            let a = Matrix::from_fn(4, 4, |r, c| (r * 4 + c) as f32).unwrap();
+            let b = Matrix::from_fn(4, 4, |r, c| (r as f32) - 2.0 * c as f32).unwrap();
+            exact(be, &a, &b, Kernel::TiledDynamic(2))?;
+            exact(be, &a, &b, Kernel::Naive)
+        }),
+        ("textbook::3x3_with_tile_width_2", |be| {
+            // 3 is not a multiple of 2: the second phase and the edge blocks are half empty.
+            let a = Matrix::from_vec(3, 3, vec![1.0f32, 2., 3., 4., 5., 6., 7., 8., 9.]).unwrap();
+            let b = Matrix::from_vec(3, 3, vec![9.0f32, 8., 7., 6., 5., 4., 3., 2., 1.]).unwrap();
+            let c = be
+                .matmul_with(&a, &b, Kernel::TiledDynamic(2))
+                .map_err(fail)?;
+            let want = [30.0f32, 24., 18., 84., 69., 54., 138., 114., 90.];
+            if c.as_slice() != want {
+                return Err(format!("got {:?}, want {want:?}", c.as_slice()));
+            }
+            Ok(())
+        }),
+        ("textbook::every_kernel_and_type_exact_on_integers", |be| {
+            fn ints<T: Element>(be: &Backend) -> Result<(), String> {
+                let a = Matrix::from_fn(37, 19, |r, c| {
+                    T::from_f64(((r * 7 + c * 3) % 9) as f64 - 4.0)
+                })
+                .unwrap();
+                let b = Matrix::from_fn(19, 45, |r, c| T::from_f64(((r * 5 + c) % 7) as f64 - 3.0))
+                    .unwrap();
+                for kernel in Kernel::FIXED
+                    .into_iter()
+                    .chain([Kernel::TiledDynamic(5), Kernel::TiledDynamic(32)])
+                {
+                    exact(be, &a, &b, kernel)?;
+                }
+                Ok(())
+            }
+            ints::<f32>(be)?;
+            ints::<f64>(be)?;
+            ints::<rgemm::f16>(be)?;
+            ints::<rgemm::bf16>(be)
+        }),
+        ("shapes::zero_sized_dimensions_follow_the_maths", |be| {
+            for (m, n, k) in [(0, 5, 3), (5, 0, 3), (0, 0, 0), (4, 6, 0), (1, 1, 0)] {
+                let a = Matrix::<f32>::zeros(m, k).unwrap();
+                let b = Matrix::<f32>::zeros(k, n).unwrap();
+                for kernel in Kernel::FIXED.into_iter().chain([Kernel::TiledDynamic(3)]) {
+                    let c = be.matmul_with(&a, &b, kernel).map_err(fail)?;
+                    if c.shape() != (m, n) || c.as_slice().iter().any(|v| *v != 0.0) {
+                        return Err(format!("{kernel} {m}x{n}x{k}: {c:?}"));
+                    }
+                }
+            }
+            Ok(())
+        }),
+    ]
 }

@@ -1,14 +1,20 @@
 //! rgemm's main job: multiplies random matrices with every kernel and with cuBLAS on the
 //! same inputs, checks each against cuBLAS and prints a table (shape, kernel, time,
 //! TFLOP/s, % of cuBLAS). With no arguments it runs its embedded default.
+//!
+//! Without a GPU (or with `--cpu`) it says so and runs the same kernels on the CPU
+//! executor at small sizes, checked against the CPU reference instead of cuBLAS.
 use clap::Parser;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use rgemm::timing::{median, time_ms};
-use rgemm::{Context, Cublas, DeviceMatrix, Element, Kernel, Matrix, Scalar};
+use rgemm::{Context, CpuExecutor, Cublas, DeviceMatrix, Element, Kernel, Matrix, Scalar};
 use std::process::ExitCode;
+use std::time::Instant;
 
 /// The embedded default: square sizes up to 4096 and one rectangular shape.
 const DEFAULT_SHAPES: &str = "1024,2048,4096,4096x1024x2048";
+/// The CPU executor's default: small, with edges that are no tile multiple.
+const CPU_SHAPES: [(usize, usize, usize); 3] = [(64, 64, 64), (96, 80, 112), (128, 128, 128)];
 
 #[derive(Parser, Debug)]
 #[command(
@@ -31,6 +37,9 @@ struct Args {
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     device: usize,
+    /// Run on the CPU executor even if a GPU is present (small default shapes).
+    #[arg(long)]
+    cpu: bool,
 }
 
 fn parse_shape(s: &str) -> Option<(usize, usize, usize)> {
@@ -51,9 +60,15 @@ struct Row {
     kernel: String,
     chosen: bool,
     ms: f64,
-    cublas_ms: f64,
+    /// cuBLAS on the same inputs; none on the CPU executor.
+    cublas_ms: Option<f64>,
     rel_err: f64,
     ok: bool,
+}
+
+/// Errors the size of f32 accumulation over K terms pass; a wrong index does not.
+fn error_limit<T: Element>(k: usize) -> f64 {
+    64.0 * T::ACC_UNIT_ROUNDOFF * (k as f64).sqrt().max(1.0)
 }
 
 fn main() -> ExitCode {
@@ -67,17 +82,31 @@ fn main() -> ExitCode {
         eprintln!("rgemm: shapes are S or MxNxK, got {:?}", args.shapes);
         return ExitCode::from(2);
     };
-    let ctx = match Context::new(args.device) {
-        Ok(ctx) => ctx,
-        Err(e) => {
-            eprintln!("rgemm: no GPU to run on: {e}");
-            eprintln!("rgemm: this job needs an NVIDIA GPU and driver; nothing was measured.");
-            return ExitCode::from(2);
+    let ctx = match (args.cpu, Context::new(args.device)) {
+        (false, Ok(ctx)) => Some(ctx),
+        (true, _) => None,
+        (false, Err(e)) => {
+            println!("rgemm: NO GPU ({e}).");
+            None
         }
     };
-    match run(&ctx, &args, &shapes) {
+    let result = match &ctx {
+        Some(ctx) => run(ctx, &args, &shapes),
+        None => {
+            println!(
+                "rgemm: running the same Rust kernels on the CPU EXECUTOR instead, at small sizes \
+                 {CPU_SHAPES:?}, checked against the CPU reference; times are CPU times, not GPU times, and there is no cuBLAS."
+            );
+            run_cpu(&args)
+        }
+    };
+    match result {
         Ok(rows) => {
-            print_table(&ctx, &rows);
+            match &ctx {
+                Some(ctx) => print_header(ctx.props()),
+                None => print_header(&CpuExecutor::new().props()),
+            }
+            print_table(&rows);
             if rows.iter().all(|r| r.ok) {
                 ExitCode::SUCCESS
             } else {
@@ -105,6 +134,60 @@ fn run(ctx: &Context, args: &Args, shapes: &[(usize, usize, usize)]) -> rgemm::R
                 other => eprintln!("rgemm: unknown type {other}, skipped"),
             }
         }
+    }
+    Ok(rows)
+}
+
+fn run_cpu(args: &Args) -> rgemm::Result<Vec<Row>> {
+    let cpu = CpuExecutor::new();
+    let mut rows = Vec::new();
+    for shape in CPU_SHAPES {
+        for t in &args.types {
+            match t.as_str() {
+                "f32" => rows.extend(run_shape_cpu::<f32>(&cpu, args, shape)?),
+                "f64" => rows.extend(run_shape_cpu::<f64>(&cpu, args, shape)?),
+                "f16" => rows.extend(run_shape_cpu::<rgemm::f16>(&cpu, args, shape)?),
+                "bf16" => rows.extend(run_shape_cpu::<rgemm::bf16>(&cpu, args, shape)?),
+                other => eprintln!("rgemm: unknown type {other}, skipped"),
+            }
+        }
+    }
+    Ok(rows)
+}
+
+fn run_shape_cpu<T: Element>(
+    cpu: &CpuExecutor,
+    args: &Args,
+    (m, n, k): (usize, usize, usize),
+) -> rgemm::Result<Vec<Row>> {
+    let mut rng = StdRng::seed_from_u64(0x5eed ^ (m * 31 + n * 7 + k) as u64);
+    let a = random_matrix::<T>(m, k, &mut rng)?;
+    let b = random_matrix::<T>(k, n, &mut rng)?;
+    let reference = rgemm::matmul_reference(&a, &b)?;
+    let mut rows = Vec::new();
+    for kernel in Kernel::FIXED.into_iter().chain([Kernel::TiledDynamic(16)]) {
+        let mut times = Vec::new();
+        let mut c = None;
+        for _ in 0..args.reps.clamp(1, 3) {
+            let start = Instant::now();
+            c = Some(cpu.matmul_with(&a, &b, kernel)?);
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        let c = c.expect("at least one repetition");
+        let err = rel_err(
+            &Matrix::from_vec(m, n, c.as_slice().iter().map(|v| v.to_f64()).collect())?,
+            &reference,
+        );
+        rows.push(Row {
+            shape: (m, n, k),
+            dtype: T::NAME,
+            kernel: kernel.to_string(),
+            chosen: kernel == Kernel::Tiled(rgemm::FixedTile::W16),
+            ms: median(&times),
+            cublas_ms: None,
+            rel_err: err,
+            ok: err <= error_limit::<T>(k),
+        });
     }
     Ok(rows)
 }
@@ -153,8 +236,7 @@ fn run_shape<T: Element>(
     let tile = chosen.tile().unwrap_or(16);
     let mut kernels = Kernel::FIXED.to_vec();
     kernels.push(Kernel::TiledDynamic(tile));
-    // Errors of the same size as f32 accumulation over K terms pass; a wrong index does not.
-    let limit = 64.0 * T::ACC_UNIT_ROUNDOFF * (k as f64).sqrt().max(1.0);
+    let limit = error_limit::<T>(k);
     let mut rows = Vec::new();
     for kernel in kernels {
         let mut c: DeviceMatrix<T::Out> = ctx.zeros(m, n)?;
@@ -168,7 +250,7 @@ fn run_shape<T: Element>(
             kernel: kernel.to_string(),
             chosen: kernel == chosen,
             ms,
-            cublas_ms,
+            cublas_ms: Some(cublas_ms),
             rel_err: err,
             ok: err <= limit,
         });
@@ -176,21 +258,30 @@ fn run_shape<T: Element>(
     Ok(rows)
 }
 
-fn print_table(ctx: &Context, rows: &[Row]) {
-    let p = ctx.props();
-    println!(
-        "GPU: {} (compute capability {}.{}, {} SMs, {:.2} GHz, FP32 peak {:.1} TFLOP/s)",
-        p.name,
-        p.compute_capability.0,
-        p.compute_capability.1,
-        p.multiprocessors,
-        p.clock_khz as f64 / 1e6,
-        p.fp32_peak_flops() / 1e12
-    );
-    println!(
-        "medians of timed repetitions (CUDA events); error = max|C - C_cuBLAS| / max|C_cuBLAS|"
-    );
-    println!("* = the kernel Context::matmul chooses for this shape and type");
+fn print_header(p: &rgemm::DeviceProps) {
+    if p.compute_capability == (0, 0) {
+        println!(
+            "Device: {} (wall-clock medians; error against the f64 CPU reference)",
+            p.name
+        );
+    } else {
+        println!(
+            "GPU: {} (compute capability {}.{}, {} SMs, {:.2} GHz, FP32 peak {:.1} TFLOP/s)",
+            p.name,
+            p.compute_capability.0,
+            p.compute_capability.1,
+            p.multiprocessors,
+            p.clock_khz as f64 / 1e6,
+            p.fp32_peak_flops() / 1e12
+        );
+        println!(
+            "medians of timed repetitions (CUDA events); error = max|C - C_cuBLAS| / max|C_cuBLAS|"
+        );
+    }
+    println!("* = the kernel matmul() chooses for this shape and type");
+}
+
+fn print_table(rows: &[Row]) {
     println!();
     println!(
         "| {:<16} | {:<4} | {:<14} | {:>9} | {:>8} | {:>10} | {:>8} | {:>5} |",
@@ -206,29 +297,37 @@ fn print_table(ctx: &Context, rows: &[Row]) {
         let flops = 2.0 * m as f64 * n as f64 * k as f64;
         let tflops = |ms: f64| flops / (ms * 1e-3) / 1e12;
         let shape = format!("{m}x{n}x{k}");
-        if last != Some((r.shape, r.dtype)) {
+        if let (Some(cublas_ms), true) = (r.cublas_ms, last != Some((r.shape, r.dtype))) {
             println!(
                 "| {:<16} | {:<4} | {:<14} | {:>9.3} | {:>8.2} | {:>10} | {:>8} | {:<5} |",
                 shape,
                 r.dtype,
                 "cuBLAS",
-                r.cublas_ms,
-                tflops(r.cublas_ms),
+                cublas_ms,
+                tflops(cublas_ms),
                 "100.0%",
                 "-",
                 "ref"
             );
-            last = Some((r.shape, r.dtype));
         }
+        last = Some((r.shape, r.dtype));
         let name = format!("{}{}", r.kernel, if r.chosen { " *" } else { "" });
+        let share = r
+            .cublas_ms
+            .map_or("-".to_string(), |c| format!("{:.1}%", 100.0 * c / r.ms));
+        let rate = if r.cublas_ms.is_some() {
+            format!("{:.2}", tflops(r.ms))
+        } else {
+            format!("{:.5}", tflops(r.ms))
+        };
         println!(
-            "| {:<16} | {:<4} | {:<14} | {:>9.3} | {:>8.2} | {:>9.1}% | {:>8.1e} | {:<5} |",
+            "| {:<16} | {:<4} | {:<14} | {:>9.3} | {:>8} | {:>10} | {:>8.1e} | {:<5} |",
             shape,
             r.dtype,
             name,
             r.ms,
-            tflops(r.ms),
-            100.0 * r.cublas_ms / r.ms,
+            rate,
+            share,
             r.rel_err,
             if r.ok { "ok" } else { "FAIL" }
         );

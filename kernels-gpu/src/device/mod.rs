@@ -1,4 +1,12 @@
 //! The CUDA execution model under Rust names (cuda_std's spirit): thread and block
-//! indices, barriers, and typed shared-memory tiles carved from the launch-sized region.
+//! indices, barriers, global-memory access, and typed shared-memory tiles carved from the
+//! launch-sized region.
+//!
+//! One source, two targets: on nvptx64 these are PTX special registers, `bar.sync` and
+//! `.shared`; on the host they read the simulated thread that rgemm's CPU executor is
+//! running (see [`host`]), and every shared and global access is bounds-checked.
+pub mod global;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod host;
 pub mod shared;
 pub mod thread;

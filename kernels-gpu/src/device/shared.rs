@@ -1,13 +1,17 @@
 //! Shared memory: typed tiles carved, one after another, from the launch-sized region
 //! (CUDA's `extern __shared__`, PTX `.extern .shared`), whose byte count the host chooses
 //! at launch. A kernel's shared bytes are therefore a launch rule, stated by the host next
-//! to the kernel's declaration.
+//! to the kernel's declaration. On the host every carve and every access is checked.
+#[cfg(target_arch = "nvptx64")]
 use core::intrinsics::gpu::gpu_launch_sized_workgroup_mem;
 use core::marker::PhantomData;
 
 /// Hands out consecutive tiles of the launch-sized shared region.
 pub struct SharedArena<T> {
     next: *mut T,
+    /// Elements of T left in the region (host only; unknown on the GPU).
+    #[cfg(not(target_arch = "nvptx64"))]
+    left: usize,
 }
 
 impl<T: Copy> SharedArena<T> {
@@ -15,24 +19,49 @@ impl<T: Copy> SharedArena<T> {
     ///
     /// # Safety
     /// The launch must provide at least as many shared bytes as the tiles later carved
-    /// from this arena cover.
+    /// from this arena cover (checked on the host).
     #[inline(always)]
     pub unsafe fn launch_sized() -> Self {
-        Self {
+        #[cfg(target_arch = "nvptx64")]
+        return Self {
             next: gpu_launch_sized_workgroup_mem::<T>(),
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let me = super::host::current();
+            assert!(
+                me.shared.align_offset(align_of::<T>()) == 0,
+                "shared region misaligned"
+            );
+            Self {
+                next: me.shared.cast(),
+                left: me.shared_len / size_of::<T>(),
+            }
         }
     }
 
     /// The next `rows x cols` row-major tile.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn tile(&mut self, rows: u32, cols: u32) -> SharedTile<T> {
+        let len = rows as usize * cols as usize;
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            assert!(
+                len <= self.left,
+                "shared memory out of bounds: a {rows}x{cols} tile needs {len} elements, the launch-sized region has {} left",
+                self.left
+            );
+            self.left -= len;
+        }
         let tile = SharedTile {
             base: self.next,
+            rows,
             cols,
             _marker: PhantomData,
         };
         // Pointer arithmetic only; the launch-size contract of `launch_sized` makes it valid.
-        self.next = self.next.wrapping_add(rows as usize * cols as usize);
+        self.next = self.next.wrapping_add(len);
         tile
     }
 }
@@ -41,24 +70,41 @@ impl<T: Copy> SharedArena<T> {
 #[derive(Clone, Copy)]
 pub struct SharedTile<T> {
     base: *mut T,
+    #[cfg_attr(target_arch = "nvptx64", allow(dead_code))]
+    rows: u32,
     cols: u32,
     _marker: PhantomData<T>,
 }
 
 impl<T: Copy> SharedTile<T> {
-    /// # Safety
-    /// `(row, col)` lies inside the tile, and no other thread of the block writes this
-    /// element between the last barrier and the next.
     #[inline(always)]
-    pub unsafe fn get(&self, row: u32, col: u32) -> T {
-        unsafe { *self.base.add((row * self.cols + col) as usize) }
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn offset(&self, row: u32, col: u32) -> usize {
+        #[cfg(not(target_arch = "nvptx64"))]
+        assert!(
+            row < self.rows && col < self.cols,
+            "shared memory out of bounds: ({row}, {col}) in a {}x{} tile",
+            self.rows,
+            self.cols
+        );
+        (row * self.cols + col) as usize
     }
 
     /// # Safety
-    /// `(row, col)` lies inside the tile, and no other thread of the block reads or writes
-    /// this element between the last barrier and the next.
+    /// `(row, col)` lies inside the tile (checked on the host), and no other thread of the
+    /// block writes this element between the last barrier and the next.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn get(&self, row: u32, col: u32) -> T {
+        unsafe { *self.base.add(self.offset(row, col)) }
+    }
+
+    /// # Safety
+    /// `(row, col)` lies inside the tile (checked on the host), and no other thread of the
+    /// block reads or writes this element between the last barrier and the next.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn set(&self, row: u32, col: u32, value: T) {
-        unsafe { *self.base.add((row * self.cols + col) as usize) = value }
+        unsafe { *self.base.add(self.offset(row, col)) = value }
     }
 }

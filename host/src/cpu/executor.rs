@@ -1,0 +1,366 @@
+//! Launch semantics on the CPU.
+//!
+//! Scheduling: each GPU thread of a block is a coroutine (corosensei) with its own stack,
+//! and a block runs on one OS thread, switching coroutines at barriers. A thread runs until
+//! it reaches `sync_threads()` or returns; when every thread of the block waits at the same
+//! barrier, all are resumed. This gives the barrier its real meaning (every write before
+//! it is visible to every read after it) at the cost of a context switch (tens of
+//! nanoseconds), where one OS thread per GPU thread would cost a kernel-level wake-up per
+//! thread per barrier. Blocks are independent, so they are spread over a few OS threads.
+//!
+//! Misuse ends the launch with [`Error::KernelFault`] naming the kernel, block and thread:
+//! threads waiting at different `sync_threads()` calls (a divergent barrier), a thread that
+//! returns while others wait at a barrier, and any panic in the kernel: out-of-bounds
+//! shared or global access, a shared tile larger than the launch's shared bytes, `trap`.
+use crate::error::{Error, Result};
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use rgemm_kernels::device::host::{GlobalRegion, HostThread, set_current};
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, Location, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// What went wrong inside a kernel on the CPU executor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// This thread waits at one `sync_threads()` call while another waits at a different one.
+    DivergentBarrier {
+        here: String,
+        other_thread: (u32, u32, u32),
+        other: String,
+    },
+    /// This thread returned while another waits at a barrier it will never pass.
+    ExitedWhileOthersWait {
+        waiting_thread: (u32, u32, u32),
+        waiting_at: String,
+    },
+    /// The kernel panicked: an out-of-bounds shared or global access, `trap`, ...
+    Panic(String),
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fault::DivergentBarrier {
+                here,
+                other_thread,
+                other,
+            } => write!(
+                f,
+                "divergent barrier: waits at sync_threads() at {here} while thread {other_thread:?} waits at {other}"
+            ),
+            Fault::ExitedWhileOthersWait {
+                waiting_thread,
+                waiting_at,
+            } => write!(
+                f,
+                "returned while thread {waiting_thread:?} waits at sync_threads() at {waiting_at}: a barrier not every thread reaches"
+            ),
+            Fault::Panic(message) => write!(f, "panicked: {message}"),
+        }
+    }
+}
+
+/// One launch: the kernel's name (for errors), grid, block, shared bytes per block, and
+/// the global buffers the kernel may touch.
+#[derive(Clone, Debug)]
+pub struct CpuLaunch<'a> {
+    pub kernel: &'a str,
+    pub grid: (u32, u32, u32),
+    pub block: (u32, u32, u32),
+    pub shared_bytes: usize,
+    pub globals: &'a [GlobalRegion],
+}
+
+/// Runs kernel launches on the CPU (see the module documentation). Clones share one pool
+/// of thread stacks, so repeated launches do not map fresh stacks.
+#[derive(Clone, Debug)]
+pub struct CpuExecutor {
+    workers: usize,
+    stack_bytes: usize,
+    stacks: Arc<Mutex<Vec<FreeStack>>>,
+}
+
+/// A coroutine stack no coroutine is using: plain memory, free to move between threads.
+struct FreeStack(DefaultStack);
+
+// SAFETY: only stacks of finished coroutines enter the pool; nothing points into them.
+unsafe impl Send for FreeStack {}
+
+impl std::fmt::Debug for FreeStack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FreeStack")
+    }
+}
+
+impl Default for CpuExecutor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+type ThreadCoroutine = Coroutine<(), &'static Location<'static>, (), DefaultStack>;
+type ThreadYielder = Yielder<(), &'static Location<'static>>;
+
+thread_local! {
+    /// The yielder of the coroutine running on this OS thread.
+    static YIELDER: Cell<*const ThreadYielder> = const { Cell::new(std::ptr::null()) };
+}
+
+/// `sync_threads()` on the host: suspend this GPU thread, telling the scheduler where.
+fn barrier(call_site: &'static Location<'static>) {
+    let yielder = YIELDER.get();
+    // SAFETY: set by this coroutine's entry below, restored after every suspension; the
+    // yielder lives as long as the coroutine.
+    unsafe { (*yielder).suspend(call_site) };
+    YIELDER.set(yielder);
+}
+
+fn site(l: &Location) -> String {
+    format!("{}:{}:{}", l.file(), l.line(), l.column())
+}
+
+fn same_site(a: &Location, b: &Location) -> bool {
+    (a.file(), a.line(), a.column()) == (b.file(), b.line(), b.column())
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".into()
+    }
+}
+
+/// An `(x, y, z)` index from a linear one, x fastest.
+fn unflatten(i: u64, dim: (u32, u32, u32)) -> (u32, u32, u32) {
+    let (x, y) = (dim.0 as u64, dim.1 as u64);
+    ((i % x) as u32, ((i / x) % y) as u32, (i / (x * y)) as u32)
+}
+
+impl CpuExecutor {
+    /// One worker OS thread per available core; 256 KiB of (lazily committed) stack per
+    /// GPU thread.
+    pub fn new() -> Self {
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Self {
+            workers,
+            stack_bytes: 256 * 1024,
+            stacks: Arc::default(),
+        }
+    }
+
+    /// The same, with `workers` OS threads running blocks.
+    pub fn with_workers(workers: usize) -> Self {
+        Self {
+            workers: workers.max(1),
+            ..Self::new()
+        }
+    }
+
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
+    /// Runs `body` once for every thread of every block of `launch`. `body` is the kernel
+    /// with its arguments bound; inside it the `rgemm_kernels::device` functions see the
+    /// running thread's coordinates, its block's shared region (poisoned with 0xFF bytes,
+    /// as uninitialised shared memory has no defined value) and the launch's buffers.
+    pub fn launch(&self, launch: &CpuLaunch, body: &(dyn Fn() + Sync)) -> Result<()> {
+        let (g, b) = (launch.grid, launch.block);
+        let blocks = g.0 as u64 * g.1 as u64 * g.2 as u64;
+        let threads = b.0 as u64 * b.1 as u64 * b.2 as u64;
+        if blocks == 0 || threads == 0 {
+            return Ok(());
+        }
+        let next = AtomicU64::new(0);
+        let failed = AtomicBool::new(false);
+        let first_error: Mutex<Option<(u64, Error)>> = Mutex::new(None);
+        let workers = self.workers.min(blocks as usize);
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                scope.spawn(|| {
+                    let mut worker = Worker::new(launch, self, threads as usize);
+                    loop {
+                        let block = next.fetch_add(1, Ordering::Relaxed);
+                        if block >= blocks || failed.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        if let Err(e) = worker.run_block(unflatten(block, g), body) {
+                            failed.store(true, Ordering::Relaxed);
+                            let mut slot = first_error.lock().unwrap_or_else(|e| e.into_inner());
+                            // Report the lowest-numbered failing block, as a rerun would.
+                            if slot.as_ref().is_none_or(|(b, _)| block < *b) {
+                                *slot = Some((block, e));
+                            }
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        match first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some((_, e)) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// One OS thread's state: reusable stacks and a shared region.
+struct Worker<'l> {
+    launch: &'l CpuLaunch<'l>,
+    executor: &'l CpuExecutor,
+    stacks: Vec<DefaultStack>,
+    shared: Vec<u128>,
+    threads: usize,
+}
+
+impl Drop for Worker<'_> {
+    fn drop(&mut self) {
+        let mut pool = self
+            .executor
+            .stacks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        pool.extend(self.stacks.drain(..).map(FreeStack));
+    }
+}
+
+impl<'l> Worker<'l> {
+    fn new(launch: &'l CpuLaunch<'l>, executor: &'l CpuExecutor, threads: usize) -> Self {
+        Self {
+            launch,
+            executor,
+            stacks: Vec::new(),
+            shared: vec![0; launch.shared_bytes.div_ceil(16)],
+            threads,
+        }
+    }
+
+    fn stack(&mut self) -> Result<DefaultStack> {
+        if let Some(stack) = self.stacks.pop() {
+            return Ok(stack);
+        }
+        let pooled = self
+            .executor
+            .stacks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop();
+        match pooled {
+            Some(FreeStack(stack)) => Ok(stack),
+            None => DefaultStack::new(self.executor.stack_bytes).map_err(|e| Error::KernelFault {
+                kernel: self.launch.kernel.to_string(),
+                block: (0, 0, 0),
+                thread: (0, 0, 0),
+                fault: Fault::Panic(format!("could not allocate a thread stack: {e}")),
+            }),
+        }
+    }
+
+    fn run_block(&mut self, block_idx: (u32, u32, u32), body: &(dyn Fn() + Sync)) -> Result<()> {
+        let launch = self.launch;
+        // Uninitialised shared memory: 0xFF bytes read as NaN in f32 and f64.
+        self.shared.fill(u128::MAX);
+        let shared = self.shared.as_mut_ptr().cast::<u8>();
+        let records: Vec<HostThread> = (0..self.threads as u64)
+            .map(|t| {
+                let (x, y, z) = unflatten(t, launch.block);
+                HostThread {
+                    thread_idx: [x, y, z],
+                    block_idx: [block_idx.0, block_idx.1, block_idx.2],
+                    block_dim: [launch.block.0, launch.block.1, launch.block.2],
+                    grid_dim: [launch.grid.0, launch.grid.1, launch.grid.2],
+                    shared,
+                    shared_len: launch.shared_bytes,
+                    globals: launch.globals as *const [GlobalRegion],
+                    barrier,
+                }
+            })
+            .collect();
+
+        let mut coroutines: Vec<ThreadCoroutine> = Vec::with_capacity(self.threads);
+        for record in &records {
+            let record: *const HostThread = record;
+            let stack = self.stack()?;
+            let entry = move |yielder: &ThreadYielder, ()| {
+                YIELDER.set(yielder);
+                // SAFETY: `records` outlives every coroutine (they end or drop first).
+                unsafe { set_current(record) };
+                body();
+            };
+            // SAFETY: `body` and `records` outlive the coroutines, which are driven to
+            // completion or dropped (unwound) before this function returns.
+            coroutines.push(unsafe { Coroutine::with_stack_unchecked(stack, entry) });
+        }
+
+        let fault = |thread: usize, fault: Fault| Error::KernelFault {
+            kernel: launch.kernel.to_string(),
+            block: block_idx,
+            thread: unflatten(thread as u64, launch.block),
+            fault,
+        };
+        let mut done = vec![false; self.threads];
+        let outcome = loop {
+            let mut waiting: Option<(usize, &'static Location<'static>)> = None;
+            let mut error = None;
+            for (i, co) in coroutines.iter_mut().enumerate() {
+                if done[i] {
+                    continue;
+                }
+                match catch_unwind(AssertUnwindSafe(|| co.resume(()))) {
+                    Ok(CoroutineResult::Yield(at)) => match waiting {
+                        None => waiting = Some((i, at)),
+                        Some((j, other)) if !same_site(at, other) => {
+                            error = Some(fault(
+                                i,
+                                Fault::DivergentBarrier {
+                                    here: site(at),
+                                    other_thread: unflatten(j as u64, launch.block),
+                                    other: site(other),
+                                },
+                            ));
+                            break;
+                        }
+                        Some(_) => {}
+                    },
+                    Ok(CoroutineResult::Return(())) => done[i] = true,
+                    Err(payload) => {
+                        done[i] = true;
+                        error = Some(fault(i, Fault::Panic(panic_message(&*payload))));
+                        break;
+                    }
+                }
+            }
+            if let Some(e) = error {
+                break Err(e);
+            }
+            match (waiting, done.iter().position(|d| *d)) {
+                (None, _) => break Ok(()), // every thread returned
+                (Some((j, at)), Some(exited)) => {
+                    break Err(fault(
+                        exited,
+                        Fault::ExitedWhileOthersWait {
+                            waiting_thread: unflatten(j as u64, launch.block),
+                            waiting_at: site(at),
+                        },
+                    ));
+                }
+                (Some(_), None) => {} // all at one barrier: release them
+            }
+        };
+        // SAFETY: no coroutine of this block runs any more.
+        unsafe { set_current(std::ptr::null()) };
+        for co in coroutines {
+            if co.done() {
+                self.stacks.push(co.into_stack());
+            } else {
+                drop(co); // unwinds the suspended thread; its stack is freed
+            }
+        }
+        outcome
+    }
+}

@@ -1,0 +1,124 @@
+//! The GEMM kernels on the CPU executor: the same kernel bodies, the same launch rules
+//! ([`Kernel::launch_config`]) as on the GPU.
+use super::executor::{CpuExecutor, CpuLaunch};
+use crate::element::Element;
+use crate::error::Result;
+use crate::kernels::{FixedTile, Kernel};
+use crate::matrix::Matrix;
+use crate::props::DeviceProps;
+use crate::reference::check_product_shape;
+use rgemm_kernels::device::host::GlobalRegion;
+use rgemm_kernels::element::Element as DeviceElement;
+use rgemm_kernels::{naive::naive, tiled::tiled, tiled::tiled_dyn};
+
+/// A GEMM kernel body for device element `D`: `(a, b, c, m, n, k, tile)`.
+type GemmBody<D> =
+    unsafe fn(*const D, *const D, *mut <D as DeviceElement>::Acc, u32, u32, u32, u32);
+
+fn body<D: DeviceElement>(kernel: Kernel) -> GemmBody<D> {
+    match kernel {
+        Kernel::Naive => |a, b, c, m, n, k, _| unsafe { naive::<D>(a, b, c, m, n, k) },
+        Kernel::Tiled(FixedTile::W8) => {
+            |a, b, c, m, n, k, _| unsafe { tiled::<D, 8>(a, b, c, m, n, k) }
+        }
+        Kernel::Tiled(FixedTile::W16) => {
+            |a, b, c, m, n, k, _| unsafe { tiled::<D, 16>(a, b, c, m, n, k) }
+        }
+        Kernel::Tiled(FixedTile::W32) => {
+            |a, b, c, m, n, k, _| unsafe { tiled::<D, 32>(a, b, c, m, n, k) }
+        }
+        Kernel::TiledDynamic(_) => {
+            |a, b, c, m, n, k, t| unsafe { tiled_dyn::<D>(a, b, c, m, n, k, t) }
+        }
+    }
+}
+
+/// Raw pointers a kernel closure shares across the executor's OS threads; the kernels'
+/// indexing keeps threads' writes to distinct elements.
+#[derive(Clone, Copy)]
+struct Shared<T>(T);
+// SAFETY: see above; reads are of buffers nobody writes during the launch.
+unsafe impl<T> Sync for Shared<T> {}
+unsafe impl<T> Send for Shared<T> {}
+
+impl<T: Copy> Shared<T> {
+    /// Through a method, so closures capture the whole wrapper, not its field.
+    fn get(&self) -> T {
+        self.0
+    }
+}
+
+fn region<T>(data: &[T]) -> GlobalRegion {
+    GlobalRegion {
+        addr: data.as_ptr() as usize,
+        bytes: std::mem::size_of_val(data),
+    }
+}
+
+impl CpuExecutor {
+    /// The launch limits the CPU executor applies: a CUDA-like device with 1024 threads and
+    /// 48 KiB of shared memory per block.
+    pub fn props(&self) -> DeviceProps {
+        DeviceProps {
+            name: format!("CPU executor ({} worker threads)", self.workers()),
+            compute_capability: (0, 0),
+            multiprocessors: self.workers() as u32,
+            warp_size: 32,
+            max_threads_per_block: 1024,
+            max_block_dim: (1024, 1024, 64),
+            max_grid_dim: (i32::MAX as u32, 65535, 65535),
+            max_threads_per_multiprocessor: 2048,
+            max_blocks_per_multiprocessor: 32,
+            shared_bytes_per_block: 48 * 1024,
+            shared_bytes_per_block_optin: 48 * 1024,
+            shared_bytes_per_multiprocessor: 96 * 1024,
+            reserved_shared_bytes_per_block: 0,
+            registers_per_block: 65536,
+            registers_per_multiprocessor: 65536,
+            clock_khz: 0,
+            memory_clock_khz: 0,
+            memory_bus_width_bits: 0,
+        }
+    }
+
+    /// `A * B` with the 16 x 16 tiled kernel (the CPU has no occupancy to weigh).
+    pub fn matmul<T: Element>(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<Matrix<T::Out>> {
+        self.matmul_with(a, b, Kernel::Tiled(FixedTile::W16))
+    }
+
+    /// `A * B` with `kernel`, run on the CPU exactly as it would be launched on the GPU.
+    /// Shapes and zero-sized dimensions as [`Context::matmul`](crate::Context::matmul).
+    pub fn matmul_with<T: Element>(
+        &self,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        kernel: Kernel,
+    ) -> Result<Matrix<T::Out>> {
+        let (m, n, k) = check_product_shape(a, b)?;
+        let cfg = kernel.launch_config::<T>(&self.props(), m, n, k)?;
+        let mut out = Matrix::<T::Out>::zeros(m, n)?.into_vec();
+        let globals = [region(a.as_slice()), region(b.as_slice()), region(&out)];
+        let name = kernel.entry_name::<T>();
+        let launch = CpuLaunch {
+            kernel: &name,
+            grid: cfg.grid_dim,
+            block: cfg.block_dim,
+            shared_bytes: cfg.shared_mem_bytes as usize,
+            globals: &globals,
+        };
+        let f = body::<T::Device>(kernel);
+        let ptrs = Shared((
+            a.as_slice().as_ptr().cast::<T::Device>(),
+            b.as_slice().as_ptr().cast::<T::Device>(),
+            out.as_mut_ptr().cast::<<T::Device as DeviceElement>::Acc>(),
+        ));
+        let (mu, nu, ku, tile) = (m as u32, n as u32, k as u32, kernel.tile().unwrap_or(0));
+        self.launch(&launch, &move || {
+            let (pa, pb, pc) = ptrs.get();
+            // SAFETY: the buffers hold m*k, k*n and m*n elements of layout-identical types
+            // (T::Device is T's device twin); the launch follows `kernel`'s launch rules.
+            unsafe { f(pa, pb, pc, mu, nu, ku, tile) }
+        })?;
+        Matrix::from_vec(m, n, out)
+    }
+}

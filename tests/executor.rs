@@ -1,0 +1,196 @@
+//! The kernels on the CPU executor, where there is no GPU (CI): every kernel x element type
+//! against the CPU reference, the fixed cases, and the executor's own checks, which test
+//! kernels written here (and only here) break on purpose.
+//!
+//! Case count: `PROPTEST_CASES` (default 64) per kernel x type, sides up to 128.
+use libtest_mimic::{Arguments, Failed, Trial};
+use rgemm::cpu::{CpuLaunch, Fault, GlobalRegion};
+use rgemm::{CpuExecutor, Element, Error, Kernel, Matrix, bf16, f16};
+use rgemm_kernels::device::global::{load, store};
+use rgemm_kernels::device::shared::SharedArena;
+use rgemm_kernels::device::thread::{block_dim_x, sync_threads, thread_idx_x};
+use rgemm_tests::{Backend, Under, cases, fail, fixed_cases};
+
+fn backend() -> Backend {
+    Backend::Cpu(CpuExecutor::new())
+}
+
+fn trial(
+    name: impl Into<String>,
+    test: impl FnOnce() -> Result<(), String> + Send + 'static,
+) -> Trial {
+    Trial::test(name, move || test().map_err(Failed::from))
+}
+
+fn properties() -> Vec<Trial> {
+    fn one<T: Element>(under: Under) -> Trial {
+        trial(
+            format!("property::{}::{}", under.name(), T::NAME),
+            move || rgemm_tests::property::<T>(&backend(), under, cases(64), 128),
+        )
+    }
+    Under::all()
+        .into_iter()
+        .flat_map(|u| [one::<f32>(u), one::<f64>(u), one::<f16>(u), one::<bf16>(u)])
+        .collect()
+}
+
+/// Launches `body` on one block of `threads` threads with `shared` bytes and the buffer
+/// `data` as its only global region.
+fn launch_one_block(
+    threads: u32,
+    shared: usize,
+    data: &mut [f32],
+    body: fn(*mut f32),
+) -> rgemm::Result<()> {
+    let globals = [GlobalRegion {
+        addr: data.as_ptr() as usize,
+        bytes: std::mem::size_of_val(data),
+    }];
+    let ptr = data.as_mut_ptr() as usize;
+    let launch = CpuLaunch {
+        kernel: "test_kernel",
+        grid: (1, 1, 1),
+        block: (threads, 1, 1),
+        shared_bytes: shared,
+        globals: &globals,
+    };
+    CpuExecutor::with_workers(1).launch(&launch, &move || body(ptr as *mut f32))
+}
+
+fn fault_of(r: rgemm::Result<()>) -> Result<(u32, Fault), String> {
+    match r {
+        Err(Error::KernelFault {
+            kernel,
+            block: (0, 0, 0),
+            thread,
+            fault,
+        }) if kernel == "test_kernel" => Ok((thread.0, fault)),
+        other => Err(format!("expected a kernel fault, got {other:?}")),
+    }
+}
+
+fn checks() -> Vec<Trial> {
+    vec![
+        trial("checks::barriers_order_shared_memory", || {
+            // Reverse a block through shared memory: right only if the barrier holds every
+            // thread until all have written.
+            let mut data: Vec<f32> = (0..64).map(|i| i as f32).collect();
+            launch_one_block(64, 64 * 4, &mut data, |p| unsafe {
+                let t = thread_idx_x();
+                let tile = SharedArena::<f32>::launch_sized().tile(1, block_dim_x());
+                tile.set(0, t, load(p, t as usize));
+                sync_threads();
+                store(p, t as usize, tile.get(0, block_dim_x() - 1 - t));
+            })
+            .map_err(fail)?;
+            let want: Vec<f32> = (0..64).rev().map(|i| i as f32).collect();
+            if data != want {
+                return Err(format!("{data:?}"));
+            }
+            Ok(())
+        }),
+        trial("checks::divergent_barrier_is_reported", || {
+            let mut data = vec![0.0f32; 32];
+            let r = launch_one_block(32, 0, &mut data, |_| {
+                // Two different barriers on purpose: the identical branches are the point.
+                #[allow(clippy::if_same_then_else)]
+                if thread_idx_x().is_multiple_of(2) {
+                    sync_threads();
+                } else {
+                    sync_threads();
+                }
+            });
+            match fault_of(r)? {
+                (
+                    1,
+                    Fault::DivergentBarrier {
+                        other_thread: (0, 0, 0),
+                        here,
+                        other,
+                    },
+                ) if here != other => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        }),
+        trial(
+            "checks::barrier_only_some_threads_reach_is_reported",
+            || {
+                let mut data = vec![0.0f32; 32];
+                let r = launch_one_block(32, 0, &mut data, |_| {
+                    if thread_idx_x() < 16 {
+                        sync_threads();
+                    }
+                });
+                match fault_of(r)? {
+                    (
+                        16,
+                        Fault::ExitedWhileOthersWait {
+                            waiting_thread: (0, 0, 0),
+                            ..
+                        },
+                    ) => Ok(()),
+                    other => Err(format!("{other:?}")),
+                }
+            },
+        ),
+        trial(
+            "checks::shared_tile_beyond_the_launch_size_is_reported",
+            || {
+                let mut data = vec![0.0f32; 32];
+                let r = launch_one_block(32, 31 * 4, &mut data, |_| unsafe {
+                    SharedArena::<f32>::launch_sized()
+                        .tile(1, 32)
+                        .set(0, thread_idx_x(), 1.0);
+                });
+                match fault_of(r)? {
+                    (0, Fault::Panic(m)) if m.contains("shared memory out of bounds") => Ok(()),
+                    other => Err(format!("{other:?}")),
+                }
+            },
+        ),
+        trial("checks::shared_access_outside_its_tile_is_reported", || {
+            let mut data = vec![0.0f32; 32];
+            let r = launch_one_block(32, 64 * 4, &mut data, |_| unsafe {
+                let tile = SharedArena::<f32>::launch_sized().tile(2, 32);
+                tile.set(thread_idx_x() / 16, thread_idx_x() + 1, 1.0); // thread 31 writes col 32
+            });
+            match fault_of(r)? {
+                (31, Fault::Panic(m)) if m.contains("(1, 32) in a 2x32 tile") => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        }),
+        trial("checks::global_access_out_of_bounds_is_reported", || {
+            let mut data = vec![0.0f32; 32];
+            let r = launch_one_block(32, 0, &mut data, |p| unsafe {
+                let t = thread_idx_x() as usize;
+                store(p, t, load(p, t + 1)); // thread 31 reads element 32
+            });
+            match fault_of(r)? {
+                (31, Fault::Panic(m)) if m.contains("global memory read out of bounds") => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        }),
+        trial("checks::every_output_element_is_written", || {
+            let cpu = CpuExecutor::new();
+            let a = Matrix::from_fn(45, 21, |r, c| (r + c) as f32).map_err(fail)?;
+            let b = Matrix::from_fn(21, 39, |r, c| r as f32 - c as f32).map_err(fail)?;
+            for kernel in Kernel::FIXED.into_iter().chain([Kernel::TiledDynamic(9)]) {
+                rgemm_tests::exact(&Backend::Cpu(cpu.clone()), &a, &b, kernel)?;
+            }
+            Ok(())
+        }),
+    ]
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let mut trials = properties();
+    trials.extend(
+        fixed_cases()
+            .into_iter()
+            .map(|(name, case)| trial(name, move || case(&backend()))),
+    );
+    trials.extend(checks());
+    libtest_mimic::run(&args, trials).exit();
+}
