@@ -47,7 +47,7 @@ fn ptx_params(name: &str) -> Vec<PtxParam> {
 fn ptx_targets_sm70_and_has_every_entry_with_the_declared_parameters() {
     assert!(KERNELS_PTX.contains(".target sm_70"));
     let entries = all_entries();
-    assert_eq!(entries.len(), 20);
+    assert_eq!(entries.len(), 40);
     for (kernel, name) in &entries {
         assert_eq!(ptx_params(name), kernel.params(), "{name}");
     }
@@ -59,15 +59,45 @@ fn ptx_targets_sm70_and_has_every_entry_with_the_declared_parameters() {
 }
 
 #[test]
+fn register_tiles_unroll_into_registers_and_vector_kernels_move_16_bytes() {
+    for (kernel, name) in all_entries() {
+        let text = entry_text(&name);
+        let fmas = text.matches("fma.rn.f").count();
+        match kernel {
+            Kernel::RegisterTiled
+            | Kernel::Vectorized
+            | Kernel::DoubleBuffered
+            | Kernel::WarpTiled => {
+                assert!(
+                    fmas >= 512,
+                    "{name}: {fmas} fma: the 8x8x8 tile did not unroll"
+                )
+            }
+            Kernel::Coarse => assert!(fmas >= 64, "{name}: {fmas} fma"),
+            _ => {}
+        }
+    }
+    for family in ["vectorized", "double_buffered", "warp_tiled"] {
+        let text = entry_text(&format!("{family}_f32"));
+        for op in ["ld.global.v4.", "ld.shared.v4.", "st.global.v4."] {
+            assert!(text.contains(op), "{family}_f32 lacks {op}");
+        }
+        let text = entry_text(&format!("{family}_f64"));
+        for op in ["ld.global.v2.", "ld.shared.v2.", "st.global.v2."] {
+            assert!(text.contains(op), "{family}_f64 lacks {op}");
+        }
+    }
+}
+
+#[test]
 fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
     for (kernel, name) in all_entries() {
         let text = entry_text(&name);
         let barriers = text.matches("bar.sync").count();
-        if kernel.tile().is_some() {
-            assert_eq!(
-                barriers, 2,
-                "{name}: one barrier after loading, one after use"
-            );
+        if kernel.shared_bytes::<f32>() > 0 {
+            // Single-stage kernels: after loading and after use; double-buffered ones: after
+            // the prologue and once per phase.
+            assert_eq!(barriers, 2, "{name}: two barriers");
             assert!(
                 text.contains("st.shared") && text.contains("ld.shared"),
                 "{name}"

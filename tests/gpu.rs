@@ -126,8 +126,8 @@ fn occupancy() -> Trial {
 }
 
 fn choice() -> Trial {
-    gpu_trial("choice::matmul_reports_the_kernel_it_chose", |ctx| {
-        let kernel = ctx.choose_kernel::<f32>(300, 200, 100).map_err(fail)?;
+    gpu_trial("choice::textbook_tile_and_timed_choice", |ctx| {
+        let kernel = ctx.textbook_kernel::<f32>().map_err(fail)?;
         let Kernel::Tiled(tile) = kernel else {
             return Err(format!("expected a fixed tiled kernel, got {kernel}"));
         };
@@ -148,6 +148,7 @@ fn choice() -> Trial {
                 ));
             }
         }
+        // matmul's own choice: one of the candidates, remembered, reported, and right.
         let (a, b) = (
             random_matrix::<f32>(300, 100, 5),
             random_matrix::<f32>(100, 200, 6),
@@ -155,8 +156,16 @@ fn choice() -> Trial {
         let (da, db) = (ctx.upload(&a).map_err(fail)?, ctx.upload(&b).map_err(fail)?);
         let mut dc = ctx.zeros::<f32>(300, 200).map_err(fail)?;
         let ran = ctx.matmul_device(&da, &db, &mut dc, None).map_err(fail)?;
-        if ran != plan {
-            return Err(format!("ran {ran:?}, planned {plan:?}"));
+        let candidates = ctx.candidates::<f32>(300, 200, 100).map_err(fail)?;
+        if !candidates.contains(&ran.kernel) || !candidates.contains(&kernel) {
+            return Err(format!("ran {ran:?}, candidates {candidates:?}"));
+        }
+        if ctx.chosen_kernel::<f32>(300, 200, 100) != Some(ran.kernel) {
+            return Err("the choice was not remembered".into());
+        }
+        let again = ctx.matmul_device(&da, &db, &mut dc, None).map_err(fail)?;
+        if again != ran {
+            return Err(format!("second call ran {again:?}, first {ran:?}"));
         }
         check_product(&a, &b, &ctx.download(&dc).map_err(fail)?)
     })

@@ -73,6 +73,8 @@ pub struct Context {
     module: Arc<CudaModule>,
     props: DeviceProps,
     functions: Mutex<HashMap<String, CudaFunction>>,
+    /// The kernel `matmul` chose per (element type, m, n, k): timed on first use.
+    choices: Mutex<HashMap<(&'static str, usize, usize, usize), Kernel>>,
 }
 
 impl std::fmt::Debug for Context {
@@ -100,6 +102,7 @@ impl Context {
             module,
             props,
             functions: Mutex::new(HashMap::new()),
+            choices: Mutex::new(HashMap::new()),
         })
     }
 
@@ -150,7 +153,8 @@ impl Context {
         Matrix::from_vec(m.rows, m.cols, data)
     }
 
-    /// `A * B` with the kernel [`Context::choose_kernel`] picks.
+    /// `A * B` with the fastest kernel for this shape on this device (see
+    /// [`Context::matmul_device`] for how it is chosen).
     ///
     /// Shapes: `A` is `m x k`, `B` is `k x n`, the result `m x n`. Zero-sized dimensions
     /// follow the maths: `m = 0` or `n = 0` gives an empty result, `k = 0` a matrix of
@@ -177,19 +181,25 @@ impl Context {
     ) -> Result<Matrix<T::Out>> {
         let (m, n, k) = check_product_shape(a, b)?;
         // Validate the whole launch before any device work.
-        let kernel = match kernel {
-            Some(kernel) => kernel,
-            None => self.choose_kernel::<T>(m, n, k)?,
-        };
-        kernel.launch_config::<T>(&self.props, m, n, k)?;
+        match kernel {
+            Some(kernel) => drop(kernel.launch_config::<T>(&self.props, m, n, k)?),
+            None => drop(self.candidates::<T>(m, n, k)?),
+        }
         let (da, db) = (self.upload(a)?, self.upload(b)?);
         let mut dc = self.zeros::<T::Out>(m, n)?;
-        self.matmul_device(&da, &db, &mut dc, Some(kernel))?;
+        self.matmul_device(&da, &db, &mut dc, kernel)?;
         self.download(&dc)
     }
 
-    /// `C = A * B` on device matrices, queued on the stream; `kernel: None` lets
-    /// [`Context::choose_kernel`] pick. Returns what ran. `C` is left untouched on error.
+    /// `C = A * B` on device matrices, queued on the stream. Returns what ran. `C` is left
+    /// untouched on error.
+    ///
+    /// `kernel: None` picks the fastest of [`Context::candidates`] for this element type
+    /// and exact shape: the first call with a new shape times each candidate on these very
+    /// buffers (one warm-up, then the best of two runs, CUDA events) and remembers the
+    /// winner for the life of the context ([`Context::chosen_kernel`] reports it); later
+    /// calls go straight to it. The textbook tiled kernel is always a candidate, so the
+    /// choice is never slower than it on the shapes it was timed on.
     pub fn matmul_device<T: Element>(
         &self,
         a: &DeviceMatrix<T>,
@@ -221,12 +231,25 @@ impl Context {
         }
         let kernel = match kernel {
             Some(kernel) => kernel,
-            None => self.choose_kernel::<T>(m, n, k)?,
+            None => self.choose_by_timing(a, b, c)?,
         };
         let plan = self.plan::<T>(kernel, m, n, k)?;
         if m == 0 || n == 0 {
             return Ok(plan); // an empty product: nothing to compute
         }
+        self.launch(a, b, c, &plan)?;
+        Ok(plan)
+    }
+
+    fn launch<T: Element>(
+        &self,
+        a: &DeviceMatrix<T>,
+        b: &DeviceMatrix<T>,
+        c: &mut DeviceMatrix<T::Out>,
+        plan: &LaunchPlan,
+    ) -> Result<()> {
+        let kernel = plan.kernel;
+        let (m, n, k) = (a.rows, b.cols, a.cols);
         let args = GemmArgs {
             a: &a.buf,
             b: &b.buf,
@@ -244,8 +267,63 @@ impl Context {
             block_dim: plan.block,
             shared_mem_bytes: plan.shared_bytes,
         };
-        args.launch(&self.stream, &self.function::<T>(kernel)?, kernel, cfg)?;
-        Ok(plan)
+        args.launch(&self.stream, &self.function::<T>(kernel)?, kernel, cfg)
+    }
+
+    /// The kernels `matmul` chooses among for this shape: the textbook tiled kernel (its
+    /// tile width by [`Context::textbook_kernel`]) and every kernel past it that this
+    /// device can launch for the shape. An error if none can.
+    pub fn candidates<T: Element>(&self, m: usize, n: usize, k: usize) -> Result<Vec<Kernel>> {
+        let textbook = self.textbook_kernel::<T>()?;
+        textbook.launch_config::<T>(&self.props, m, n, k)?;
+        let mut all = vec![textbook];
+        for kernel in [
+            Kernel::Coarse,
+            Kernel::RegisterTiled,
+            Kernel::Vectorized,
+            Kernel::DoubleBuffered,
+            Kernel::WarpTiled,
+        ] {
+            if kernel.launch_config::<T>(&self.props, m, n, k).is_ok() {
+                all.push(kernel);
+            }
+        }
+        Ok(all)
+    }
+
+    /// The kernel `matmul` chose for this element type and shape, if it has run it.
+    pub fn chosen_kernel<T: Element>(&self, m: usize, n: usize, k: usize) -> Option<Kernel> {
+        let choices = self.choices.lock().unwrap_or_else(|e| e.into_inner());
+        choices.get(&(T::NAME, m, n, k)).copied()
+    }
+
+    fn choose_by_timing<T: Element>(
+        &self,
+        a: &DeviceMatrix<T>,
+        b: &DeviceMatrix<T>,
+        c: &mut DeviceMatrix<T::Out>,
+    ) -> Result<Kernel> {
+        let (m, n, k) = (a.rows, b.cols, a.cols);
+        if let Some(kernel) = self.chosen_kernel::<T>(m, n, k) {
+            return Ok(kernel);
+        }
+        let candidates = self.candidates::<T>(m, n, k)?;
+        if m == 0 || n == 0 || candidates.len() == 1 {
+            return Ok(candidates[0]);
+        }
+        let mut best: Option<(f64, Kernel)> = None;
+        for kernel in candidates {
+            let plan = self.plan::<T>(kernel, m, n, k)?;
+            let runs = crate::timing::time_ms(self, 1, 2, || self.launch(a, b, c, &plan))?;
+            let ms = runs.into_iter().fold(f64::INFINITY, f64::min);
+            if best.is_none_or(|(t, _)| ms < t) {
+                best = Some((ms, kernel));
+            }
+        }
+        let kernel = best.map(|(_, k)| k).expect("at least one candidate");
+        let mut choices = self.choices.lock().unwrap_or_else(|e| e.into_inner());
+        choices.insert((T::NAME, m, n, k), kernel);
+        Ok(kernel)
     }
 
     /// The launch `kernel` would make for an `m x k` times `k x n` product.
@@ -267,13 +345,12 @@ impl Context {
         })
     }
 
-    /// The kernel [`Context::matmul`] uses: the textbook tiled kernel, with the fixed tile
-    /// width (8, 16 or 32) that this device can launch at the highest occupancy (threads
-    /// resident per SM, from its thread, block, shared-memory and register limits and the
-    /// kernel's register count); among equals the widest, since each element of A and B
-    /// is then read from global memory fewer times (`n / tile` and `m / tile`).
-    pub fn choose_kernel<T: Element>(&self, m: usize, n: usize, k: usize) -> Result<Kernel> {
-        let _ = (m, n, k); // one rule for every shape for now
+    /// The textbook's choice: the tiled kernel with the fixed tile width (8, 16 or 32) that
+    /// this device can launch at the highest occupancy (threads resident per SM, from its
+    /// thread, block, shared-memory and register limits and the kernel's register count);
+    /// among equals the widest, since each element of A and B is then read from global
+    /// memory fewer times (`n / tile` and `m / tile`).
+    pub fn textbook_kernel<T: Element>(&self) -> Result<Kernel> {
         let mut best: Option<(Kernel, u32)> = None;
         for tile in crate::kernels::FixedTile::ALL {
             let kernel = Kernel::Tiled(tile);

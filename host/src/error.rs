@@ -55,6 +55,13 @@ pub enum Error {
         device: String,
         reason: String,
     },
+    /// A kernel whose block (threads, shared bytes) this device cannot launch.
+    #[error("kernel {kernel} cannot run on {device}: {reason}")]
+    UnsupportedKernel {
+        kernel: String,
+        device: String,
+        reason: String,
+    },
     /// A device matrix from another [`Context`](crate::Context) was passed in.
     #[error("a device matrix belongs to another context")]
     ForeignMatrix,

@@ -27,29 +27,49 @@ impl FixedTile {
     }
 }
 
-/// Which kernel computes a product.
+/// Which kernel computes a product. Each is one idea of the progression from the textbook
+/// to register tiling, in its own file under `kernels-gpu/src/`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kernel {
-    /// One thread per element of C (`kernels-gpu/src/naive.rs`); 32 x 8 blocks, so a warp
-    /// reads 32 consecutive elements of a row of B.
+    /// One thread per element of C (`naive.rs`); 32 x 8 blocks, so a warp reads 32
+    /// consecutive elements of a row of B.
     Naive,
-    /// Shared-memory tiling with a compile-time tile width (`kernels-gpu/src/tiled.rs`).
+    /// Shared-memory tiling with a compile-time tile width (`tiled.rs`).
     Tiled(FixedTile),
     /// Shared-memory tiling with the tile width passed at launch and the shared memory
     /// sized at launch (`tiled_dyn_*`). Any width with `width^2` threads per block.
     TiledDynamic(u32),
+    /// Thread coarsening: 8 elements of a column of C per thread, 64 x 64 block tile
+    /// (`coarse.rs`).
+    Coarse,
+    /// 2D register tiling: an 8 x 8 thread tile, 128 x 128 block tile (`register_tiled.rs`).
+    RegisterTiled,
+    /// Register tiling with 128-bit global and shared accesses, A transposed in shared
+    /// memory, a conflict-free thread-tile layout (`vectorized.rs`, `block_tile.rs`).
+    Vectorized,
+    /// The vectorized kernel with two shared stages and the next phase's loads in flight
+    /// during the multiply-adds (`double_buffered.rs`).
+    DoubleBuffered,
+    /// The double-buffered kernel with each warp owning a 64 x 64 warp tile
+    /// (`warp_tiled.rs`).
+    WarpTiled,
 }
 
 /// Block of the naive kernel: a warp spans 32 columns of one row of C.
 const NAIVE_BLOCK: (u32, u32) = (32, 8);
 
 impl Kernel {
-    /// Every compiled kernel family with a fixed configuration.
-    pub const FIXED: [Kernel; 4] = [
+    /// Every compiled kernel with a fixed configuration, in the order of the progression.
+    pub const FIXED: [Kernel; 9] = [
         Kernel::Naive,
         Kernel::Tiled(FixedTile::W8),
         Kernel::Tiled(FixedTile::W16),
         Kernel::Tiled(FixedTile::W32),
+        Kernel::Coarse,
+        Kernel::RegisterTiled,
+        Kernel::Vectorized,
+        Kernel::DoubleBuffered,
+        Kernel::WarpTiled,
     ];
 
     /// The entry point's name for element type `T`, e.g. `tiled16_f32`.
@@ -63,31 +83,61 @@ impl Kernel {
             Kernel::Naive => "naive".into(),
             Kernel::Tiled(t) => format!("tiled{}", t.width()),
             Kernel::TiledDynamic(_) => "tiled_dyn".into(),
+            Kernel::Coarse => "coarse".into(),
+            Kernel::RegisterTiled => "register_tiled".into(),
+            Kernel::Vectorized => "vectorized".into(),
+            Kernel::DoubleBuffered => "double_buffered".into(),
+            Kernel::WarpTiled => "warp_tiled".into(),
         }
     }
 
-    /// The tile width, for tiled kernels.
+    /// The tile width, for the textbook tiled kernels.
     pub fn tile(&self) -> Option<u32> {
         match self {
-            Kernel::Naive => None,
             Kernel::Tiled(t) => Some(t.width()),
             Kernel::TiledDynamic(t) => Some(*t),
+            _ => None,
         }
     }
 
-    /// Launch rule: the block shape `(x, y)`; x runs along N (columns of C), y along M.
+    /// Launch rule: the block shape `(x, y)`; for 2D blocks x runs along N (columns of
+    /// C) and y along M.
     pub fn block(&self) -> (u32, u32) {
-        match self.tile() {
-            None => NAIVE_BLOCK,
-            Some(t) => (t, t),
+        match self {
+            Kernel::Naive => NAIVE_BLOCK,
+            Kernel::Tiled(_) | Kernel::TiledDynamic(_) => {
+                let t = self.tile().unwrap_or(0);
+                (t, t)
+            }
+            Kernel::Coarse => (512, 1),
+            _ => (256, 1),
         }
     }
 
-    /// Launch rule: dynamic shared bytes per block. Tiled kernels hold one tile of A and
-    /// one of B in the accumulator type.
+    /// Launch rule: the block tile, the `rows x cols` of C one block computes.
+    pub fn block_tile(&self) -> (u32, u32) {
+        match self {
+            Kernel::Naive => (NAIVE_BLOCK.1, NAIVE_BLOCK.0),
+            Kernel::Tiled(_) | Kernel::TiledDynamic(_) => self.block(),
+            Kernel::Coarse => (64, 64),
+            _ => (128, 128),
+        }
+    }
+
+    /// Launch rule: dynamic shared bytes per block. Tiles hold the accumulator type.
     pub fn shared_bytes<T: Element>(&self) -> u32 {
         let acc = std::mem::size_of::<T::Out>() as u32;
-        self.tile().map_or(0, |t| 2 * t * t * acc)
+        let elements = match self {
+            Kernel::Naive => 0,
+            Kernel::Tiled(_) | Kernel::TiledDynamic(_) => {
+                let t = self.tile().unwrap_or(0);
+                2 * t * t
+            }
+            Kernel::Coarse => 64 * 8 + 8 * 64,
+            Kernel::RegisterTiled | Kernel::Vectorized => 128 * 8 + 8 * 128,
+            Kernel::DoubleBuffered | Kernel::WarpTiled => 2 * (128 * 8 + 8 * 128),
+        };
+        elements * acc
     }
 
     /// The PTX parameter list of this kernel's entry points.
@@ -100,24 +150,29 @@ impl Kernel {
 
     /// Checks that `props`' device can run this kernel's block at all (for element `T`).
     pub fn check_device<T: Element>(&self, props: &DeviceProps) -> Result<()> {
-        let Some(tile) = self.tile() else {
-            return Ok(());
+        let unsupported = |reason: String| match self.tile() {
+            Some(tile) => Error::UnsupportedTile {
+                tile,
+                device: props.name.clone(),
+                reason,
+            },
+            None => Error::UnsupportedKernel {
+                kernel: self.to_string(),
+                device: props.name.clone(),
+                reason,
+            },
         };
-        let unsupported = |reason: String| Error::UnsupportedTile {
-            tile,
-            device: props.name.clone(),
-            reason,
-        };
-        if tile == 0 {
+        if self.tile() == Some(0) {
             return Err(unsupported("a tile must be at least 1 wide".into()));
         }
-        let threads = tile as u64 * tile as u64;
+        let (bx, by) = self.block();
+        let threads = bx as u64 * by as u64;
         if threads > props.max_threads_per_block as u64
-            || tile > props.max_block_dim.0
-            || tile > props.max_block_dim.1
+            || bx > props.max_block_dim.0
+            || by > props.max_block_dim.1
         {
             return Err(unsupported(format!(
-                "a {tile}x{tile} block has {threads} threads; the device allows {} per block",
+                "a {bx}x{by} block has {threads} threads; the device allows {} per block",
                 props.max_threads_per_block
             )));
         }
@@ -131,7 +186,8 @@ impl Kernel {
         Ok(())
     }
 
-    /// The launch configuration for an `m x n` output: grid `ceil(n / bx) x ceil(m / by)`.
+    /// The launch configuration for an `m x n` output: grid `ceil(n / block tile cols) x
+    /// ceil(m / block tile rows)`.
     pub fn launch_config<T: Element>(
         &self,
         props: &DeviceProps,
@@ -146,14 +202,15 @@ impl Kernel {
                 "each dimension must be at most {MAX_DIM}"
             )));
         }
-        let (bx, by) = self.block();
-        let (gx, gy) = (n.div_ceil(bx as usize), m.div_ceil(by as usize));
+        let (rows, cols) = self.block_tile();
+        let (gx, gy) = (n.div_ceil(cols as usize), m.div_ceil(rows as usize));
         if gx > props.max_grid_dim.0 as usize || gy > props.max_grid_dim.1 as usize {
             return Err(too_large(format!(
-                "needs a {gx}x{gy} grid of {bx}x{by} blocks; the device allows {}x{}",
+                "needs a {gx}x{gy} grid of {rows}x{cols} block tiles; the device allows {}x{}",
                 props.max_grid_dim.0, props.max_grid_dim.1
             )));
         }
+        let (bx, by) = self.block();
         Ok(LaunchConfig {
             grid_dim: (gx as u32, gy as u32, 1),
             block_dim: (bx, by, 1),

@@ -18,7 +18,7 @@
 //!         for (x, y) in c.as_slice().iter().zip(expected.as_slice()) {
 //!             assert_eq!(*x as f64, *y); // small integers: exact
 //!         }
-//!         let plan = ctx.plan::<f32>(ctx.choose_kernel::<f32>(64, 48, 32)?, 64, 48, 32)?;
+//!         let plan = ctx.plan::<f32>(ctx.textbook_kernel::<f32>()?, 64, 48, 32)?;
 //!         println!("{} on {}: {:?}", plan.entry, ctx.props().name, plan.occupancy.limiter);
 //!     }
 //!     Err(e) => eprintln!("no GPU, GPU part skipped: {e}"),

@@ -1,7 +1,9 @@
 //! Element types as the kernels see them: what is loaded from global memory, what it is
 //! widened to for the multiply-add, and what is written to C.
+use crate::device::vector::Pack4;
+
 /// The accumulator (and output) type of a kernel.
-pub trait Accumulator: Copy {
+pub trait Accumulator: Copy + Pack4 {
     const ZERO: Self;
     /// `self + a * b`, rounded once (PTX `fma.rn`): rustc does not contract a separate
     /// multiply and add, and the fused form is both faster and more accurate.
@@ -25,7 +27,7 @@ impl Accumulator for f64 {
 }
 
 /// An input element of A and B.
-pub trait Element: Copy {
+pub trait Element: Copy + Pack4 {
     type Acc: Accumulator;
     fn widen(self) -> Self::Acc;
 }

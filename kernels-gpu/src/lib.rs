@@ -19,11 +19,20 @@
 )]
 #![feature(core_intrinsics, f16)]
 #![allow(internal_features)]
+// Register tiles are indexed with loop counters on purpose: constant-trip index loops unroll
+// into registers, where iterator adaptors over arrays left state in local memory.
+#![allow(clippy::needless_range_loop)]
 
+pub mod block_tile;
+pub mod coarse;
 pub mod device;
+pub mod double_buffered;
 pub mod element;
 pub mod naive;
+pub mod register_tiled;
 pub mod tiled;
+pub mod vectorized;
+pub mod warp_tiled;
 
 /// A kernel cannot unwind: a panic (which the kernels avoid by construction) traps, which
 /// the host sees as a launch failure rather than a wrong answer.

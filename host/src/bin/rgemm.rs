@@ -232,8 +232,11 @@ fn run_shape<T: Element>(
     })?);
     let reference = ctx.download(&c_ref)?;
 
-    let chosen = ctx.choose_kernel::<T>(m, n, k)?;
-    let tile = chosen.tile().unwrap_or(16);
+    // What matmul() picks for this shape (timed on first use, on these buffers).
+    let chosen = ctx
+        .matmul_device(&a, &b, &mut ctx.zeros(m, n)?, None)?
+        .kernel;
+    let tile = ctx.textbook_kernel::<T>()?.tile().unwrap_or(16);
     let mut kernels = Kernel::FIXED.to_vec();
     kernels.push(Kernel::TiledDynamic(tile));
     let limit = error_limit::<T>(k);

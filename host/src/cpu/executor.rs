@@ -209,12 +209,18 @@ impl CpuExecutor {
     }
 }
 
+/// Shared memory is allocated in these, so the region is 32-byte aligned as on the GPU
+/// build (where packed groups of four f64 need it).
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct SharedChunk([u8; 32]);
+
 /// One OS thread's state: reusable stacks and a shared region.
 struct Worker<'l> {
     launch: &'l CpuLaunch<'l>,
     executor: &'l CpuExecutor,
     stacks: Vec<DefaultStack>,
-    shared: Vec<u128>,
+    shared: Vec<SharedChunk>,
     threads: usize,
 }
 
@@ -235,7 +241,7 @@ impl<'l> Worker<'l> {
             launch,
             executor,
             stacks: Vec::new(),
-            shared: vec![0; launch.shared_bytes.div_ceil(16)],
+            shared: vec![SharedChunk([0; 32]); launch.shared_bytes.div_ceil(32)],
             threads,
         }
     }
@@ -264,7 +270,7 @@ impl<'l> Worker<'l> {
     fn run_block(&mut self, block_idx: (u32, u32, u32), body: &(dyn Fn() + Sync)) -> Result<()> {
         let launch = self.launch;
         // Uninitialised shared memory: 0xFF bytes read as NaN in f32 and f64.
-        self.shared.fill(u128::MAX);
+        self.shared.fill(SharedChunk([0xFF; 32]));
         let shared = self.shared.as_mut_ptr().cast::<u8>();
         let records: Vec<HostThread> = (0..self.threads as u64)
             .map(|t| {

@@ -7,8 +7,13 @@ use crate::kernels::{FixedTile, Kernel};
 use crate::matrix::Matrix;
 use crate::props::DeviceProps;
 use crate::reference::check_product_shape;
+use rgemm_kernels::coarse::coarse;
 use rgemm_kernels::device::host::GlobalRegion;
+use rgemm_kernels::double_buffered::double_buffered;
 use rgemm_kernels::element::Element as DeviceElement;
+use rgemm_kernels::register_tiled::register_tiled;
+use rgemm_kernels::vectorized::vectorized;
+use rgemm_kernels::warp_tiled::warp_tiled;
 use rgemm_kernels::{naive::naive, tiled::tiled, tiled::tiled_dyn};
 
 /// A GEMM kernel body for device element `D`: `(a, b, c, m, n, k, tile)`.
@@ -30,6 +35,15 @@ fn body<D: DeviceElement>(kernel: Kernel) -> GemmBody<D> {
         Kernel::TiledDynamic(_) => {
             |a, b, c, m, n, k, t| unsafe { tiled_dyn::<D>(a, b, c, m, n, k, t) }
         }
+        Kernel::Coarse => |a, b, c, m, n, k, _| unsafe { coarse::<D>(a, b, c, m, n, k) },
+        Kernel::RegisterTiled => {
+            |a, b, c, m, n, k, _| unsafe { register_tiled::<D>(a, b, c, m, n, k) }
+        }
+        Kernel::Vectorized => |a, b, c, m, n, k, _| unsafe { vectorized::<D>(a, b, c, m, n, k) },
+        Kernel::DoubleBuffered => {
+            |a, b, c, m, n, k, _| unsafe { double_buffered::<D>(a, b, c, m, n, k) }
+        }
+        Kernel::WarpTiled => |a, b, c, m, n, k, _| unsafe { warp_tiled::<D>(a, b, c, m, n, k) },
     }
 }
 

@@ -2,6 +2,7 @@
 //! own bounds checks keep it in range); on the host the CPU executor also checks that the
 //! element lies inside one of the launch's buffers, so an indexing bug is reported
 //! instead of reading or writing whatever lies there.
+use super::vector::{Pack4, read4, write4};
 
 /// Element `index` of the global buffer at `ptr`.
 ///
@@ -26,4 +27,33 @@ pub unsafe fn store<T>(ptr: *mut T, index: usize, value: T) {
     #[cfg(not(target_arch = "nvptx64"))]
     super::host::check_global(ptr.wrapping_add(index) as usize, size_of::<T>(), "write");
     unsafe { *ptr.add(index) = value }
+}
+
+/// Elements `index..index + 4` as one access.
+///
+/// # Safety
+/// The four elements are inside the buffer, and `ptr + index` is aligned to four elements
+/// (see [`super::vector`]).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn load4<T: Pack4>(ptr: *const T, index: usize) -> [T; 4] {
+    #[cfg(not(target_arch = "nvptx64"))]
+    super::host::check_global(ptr.wrapping_add(index) as usize, 4 * size_of::<T>(), "read");
+    unsafe { read4(ptr.add(index)) }
+}
+
+/// Writes elements `index..index + 4` as one access.
+///
+/// # Safety
+/// As [`load4`], and no other thread of the launch accesses these elements.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn store4<T: Pack4>(ptr: *mut T, index: usize, value: [T; 4]) {
+    #[cfg(not(target_arch = "nvptx64"))]
+    super::host::check_global(
+        ptr.wrapping_add(index) as usize,
+        4 * size_of::<T>(),
+        "write",
+    );
+    unsafe { write4(ptr.add(index), value) }
 }

@@ -20,7 +20,7 @@ pub struct HostThread {
     pub block_idx: [u32; 3],
     pub block_dim: [u32; 3],
     pub grid_dim: [u32; 3],
-    /// The block's launch-sized shared region (aligned to 16 bytes).
+    /// The block's launch-sized shared region (aligned to 32 bytes).
     pub shared: *mut u8,
     pub shared_len: usize,
     /// The launch's global buffers; every global access must fall inside one.

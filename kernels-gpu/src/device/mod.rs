@@ -10,3 +10,4 @@ pub mod global;
 pub mod host;
 pub mod shared;
 pub mod thread;
+pub mod vector;

@@ -2,9 +2,14 @@
 //! (CUDA's `extern __shared__`, PTX `.extern .shared`), whose byte count the host chooses
 //! at launch. A kernel's shared bytes are therefore a launch rule, stated by the host next
 //! to the kernel's declaration. On the host every carve and every access is checked.
+use super::vector::{Pack4, read4, write4};
 #[cfg(target_arch = "nvptx64")]
 use core::intrinsics::gpu::gpu_launch_sized_workgroup_mem;
 use core::marker::PhantomData;
+
+#[cfg(target_arch = "nvptx64")]
+#[repr(align(32))]
+struct Align32;
 
 /// Hands out consecutive tiles of the launch-sized shared region.
 pub struct SharedArena<T> {
@@ -22,9 +27,13 @@ impl<T: Copy> SharedArena<T> {
     /// from this arena cover (checked on the host).
     #[inline(always)]
     pub unsafe fn launch_sized() -> Self {
+        // Request 32-byte alignment first: packed groups (f64 x 4) then always fit.
         #[cfg(target_arch = "nvptx64")]
         return Self {
-            next: gpu_launch_sized_workgroup_mem::<T>(),
+            next: {
+                let _ = gpu_launch_sized_workgroup_mem::<Align32>();
+                gpu_launch_sized_workgroup_mem::<T>()
+            },
         };
         #[cfg(not(target_arch = "nvptx64"))]
         {
@@ -106,5 +115,30 @@ impl<T: Copy> SharedTile<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn set(&self, row: u32, col: u32, value: T) {
         unsafe { *self.base.add(self.offset(row, col)) = value }
+    }
+}
+
+impl<T: Pack4> SharedTile<T> {
+    /// Elements `(row, col..col + 4)` as one access.
+    ///
+    /// # Safety
+    /// As [`SharedTile::get`] for the four elements; `col` and the tile's row length are
+    /// multiples of 4, and the arena is 16-byte aligned ([`SharedArena::launch_sized`]).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn get4(&self, row: u32, col: u32) -> [T; 4] {
+        let at = self.offset(row, col + 3) - 3;
+        unsafe { read4(self.base.add(at)) }
+    }
+
+    /// Writes `(row, col..col + 4)` as one access.
+    ///
+    /// # Safety
+    /// As [`SharedTile::set`] for the four elements, aligned as for [`SharedTile::get4`].
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn set4(&self, row: u32, col: u32, value: [T; 4]) {
+        let at = self.offset(row, col + 3) - 3;
+        unsafe { write4(self.base.add(at), value) }
     }
 }

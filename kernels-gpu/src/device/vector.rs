@@ -1,0 +1,75 @@
+//! Four consecutive elements moved as one access: 16 bytes for f32 (PTX `ld.v4.f32`), two
+//! 16-byte halves for f64, 8 bytes for 16-bit types. The element index must be a multiple of
+//! 4 and the buffer aligned to four elements (the kernels check this before taking a
+//! vector path).
+
+/// An element type with a packed, four-element-aligned group of itself.
+pub trait Pack4: Copy {
+    type Packed: Copy;
+    fn unpack(p: Self::Packed) -> [Self; 4];
+    fn pack(v: [Self; 4]) -> Self::Packed;
+}
+
+macro_rules! pack4 {
+    ($($name:ident: $align:literal => $($t:ty),+;)*) => {$(
+        #[doc = concat!("Four elements aligned to ", stringify!($align), " bytes.")]
+        #[derive(Clone, Copy)]
+        #[repr(C, align($align))]
+        pub struct $name<T>(pub [T; 4]);
+        $(impl Pack4 for $t {
+            type Packed = $name<$t>;
+            #[inline(always)]
+            fn unpack(p: Self::Packed) -> [Self; 4] {
+                p.0
+            }
+            #[inline(always)]
+            fn pack(v: [Self; 4]) -> Self::Packed {
+                $name(v)
+            }
+        })+
+    )*};
+}
+
+pack4! {
+    Aligned8: 8 => f16, crate::element::Bf16;
+    Aligned16: 16 => f32;
+    Aligned32: 32 => f64;
+}
+
+/// Reads `*ptr` as a packed group: aligned on the GPU; on the host, where buffers are only
+/// element-aligned, unaligned.
+///
+/// # Safety
+/// `ptr` points to four readable elements (aligned to the group on the GPU).
+#[inline(always)]
+pub(crate) unsafe fn read4<T: Pack4>(ptr: *const T) -> [T; 4] {
+    #[cfg(target_arch = "nvptx64")]
+    return T::unpack(unsafe { ptr.cast::<T::Packed>().read() });
+    #[cfg(not(target_arch = "nvptx64"))]
+    return T::unpack(unsafe { ptr.cast::<T::Packed>().read_unaligned() });
+}
+
+/// Writes four elements at `ptr` as one packed group (see [`read4`]).
+///
+/// # Safety
+/// `ptr` points to four writable elements (aligned to the group on the GPU).
+#[inline(always)]
+pub(crate) unsafe fn write4<T: Pack4>(ptr: *mut T, v: [T; 4]) {
+    #[cfg(target_arch = "nvptx64")]
+    unsafe {
+        ptr.cast::<T::Packed>().write(T::pack(v))
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    unsafe {
+        ptr.cast::<T::Packed>().write_unaligned(T::pack(v))
+    }
+}
+
+/// Whether `ptr` is aligned for packed groups of `T` (on the host any address will do).
+#[inline(always)]
+pub fn aligned4<T: Pack4>(ptr: *const T) -> bool {
+    #[cfg(target_arch = "nvptx64")]
+    return ptr as usize % align_of::<T::Packed>() == 0;
+    #[cfg(not(target_arch = "nvptx64"))]
+    return !ptr.is_null();
+}

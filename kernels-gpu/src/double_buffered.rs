@@ -1,0 +1,85 @@
+//! Double buffering: two shared stages; while the block multiplies out of one, each thread
+//! already has the next phase's global loads in flight (into registers) and stores them into
+//! the other stage afterwards, so one barrier per phase suffices and global latency hides
+//! behind the multiply-adds. Same layout and edge handling as `vectorized`.
+//!
+//! Launch rules (host `kernels.rs`): 256 threads in a 1D block, block tile 128 x 128
+//! stepping BK = 8, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes
+//! `2 * (BK * BM + BK * BN) * size_of(Acc)`.
+use crate::block_tile::{
+    BK, BM, BN, Block, RowMajor, Stage, ThreadMap, epilogue, fetch, multiply, stash,
+};
+use crate::device::shared::SharedArena;
+use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::Bf16;
+use crate::element::{Accumulator, Element, gemm_entry_points};
+
+/// The double-buffered mainloop with thread mapping `M` (also used by `warp_tiled`).
+///
+/// # Safety
+/// See the entry points; 256 threads per block.
+#[inline(always)]
+pub unsafe fn pipelined<T: Element, M: ThreadMap>(
+    a: *const T,
+    b: *const T,
+    c: *mut T::Acc,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    let tid = thread_idx_x();
+    let me = M::coords(tid);
+    let blk = Block::new(
+        (a, b, c),
+        (m, n, k),
+        (block_idx_y() * BM, block_idx_x() * BN),
+    );
+    // SAFETY: the launch provides two stages of shared memory.
+    let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
+    let stages = (Stage::carve(&mut arena), Stage::carve(&mut arena));
+    // Chosen by parity with a select, not an array index: an indexed array of stages would
+    // live in local memory and lose the shared address space of its pointers.
+    let stage = |p: u32| if p % 2 == 0 { stages.0 } else { stages.1 };
+    let mut acc = [[T::Acc::ZERO; 8]; 8];
+    let phases = k.div_ceil(BK);
+
+    // Prologue: the first stage.
+    if phases > 0 {
+        unsafe { stash(&stages.0, fetch((a, b), (m, n, k), blk, 0, tid), tid) };
+    }
+    sync_threads();
+    // Mainloop: fetch phase p + 1 while multiplying phase p.
+    for phase in 0..phases {
+        let next = phase + 1 < phases;
+        let prefetch = if next {
+            Some(unsafe { fetch((a, b), (m, n, k), blk, (phase + 1) * BK, tid) })
+        } else {
+            None
+        };
+        unsafe { multiply(&stage(phase), &mut acc, me) };
+        if let Some(f) = prefetch {
+            // The other stage was last read in phase - 1, before the previous barrier.
+            unsafe { stash(&stage(phase + 1), f, tid) };
+        }
+        sync_threads();
+    }
+    unsafe { epilogue(c, &acc, (m, n), blk, me) };
+}
+
+/// # Safety
+/// See the entry points; 256 threads per block.
+#[inline(always)]
+pub unsafe fn double_buffered<T: Element>(
+    a: *const T,
+    b: *const T,
+    c: *mut T::Acc,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    unsafe { pipelined::<T, RowMajor>(a, b, c, m, n, k) }
+}
+
+gemm_entry_points!(double_buffered;
+    double_buffered_f32: f32, double_buffered_f64: f64, double_buffered_f16: f16, double_buffered_bf16: Bf16);

@@ -1,0 +1,54 @@
+//! Register tiling with 128-bit accesses: 4 elements per global load (interior blocks), A
+//! stored transposed in shared memory so each thread's column of A is one 16-byte shared
+//! load, and a conflict-free thread-tile layout (`block_tile`). One shared stage: load,
+//! barrier, multiply, barrier.
+//!
+//! Launch rules (host `kernels.rs`): 256 threads in a 1D block, block tile 128 x 128
+//! stepping BK = 8, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes
+//! `(BK * BM + BK * BN) * size_of(Acc)`.
+use crate::block_tile::{BK, Block, RowMajor, Stage, ThreadMap, epilogue, fetch, multiply, stash};
+use crate::device::shared::SharedArena;
+use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::Bf16;
+use crate::element::{Accumulator, Element, gemm_entry_points};
+
+/// # Safety
+/// See the entry points; 256 threads per block.
+#[inline(always)]
+pub unsafe fn vectorized<T: Element>(
+    a: *const T,
+    b: *const T,
+    c: *mut T::Acc,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    let tid = thread_idx_x();
+    let me = RowMajor::coords(tid);
+    let blk = Block::new(
+        (a, b, c),
+        (m, n, k),
+        (
+            block_idx_y() * crate::block_tile::BM,
+            block_idx_x() * crate::block_tile::BN,
+        ),
+    );
+    // SAFETY: the launch provides one stage of shared memory.
+    let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
+    let stage = Stage::carve(&mut arena);
+    let mut acc = [[T::Acc::ZERO; 8]; 8];
+    for phase in 0..k.div_ceil(BK) {
+        unsafe {
+            let f = fetch((a, b), (m, n, k), blk, phase * BK, tid);
+            stash(&stage, f, tid);
+        }
+        sync_threads();
+        unsafe { multiply(&stage, &mut acc, me) };
+        sync_threads();
+    }
+    unsafe { epilogue(c, &acc, (m, n), blk, me) };
+}
+
+gemm_entry_points!(vectorized;
+    vectorized_f32: f32, vectorized_f64: f64, vectorized_f16: f16, vectorized_bf16: Bf16);
