@@ -283,6 +283,8 @@ impl Context {
             Kernel::Vectorized,
             Kernel::DoubleBuffered,
             Kernel::WarpTiled,
+            Kernel::WarpTiledK16,
+            Kernel::WarpTiled64,
         ] {
             if kernel.launch_config::<T>(&self.props, m, n, k).is_ok() {
                 all.push(kernel);
@@ -412,6 +414,14 @@ impl Context {
             return Ok(f.clone());
         }
         let f = self.module.load_function(&name)?;
+        // Beyond the default 48 KiB a kernel must opt in to its dynamic shared memory.
+        let shared = kernel.shared_bytes::<T>();
+        if shared > self.props.shared_bytes_per_block {
+            f.set_attribute(
+                FuncAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )?;
+        }
         cache.insert(name, f.clone());
         Ok(f)
     }

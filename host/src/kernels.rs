@@ -50,9 +50,14 @@ pub enum Kernel {
     /// The vectorized kernel with two shared stages and the next phase's loads in flight
     /// during the multiply-adds (`double_buffered.rs`).
     DoubleBuffered,
-    /// The double-buffered kernel with each warp owning a 64 x 64 warp tile
+    /// The double-buffered kernel with each warp owning a compact patch of thread tiles
     /// (`warp_tiled.rs`).
     WarpTiled,
+    /// Warp tiling with BK = 16: half the barriers per multiply-add (`warp_tiled.rs`).
+    WarpTiledK16,
+    /// Warp tiling with 64 x 64 block tiles and BK = 16, for products too small to fill the
+    /// GPU with 128 x 128 tiles (`warp_tiled.rs`).
+    WarpTiled64,
 }
 
 /// Block of the naive kernel: a warp spans 32 columns of one row of C.
@@ -60,7 +65,7 @@ const NAIVE_BLOCK: (u32, u32) = (32, 8);
 
 impl Kernel {
     /// Every compiled kernel with a fixed configuration, in the order of the progression.
-    pub const FIXED: [Kernel; 9] = [
+    pub const FIXED: [Kernel; 11] = [
         Kernel::Naive,
         Kernel::Tiled(FixedTile::W8),
         Kernel::Tiled(FixedTile::W16),
@@ -70,6 +75,8 @@ impl Kernel {
         Kernel::Vectorized,
         Kernel::DoubleBuffered,
         Kernel::WarpTiled,
+        Kernel::WarpTiledK16,
+        Kernel::WarpTiled64,
     ];
 
     /// The entry point's name for element type `T`, e.g. `tiled16_f32`.
@@ -88,6 +95,8 @@ impl Kernel {
             Kernel::Vectorized => "vectorized".into(),
             Kernel::DoubleBuffered => "double_buffered".into(),
             Kernel::WarpTiled => "warp_tiled".into(),
+            Kernel::WarpTiledK16 => "warp_tiled_k16".into(),
+            Kernel::WarpTiled64 => "warp_tiled_64".into(),
         }
     }
 
@@ -110,6 +119,7 @@ impl Kernel {
                 (t, t)
             }
             Kernel::Coarse => (512, 1),
+            Kernel::WarpTiled64 => (64, 1),
             _ => (256, 1),
         }
     }
@@ -119,7 +129,7 @@ impl Kernel {
         match self {
             Kernel::Naive => (NAIVE_BLOCK.1, NAIVE_BLOCK.0),
             Kernel::Tiled(_) | Kernel::TiledDynamic(_) => self.block(),
-            Kernel::Coarse => (64, 64),
+            Kernel::Coarse | Kernel::WarpTiled64 => (64, 64),
             _ => (128, 128),
         }
     }
@@ -136,6 +146,8 @@ impl Kernel {
             Kernel::Coarse => 64 * 8 + 8 * 64,
             Kernel::RegisterTiled | Kernel::Vectorized => 128 * 8 + 8 * 128,
             Kernel::DoubleBuffered | Kernel::WarpTiled => 2 * (128 * 8 + 8 * 128),
+            Kernel::WarpTiledK16 => 2 * (128 * 16 + 16 * 128),
+            Kernel::WarpTiled64 => 2 * (64 * 16 + 16 * 64),
         };
         elements * acc
     }
@@ -177,10 +189,10 @@ impl Kernel {
             )));
         }
         let shared = self.shared_bytes::<T>();
-        if shared > props.shared_bytes_per_block {
+        if shared > props.shared_bytes_per_block_optin {
             return Err(unsupported(format!(
-                "needs {shared} shared bytes per block; the device gives {} without opt-in",
-                props.shared_bytes_per_block
+                "needs {shared} shared bytes per block; the device gives at most {}",
+                props.shared_bytes_per_block_optin
             )));
         }
         Ok(())

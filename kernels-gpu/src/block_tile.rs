@@ -1,12 +1,12 @@
-//! The 128 x 128 block tile shared by the vectorized kernels (`vectorized`,
-//! `double_buffered`, `warp_tiled`): its stage layout in shared memory, the phase's global
-//! loads (prologue/mainloop), the thread tile's multiply-adds and the epilogue.
+//! The block tile shared by the vectorized kernels (`vectorized`, `double_buffered`,
+//! `warp_tiled`, ...): its stage layout in shared memory, the phase's global loads
+//! (prologue/mainloop), the thread tile's multiply-adds and the epilogue, for a block tile of
+//! `BM x BN` stepping `BK` along K (const parameters; BM and BN multiples of 64, BK of 8).
 //!
-//! Block tile BM x BN = 128 x 128, BK = 8 per phase, 256 threads, each a TM x TN = 8 x 8
-//! thread tile split in two 4-row and two 4-column halves 64 apart, so a warp's 16-byte
-//! shared reads fall on consecutive addresses (no bank conflicts) and its 16-byte stores of C
-//! are contiguous. A is stored transposed (`a_t[k][m]`), so a thread's 4 rows of A are one
-//! 16-byte shared load too.
+//! `(BM / 8) * (BN / 8)` threads, each an 8 x 8 thread tile split in two 4-row and two
+//! 4-column halves `BM / 2` and `BN / 2` apart, so a warp's 16-byte shared reads fall on
+//! consecutive addresses (no bank conflicts) and its 16-byte stores of C are contiguous. A is
+//! stored transposed (`a_t[k][m]`), so a thread's 4 rows of A are one 16-byte shared load too.
 //!
 //! Interior blocks (the whole tile inside C, K and N multiples of 4, buffers aligned) load and
 //! store 4 elements per access; edge blocks load element by element with zero padding and
@@ -18,42 +18,52 @@ use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::vector::aligned4;
 use crate::element::{Accumulator, Element};
 
-pub const BM: u32 = 128;
-pub const BN: u32 = 128;
-pub const BK: u32 = 8;
-pub const THREADS: u32 = 256;
-/// Thread tile: 8 x 8, as 2 x 2 groups of 4 x 4, 64 apart.
-const HALF: u32 = 64;
-
-/// Which (thread row, thread column) of the 16 x 16 thread grid a thread is.
-pub trait ThreadMap {
-    fn coords(tid: u32) -> (u32, u32);
+/// Threads of a `BM x BN` block tile (8 x 8 elements each).
+pub const fn threads(bm: u32, bn: u32) -> u32 {
+    (bm / 8) * (bn / 8)
 }
 
-/// Thread `tid` is row `tid / 16`, column `tid % 16`: a warp spans 2 rows x 16 columns.
+/// Shared elements of one stage: A transposed (BK x BM) and B (BK x BN).
+pub const fn stage_elements(bm: u32, bn: u32, bk: u32) -> u32 {
+    bk * bm + bk * bn
+}
+
+/// Most 4-element groups one thread loads per phase, of A or of B.
+const MAX_GROUPS: usize = 4;
+
+/// Which (thread row, thread column) of the `BM / 8 x BN / 8` thread grid a thread is.
+pub trait ThreadMap {
+    fn coords<const BM: u32, const BN: u32>(tid: u32) -> (u32, u32);
+}
+
+/// Thread `tid` is row `tid / (BN / 8)`: a warp spans a strip of whole thread rows.
 pub struct RowMajor;
 
 impl ThreadMap for RowMajor {
     #[inline(always)]
-    fn coords(tid: u32) -> (u32, u32) {
-        (tid / 16, tid % 16)
+    fn coords<const BM: u32, const BN: u32>(tid: u32) -> (u32, u32) {
+        (tid / (BN / 8), tid % (BN / 8))
     }
 }
 
-/// Warp tiling: warp `w` owns a 4 x 8 patch of the thread grid (a 64 x 64 warp tile of C,
-/// as 4 quadrants of 32 x 32), so per K step a warp reads 4 distinct A groups and 8 distinct
-/// B groups instead of 2 and 16.
+/// Warp tiling: warp `w` owns a 4 x 8 patch of the thread grid (a warp tile of C of 32 x 64
+/// elements per quadrant pair), so per K step a warp reads 4 distinct A groups and 8
+/// distinct B groups (a row-major warp of a 128-wide tile reads 2 and 16).
 pub struct WarpTiled;
 
 impl ThreadMap for WarpTiled {
     #[inline(always)]
-    fn coords(tid: u32) -> (u32, u32) {
+    fn coords<const BM: u32, const BN: u32>(tid: u32) -> (u32, u32) {
         let (warp, lane) = (tid / 32, tid % 32);
-        ((warp / 2) * 4 + lane / 8, (warp % 2) * 8 + lane % 8)
+        let warps_per_row = BN / 8 / 8;
+        (
+            (warp / warps_per_row) * 4 + lane / 8,
+            (warp % warps_per_row) * 8 + lane % 8,
+        )
     }
 }
 
-/// One stage in shared memory: A transposed (BK x BM) and B (BK x BN).
+/// One stage in shared memory.
 #[derive(Clone, Copy)]
 pub struct Stage<A> {
     a_t: SharedTile<A>,
@@ -61,11 +71,8 @@ pub struct Stage<A> {
 }
 
 impl<A: Accumulator> Stage<A> {
-    /// Shared elements of one stage.
-    pub const ELEMENTS: u32 = BK * BM + BK * BN;
-
     #[inline(always)]
-    pub fn carve(arena: &mut SharedArena<A>) -> Self {
+    pub fn carve<const BM: u32, const BN: u32, const BK: u32>(arena: &mut SharedArena<A>) -> Self {
         Self {
             a_t: arena.tile(BK, BM),
             b: arena.tile(BK, BN),
@@ -73,12 +80,11 @@ impl<A: Accumulator> Stage<A> {
     }
 }
 
-/// One phase's global loads, held in registers: 4 elements of A (row `tid / 2`, columns
-/// `4 * (tid % 2)..`) and 4 of B (row `tid / 32`, columns `4 * (tid % 32)..`).
+/// One phase's global loads, held in registers: this thread's 4-element groups of A and B.
 #[derive(Clone, Copy)]
 pub struct Fetch<A> {
-    a: [A; 4],
-    b: [A; 4],
+    a: [[A; 4]; MAX_GROUPS],
+    b: [[A; 4]; MAX_GROUPS],
 }
 
 /// Where a block is and which path it takes.
@@ -91,11 +97,12 @@ pub struct Block {
 
 impl Block {
     #[inline(always)]
-    pub fn new<T: Element>(
+    pub fn new<T: Element, const BM: u32, const BN: u32>(
         (a, b, c): (*const T, *const T, *mut T::Acc),
         (m, n, k): (u32, u32, u32),
-        (row0, col0): (u32, u32),
+        (block_row, block_col): (u32, u32),
     ) -> Self {
+        let (row0, col0) = (block_row * BM, block_col * BN);
         let interior = row0 + BM <= m
             && col0 + BN <= n
             && k % 4 == 0
@@ -111,45 +118,66 @@ impl Block {
     }
 }
 
+/// The `i`-th 4-element group this thread loads: A `(row, col)` within the tile.
+#[inline(always)]
+fn a_group<const BM: u32, const BN: u32, const BK: u32>(tid: u32, i: u32) -> (u32, u32) {
+    let g = tid + i * threads(BM, BN);
+    (g / (BK / 4), 4 * (g % (BK / 4)))
+}
+
+/// The `i`-th 4-element group of B this thread loads.
+#[inline(always)]
+fn b_group<const BM: u32, const BN: u32>(tid: u32, i: u32) -> (u32, u32) {
+    let g = tid + i * threads(BM, BN);
+    (g / (BN / 4), 4 * (g % (BN / 4)))
+}
+
 /// Loads phase `k0`'s share of A and B for thread `tid`.
 ///
 /// # Safety
 /// `a` is `m x k`, `b` is `k x n`, row-major.
 #[inline(always)]
-pub unsafe fn fetch<T: Element>(
+pub unsafe fn fetch<T: Element, const BM: u32, const BN: u32, const BK: u32>(
     (a, b): (*const T, *const T),
     (m, n, k): (u32, u32, u32),
     blk: Block,
     k0: u32,
     tid: u32,
 ) -> Fetch<T::Acc> {
-    let (ar, ac) = (blk.row0 + tid / 2, k0 + 4 * (tid % 2));
-    let (br, bc) = (k0 + tid / 32, blk.col0 + 4 * (tid % 32));
-    if blk.interior && k0 + BK <= k {
-        // SAFETY: the tile is inside A and B, and the groups are 4-aligned (Block::new).
-        let (av, bv) = unsafe {
-            (
-                load4(a, ar as usize * k as usize + ac as usize),
-                load4(b, br as usize * n as usize + bc as usize),
-            )
-        };
-        Fetch {
-            a: av.map(Element::widen),
-            b: bv.map(Element::widen),
-        }
-    } else {
-        let mut f = Fetch {
-            a: [T::Acc::ZERO; 4],
-            b: [T::Acc::ZERO; 4],
-        };
-        for j in 0..4 {
-            unsafe {
-                f.a[j] = load_or_zero(a, ar, ac + j as u32, m, k);
-                f.b[j] = load_or_zero(b, br, bc + j as u32, k, n);
+    let groups_a = BM * BK / 4 / threads(BM, BN);
+    let groups_b = BK * BN / 4 / threads(BM, BN);
+    let mut f = Fetch {
+        a: [[T::Acc::ZERO; 4]; MAX_GROUPS],
+        b: [[T::Acc::ZERO; 4]; MAX_GROUPS],
+    };
+    let vector = blk.interior && k0 + BK <= k;
+    for i in 0..groups_a {
+        let (r, col) = a_group::<BM, BN, BK>(tid, i);
+        let (row, col) = (blk.row0 + r, k0 + col);
+        if vector {
+            // SAFETY: the tile is inside A, and the group is 4-aligned (Block::new).
+            let v = unsafe { load4(a, row as usize * k as usize + col as usize) };
+            f.a[i as usize] = v.map(Element::widen);
+        } else {
+            for j in 0..4 {
+                f.a[i as usize][j] = unsafe { load_or_zero(a, row, col + j as u32, m, k) };
             }
         }
-        f
     }
+    for i in 0..groups_b {
+        let (r, col) = b_group::<BM, BN>(tid, i);
+        let (row, col) = (k0 + r, blk.col0 + col);
+        if vector {
+            // SAFETY: as above, for B.
+            let v = unsafe { load4(b, row as usize * n as usize + col as usize) };
+            f.b[i as usize] = v.map(Element::widen);
+        } else {
+            for j in 0..4 {
+                f.b[i as usize][j] = unsafe { load_or_zero(b, row, col + j as u32, k, n) };
+            }
+        }
+    }
+    f
 }
 
 /// Stores a fetch into a stage (A transposed).
@@ -157,14 +185,20 @@ pub unsafe fn fetch<T: Element>(
 /// # Safety
 /// No thread reads `stage` between the last barrier and the next.
 #[inline(always)]
-pub unsafe fn stash<A: Accumulator>(stage: &Stage<A>, f: Fetch<A>, tid: u32) {
-    let (ar, ac) = (tid / 2, 4 * (tid % 2));
-    let (br, bc) = (tid / 32, 4 * (tid % 32));
-    unsafe {
+pub unsafe fn stash<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>(
+    stage: &Stage<A>,
+    f: &Fetch<A>,
+    tid: u32,
+) {
+    for i in 0..BM * BK / 4 / threads(BM, BN) {
+        let (r, col) = a_group::<BM, BN, BK>(tid, i);
         for j in 0..4 {
-            stage.a_t.set(ac + j as u32, ar, f.a[j]);
+            unsafe { stage.a_t.set(col + j as u32, r, f.a[i as usize][j]) };
         }
-        stage.b.set4(br, bc, f.b);
+    }
+    for i in 0..BK * BN / 4 / threads(BM, BN) {
+        let (r, col) = b_group::<BM, BN>(tid, i);
+        unsafe { stage.b.set4(r, col, f.b[i as usize]) };
     }
 }
 
@@ -173,7 +207,7 @@ pub unsafe fn stash<A: Accumulator>(stage: &Stage<A>, f: Fetch<A>, tid: u32) {
 /// # Safety
 /// The stage is complete (a barrier since its last store) and nobody writes it meanwhile.
 #[inline(always)]
-pub unsafe fn multiply<A: Accumulator>(
+pub unsafe fn multiply<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>(
     stage: &Stage<A>,
     acc: &mut [[A; 8]; 8],
     (tr, tc): (u32, u32),
@@ -182,9 +216,9 @@ pub unsafe fn multiply<A: Accumulator>(
         let (a_lo, a_hi, b_lo, b_hi) = unsafe {
             (
                 stage.a_t.get4(kk, 4 * tr),
-                stage.a_t.get4(kk, HALF + 4 * tr),
+                stage.a_t.get4(kk, BM / 2 + 4 * tr),
                 stage.b.get4(kk, 4 * tc),
-                stage.b.get4(kk, HALF + 4 * tc),
+                stage.b.get4(kk, BN / 2 + 4 * tc),
             )
         };
         let af = [
@@ -201,13 +235,14 @@ pub unsafe fn multiply<A: Accumulator>(
     }
 }
 
-/// Row (within the block tile) of thread row `tr`'s `i`-th accumulator row.
+/// Offset (within the block tile) of a thread's `i`-th row or column: two groups of 4,
+/// `half` apart.
 #[inline(always)]
-fn tile_offset(t: u32, i: u32) -> u32 {
+fn tile_offset(t: u32, i: u32, half: u32) -> u32 {
     if i < 4 {
         4 * t + i
     } else {
-        HALF + 4 * t + i - 4
+        half + 4 * t + i - 4
     }
 }
 
@@ -216,7 +251,7 @@ fn tile_offset(t: u32, i: u32) -> u32 {
 /// # Safety
 /// `c` is `m x n`, row-major; no other thread writes these elements.
 #[inline(always)]
-pub unsafe fn epilogue<A: Accumulator>(
+pub unsafe fn epilogue<A: Accumulator, const BM: u32, const BN: u32>(
     c: *mut A,
     acc: &[[A; 8]; 8],
     (m, n): (u32, u32),
@@ -225,7 +260,7 @@ pub unsafe fn epilogue<A: Accumulator>(
 ) {
     for i in 0..8 {
         let acc_row = &acc[i];
-        let row = blk.row0 + tile_offset(tr, i as u32);
+        let row = blk.row0 + tile_offset(tr, i as u32, BM / 2);
         if blk.interior {
             let base = row as usize * n as usize + blk.col0 as usize;
             let lo = [acc_row[0], acc_row[1], acc_row[2], acc_row[3]];
@@ -233,11 +268,11 @@ pub unsafe fn epilogue<A: Accumulator>(
             // SAFETY: interior: the row and both column groups are inside C and aligned.
             unsafe {
                 store4(c, base + (4 * tc) as usize, lo);
-                store4(c, base + (HALF + 4 * tc) as usize, hi);
+                store4(c, base + (BN / 2 + 4 * tc) as usize, hi);
             }
         } else {
             for j in 0..8 {
-                let col = blk.col0 + tile_offset(tc, j as u32);
+                let col = blk.col0 + tile_offset(tc, j as u32, BN / 2);
                 if row < m && col < n {
                     unsafe { store(c, row as usize * n as usize + col as usize, acc_row[j]) };
                 }

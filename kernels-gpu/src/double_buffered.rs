@@ -6,21 +6,20 @@
 //! Launch rules (host `kernels.rs`): 256 threads in a 1D block, block tile 128 x 128
 //! stepping BK = 8, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes
 //! `2 * (BK * BM + BK * BN) * size_of(Acc)`.
-use crate::block_tile::{
-    BK, BM, BN, Block, RowMajor, Stage, ThreadMap, epilogue, fetch, multiply, stash,
-};
+use crate::block_tile::{Block, RowMajor, Stage, ThreadMap, epilogue, fetch, multiply, stash};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
 use crate::element::{Accumulator, Element, gemm_entry_points};
 
-/// The double-buffered mainloop with thread mapping `M` (also used by `warp_tiled`).
+/// The double-buffered mainloop for a `BM x BN` block tile stepping `BK`, with thread
+/// mapping `M` (also used by the `warp_tiled` kernels).
 ///
 /// # Safety
-/// See the entry points; 256 threads per block.
+/// See the entry points; `(BM / 8) * (BN / 8)` threads per block.
 #[inline(always)]
-pub unsafe fn pipelined<T: Element, M: ThreadMap>(
+pub unsafe fn pipelined<T: Element, M: ThreadMap, const BM: u32, const BN: u32, const BK: u32>(
     a: *const T,
     b: *const T,
     c: *mut T::Acc,
@@ -29,15 +28,14 @@ pub unsafe fn pipelined<T: Element, M: ThreadMap>(
     k: u32,
 ) {
     let tid = thread_idx_x();
-    let me = M::coords(tid);
-    let blk = Block::new(
-        (a, b, c),
-        (m, n, k),
-        (block_idx_y() * BM, block_idx_x() * BN),
-    );
+    let me = M::coords::<BM, BN>(tid);
+    let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
     // SAFETY: the launch provides two stages of shared memory.
     let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
-    let stages = (Stage::carve(&mut arena), Stage::carve(&mut arena));
+    let stages = (
+        Stage::carve::<BM, BN, BK>(&mut arena),
+        Stage::carve::<BM, BN, BK>(&mut arena),
+    );
     // Chosen by parity with a select, not an array index: an indexed array of stages would
     // live in local memory and lose the shared address space of its pointers.
     let stage = |p: u32| if p % 2 == 0 { stages.0 } else { stages.1 };
@@ -46,25 +44,29 @@ pub unsafe fn pipelined<T: Element, M: ThreadMap>(
 
     // Prologue: the first stage.
     if phases > 0 {
-        unsafe { stash(&stages.0, fetch((a, b), (m, n, k), blk, 0, tid), tid) };
+        unsafe {
+            let f = fetch::<T, BM, BN, BK>((a, b), (m, n, k), blk, 0, tid);
+            stash::<_, BM, BN, BK>(&stages.0, &f, tid);
+        }
     }
     sync_threads();
     // Mainloop: fetch phase p + 1 while multiplying phase p.
     for phase in 0..phases {
         let next = phase + 1 < phases;
         let prefetch = if next {
-            Some(unsafe { fetch((a, b), (m, n, k), blk, (phase + 1) * BK, tid) })
+            Some(unsafe { fetch::<T, BM, BN, BK>((a, b), (m, n, k), blk, (phase + 1) * BK, tid) })
         } else {
             None
         };
-        unsafe { multiply(&stage(phase), &mut acc, me) };
+        unsafe { multiply::<_, BM, BN, BK>(&stage(phase), &mut acc, me) };
         if let Some(f) = prefetch {
             // The other stage was last read in phase - 1, before the previous barrier.
-            unsafe { stash(&stage(phase + 1), f, tid) };
+            unsafe { stash::<_, BM, BN, BK>(&stage(phase + 1), &f, tid) };
         }
         sync_threads();
     }
-    unsafe { epilogue(c, &acc, (m, n), blk, me) };
+    // Epilogue.
+    unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };
 }
 
 /// # Safety
@@ -78,7 +80,7 @@ pub unsafe fn double_buffered<T: Element>(
     n: u32,
     k: u32,
 ) {
-    unsafe { pipelined::<T, RowMajor>(a, b, c, m, n, k) }
+    unsafe { pipelined::<T, RowMajor, 128, 128, 8>(a, b, c, m, n, k) }
 }
 
 gemm_entry_points!(double_buffered;

@@ -6,12 +6,16 @@
 //! Launch rules (host `kernels.rs`): 256 threads in a 1D block, block tile 128 x 128
 //! stepping BK = 8, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes
 //! `(BK * BM + BK * BN) * size_of(Acc)`.
-use crate::block_tile::{BK, Block, RowMajor, Stage, ThreadMap, epilogue, fetch, multiply, stash};
+use crate::block_tile::{Block, RowMajor, Stage, ThreadMap, epilogue, fetch, multiply, stash};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
 use crate::element::{Accumulator, Element, gemm_entry_points};
+
+const BM: u32 = 128;
+const BN: u32 = 128;
+const BK: u32 = 8;
 
 /// # Safety
 /// See the entry points; 256 threads per block.
@@ -25,29 +29,22 @@ pub unsafe fn vectorized<T: Element>(
     k: u32,
 ) {
     let tid = thread_idx_x();
-    let me = RowMajor::coords(tid);
-    let blk = Block::new(
-        (a, b, c),
-        (m, n, k),
-        (
-            block_idx_y() * crate::block_tile::BM,
-            block_idx_x() * crate::block_tile::BN,
-        ),
-    );
+    let me = RowMajor::coords::<BM, BN>(tid);
+    let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
     // SAFETY: the launch provides one stage of shared memory.
     let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
-    let stage = Stage::carve(&mut arena);
+    let stage = Stage::carve::<BM, BN, BK>(&mut arena);
     let mut acc = [[T::Acc::ZERO; 8]; 8];
     for phase in 0..k.div_ceil(BK) {
         unsafe {
-            let f = fetch((a, b), (m, n, k), blk, phase * BK, tid);
-            stash(&stage, f, tid);
+            let f = fetch::<T, BM, BN, BK>((a, b), (m, n, k), blk, phase * BK, tid);
+            stash::<_, BM, BN, BK>(&stage, &f, tid);
         }
         sync_threads();
-        unsafe { multiply(&stage, &mut acc, me) };
+        unsafe { multiply::<_, BM, BN, BK>(&stage, &mut acc, me) };
         sync_threads();
     }
-    unsafe { epilogue(c, &acc, (m, n), blk, me) };
+    unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };
 }
 
 gemm_entry_points!(vectorized;

@@ -1,9 +1,15 @@
-//! Warp tiling: the double-buffered kernel with threads mapped so that each warp owns a
-//! 64 x 64 warp tile of C (a 4 x 8 patch of thread tiles) instead of a 16 x 128 strip. Per K
-//! step a warp then reads 4 distinct 16-byte groups of A and 8 of B from shared memory (was
-//! 2 and 16): fewer shared-memory wavefronts per multiply-add.
+//! Warp tiling, then deeper phases and smaller tiles for small problems: the double-buffered
+//! kernel with threads mapped so that each warp owns a compact patch of thread tiles (4 x 8)
+//! instead of a strip, so per K step a warp reads 4 distinct 16-byte groups of A and 8 of B
+//! from shared memory (a 128-wide row-major warp reads 2 and 16).
 //!
-//! Launch rules: as `double_buffered`.
+//! - `warp_tiled`: block tile 128 x 128, BK = 8 (as `double_buffered`).
+//! - `warp_tiled_k16`: BK = 16: half the barriers and phase overheads per multiply-add.
+//! - `warp_tiled_64`: block tile 64 x 64, BK = 16, 64 threads: four times the blocks, for
+//!   products too small to fill every SM with 128 x 128 tiles.
+//!
+//! Launch rules (host `kernels.rs`): `(BM / 8) * (BN / 8)` threads in a 1D block, grid
+//! `ceil(n / BN) x ceil(m / BM)`, shared bytes `2 * (BK * BM + BK * BN) * size_of(Acc)`.
 use crate::block_tile::WarpTiled;
 use crate::double_buffered::pipelined;
 #[cfg(target_arch = "nvptx64")]
@@ -21,8 +27,40 @@ pub unsafe fn warp_tiled<T: Element>(
     n: u32,
     k: u32,
 ) {
-    unsafe { pipelined::<T, WarpTiled>(a, b, c, m, n, k) }
+    unsafe { pipelined::<T, WarpTiled, 128, 128, 8>(a, b, c, m, n, k) }
+}
+
+/// # Safety
+/// See the entry points; 256 threads per block.
+#[inline(always)]
+pub unsafe fn warp_tiled_k16<T: Element>(
+    a: *const T,
+    b: *const T,
+    c: *mut T::Acc,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    unsafe { pipelined::<T, WarpTiled, 128, 128, 16>(a, b, c, m, n, k) }
+}
+
+/// # Safety
+/// See the entry points; 64 threads per block.
+#[inline(always)]
+pub unsafe fn warp_tiled_64<T: Element>(
+    a: *const T,
+    b: *const T,
+    c: *mut T::Acc,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    unsafe { pipelined::<T, WarpTiled, 64, 64, 16>(a, b, c, m, n, k) }
 }
 
 gemm_entry_points!(warp_tiled;
     warp_tiled_f32: f32, warp_tiled_f64: f64, warp_tiled_f16: f16, warp_tiled_bf16: Bf16);
+gemm_entry_points!(warp_tiled_k16;
+    warp_tiled_k16_f32: f32, warp_tiled_k16_f64: f64, warp_tiled_k16_f16: f16, warp_tiled_k16_bf16: Bf16);
+gemm_entry_points!(warp_tiled_64;
+    warp_tiled_64_f32: f32, warp_tiled_64_f64: f64, warp_tiled_64_f16: f16, warp_tiled_64_bf16: Bf16);

@@ -13,7 +13,7 @@ use rgemm_kernels::double_buffered::double_buffered;
 use rgemm_kernels::element::Element as DeviceElement;
 use rgemm_kernels::register_tiled::register_tiled;
 use rgemm_kernels::vectorized::vectorized;
-use rgemm_kernels::warp_tiled::warp_tiled;
+use rgemm_kernels::warp_tiled::{warp_tiled, warp_tiled_64, warp_tiled_k16};
 use rgemm_kernels::{naive::naive, tiled::tiled, tiled::tiled_dyn};
 
 /// A GEMM kernel body for device element `D`: `(a, b, c, m, n, k, tile)`.
@@ -44,6 +44,12 @@ fn body<D: DeviceElement>(kernel: Kernel) -> GemmBody<D> {
             |a, b, c, m, n, k, _| unsafe { double_buffered::<D>(a, b, c, m, n, k) }
         }
         Kernel::WarpTiled => |a, b, c, m, n, k, _| unsafe { warp_tiled::<D>(a, b, c, m, n, k) },
+        Kernel::WarpTiledK16 => {
+            |a, b, c, m, n, k, _| unsafe { warp_tiled_k16::<D>(a, b, c, m, n, k) }
+        }
+        Kernel::WarpTiled64 => {
+            |a, b, c, m, n, k, _| unsafe { warp_tiled_64::<D>(a, b, c, m, n, k) }
+        }
     }
 }
 
@@ -70,8 +76,8 @@ fn region<T>(data: &[T]) -> GlobalRegion {
 }
 
 impl CpuExecutor {
-    /// The launch limits the CPU executor applies: a CUDA-like device with 1024 threads and
-    /// 48 KiB of shared memory per block.
+    /// The launch limits the CPU executor applies: those of a Hopper GPU (1024 threads and
+    /// up to 227 KiB of shared memory per block).
     pub fn props(&self) -> DeviceProps {
         DeviceProps {
             name: format!("CPU executor ({} worker threads)", self.workers()),
@@ -84,8 +90,8 @@ impl CpuExecutor {
             max_threads_per_multiprocessor: 2048,
             max_blocks_per_multiprocessor: 32,
             shared_bytes_per_block: 48 * 1024,
-            shared_bytes_per_block_optin: 48 * 1024,
-            shared_bytes_per_multiprocessor: 96 * 1024,
+            shared_bytes_per_block_optin: 227 * 1024,
+            shared_bytes_per_multiprocessor: 228 * 1024,
             reserved_shared_bytes_per_block: 0,
             registers_per_block: 65536,
             registers_per_multiprocessor: 65536,
