@@ -33,6 +33,9 @@ pub fn device_count() -> Result<usize> {
     }
 }
 
+/// (element type, m, n, k): what `matmul`'s choice is remembered under.
+type ChoiceKey = (&'static str, usize, usize, usize);
+
 /// What one product ran as: the kernel, its launch configuration and its occupancy.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LaunchPlan {
@@ -74,7 +77,7 @@ pub struct Context {
     props: DeviceProps,
     functions: Mutex<HashMap<String, CudaFunction>>,
     /// The kernel `matmul` chose per (element type, m, n, k): timed on first use.
-    choices: Mutex<HashMap<(&'static str, usize, usize, usize), Kernel>>,
+    choices: Mutex<HashMap<ChoiceKey, Kernel>>,
 }
 
 impl std::fmt::Debug for Context {

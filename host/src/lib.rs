@@ -54,4 +54,4 @@ pub use kernels::{FixedTile, Kernel, MAX_DIM, PtxParam};
 pub use matrix::{DeviceMatrix, Matrix};
 pub use occupancy::{BlockResources, Limiter, Occupancy};
 pub use props::DeviceProps;
-pub use reference::{abs_product, check_product_shape, matmul_reference};
+pub use reference::{abs_product, check_product_shape, matmul_reference, max_relative_error};

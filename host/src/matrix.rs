@@ -72,6 +72,14 @@ impl<T: Copy> Matrix<T> {
 }
 
 impl<T: Scalar> Matrix<T> {
+    /// A `rows x cols` matrix of values uniform in [-1, 1), rounded to `T`, drawn from a
+    /// generator seeded with `seed` (the same seed gives the same matrix).
+    pub fn random(rows: usize, cols: usize, seed: u64) -> Result<Self> {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        Self::from_fn(rows, cols, |_, _| T::from_f64(rng.random_range(-1.0..1.0)))
+    }
+
     /// A `rows x cols` matrix of zeros.
     pub fn zeros(rows: usize, cols: usize) -> Result<Self> {
         let len = element_count(rows, cols)?;

@@ -87,4 +87,21 @@ impl DeviceProps {
         };
         self.multiprocessors as f64 * lanes * 2.0 * self.clock_khz as f64 * 1e3
     }
+
+    /// FP64 SIMT peak (no tensor cores), FLOP/s: FP64 lanes per SM are 64 on 9.0, 32 on
+    /// 7.0 and 8.0, and 2 on the other (consumer) parts (the CUDA guide's table).
+    pub fn fp64_peak_flops(&self) -> f64 {
+        let lanes = match self.compute_capability {
+            (9, 0) => 64.0,
+            (7, 0) | (8, 0) => 32.0,
+            _ => 2.0,
+        };
+        self.multiprocessors as f64 * lanes * 2.0 * self.clock_khz as f64 * 1e3
+    }
+
+    /// Peak device-memory bandwidth, bytes/s: memory clock x 2 (double data rate) x bus
+    /// width.
+    pub fn memory_bandwidth(&self) -> f64 {
+        self.memory_clock_khz as f64 * 1e3 * 2.0 * self.memory_bus_width_bits as f64 / 8.0
+    }
 }

@@ -47,3 +47,14 @@ fn product<T: Scalar>(a: &Matrix<T>, b: &Matrix<T>, f: impl Fn(T) -> f64) -> Res
     }
     Matrix::from_vec(m, n, c)
 }
+
+/// `max |x - y| / max |y|` over two equally long slices: an error relative to the scale of
+/// `y` (the plain maximum difference if `y` is all zeros). NaN in `x` gives infinity.
+pub fn max_relative_error<T: Scalar, U: Scalar>(x: &[T], y: &[U]) -> f64 {
+    let scale = y.iter().fold(0.0f64, |s, v| s.max(v.to_f64().abs()));
+    let worst = x.iter().zip(y).fold(0.0f64, |w, (a, b)| {
+        let d = (a.to_f64() - b.to_f64()).abs();
+        if d.is_nan() { f64::INFINITY } else { w.max(d) }
+    });
+    if scale > 0.0 { worst / scale } else { worst }
+}

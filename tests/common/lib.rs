@@ -2,7 +2,6 @@
 use libtest_mimic::{Completion, Failed, Trial};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use rand::{Rng, SeedableRng, rngs::StdRng};
 use rgemm::{Context, CpuExecutor, Element, Kernel, Matrix, Scalar};
 use std::sync::{Arc, OnceLock};
 
@@ -157,8 +156,7 @@ pub fn gpu_trial(
 
 /// A `rows x cols` matrix of values uniform in [-1, 1), rounded to `T`, from `seed`.
 pub fn random_matrix<T: Scalar>(rows: usize, cols: usize, seed: u64) -> Matrix<T> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    Matrix::from_fn(rows, cols, |_, _| T::from_f64(rng.random_range(-1.0..1.0))).unwrap()
+    Matrix::random(rows, cols, seed).unwrap()
 }
 
 /// Checks `c` against the f64 CPU reference of `a * b`, element by element.

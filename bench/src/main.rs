@@ -1,0 +1,394 @@
+//! rgemm's benchmark: every kernel of the progression (naive, tiled, coarse, register tiled,
+//! vectorized, double buffered, warp tiled, ...) and cuBLAS on the same inputs, on one GPU,
+//! in one run. Medians of timed repetitions after warm-up (CUDA events), each result checked
+//! against cuBLAS. Writes a table (stdout), `bench.csv`, and pictures: TFLOP/s against size
+//! per kernel, and a roofline.
+mod plots;
+
+use clap::Parser;
+use rgemm::timing::{median, time_ms};
+use rgemm::{Context, Cublas, DeviceMatrix, DeviceProps, Element, FixedTile, Kernel, Matrix};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    version,
+    about = "Every rgemm kernel against cuBLAS on one GPU: table, CSV, pictures"
+)]
+struct Args {
+    /// Square sizes S (S x S x S).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "256,512,1024,2048,4096,8192"
+    )]
+    sizes: Vec<usize>,
+    /// Shapes from practice, MxNxK (C is M x N, the inner dimension K).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "4096x4096x1024,8192x1024x8192,1x4096x4096,4096x1x4096"
+    )]
+    shapes: Vec<String>,
+    /// Element types: f32, f64.
+    #[arg(long, value_delimiter = ',', default_value = "f32,f64")]
+    types: Vec<String>,
+    /// Timed repetitions per kernel (the median is reported; at least 10 for the record).
+    #[arg(long, default_value_t = 10)]
+    reps: usize,
+    /// Untimed runs before timing.
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    /// Where bench.csv and the pictures go.
+    #[arg(long, default_value = "bench-out")]
+    out: PathBuf,
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+}
+
+/// The kernels measured, in the order of the progression.
+pub const PROGRESSION: [Kernel; 11] = [
+    Kernel::Naive,
+    Kernel::Tiled(FixedTile::W16),
+    Kernel::Tiled(FixedTile::W32),
+    Kernel::Coarse,
+    Kernel::RegisterTiled,
+    Kernel::Vectorized,
+    Kernel::DoubleBuffered,
+    Kernel::WarpTiled,
+    Kernel::WarpTiledK16,
+    Kernel::WarpTiled64,
+    Kernel::Tiled(FixedTile::W8),
+];
+
+/// One measurement.
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub dtype: &'static str,
+    pub shape: (usize, usize, usize),
+    /// A kernel's name, or "cuBLAS".
+    pub kernel: String,
+    pub ms: f64,
+    pub cublas_ms: f64,
+    /// Whether `matmul` chooses this kernel for this shape.
+    pub chosen: bool,
+    pub registers: u32,
+    pub occupancy: f64,
+    pub error: f64,
+    pub ok: bool,
+    /// Global-memory bytes the kernel's tiling must move (model; see `bytes_moved`).
+    pub bytes: f64,
+}
+
+impl Record {
+    pub fn flops(&self) -> f64 {
+        let (m, n, k) = self.shape;
+        2.0 * m as f64 * n as f64 * k as f64
+    }
+    pub fn tflops(&self) -> f64 {
+        self.flops() / (self.ms * 1e-3) / 1e12
+    }
+}
+
+/// The global-memory traffic a kernel's tiling implies (the textbook's model, caches
+/// ignored): a block tile of BM x BN reads each element of A once per column of blocks and
+/// each element of B once per row of blocks, and writes C once. The naive kernel reads two
+/// elements per multiply-add. For cuBLAS, the minimum: each input once.
+pub fn bytes_moved(kernel: Option<Kernel>, (m, n, k): (usize, usize, usize), size: usize) -> f64 {
+    let (m, n, k, s) = (m as f64, n as f64, k as f64, size as f64);
+    let reads = match kernel {
+        None => m * k + k * n,
+        Some(Kernel::Naive) => 2.0 * m * n * k,
+        Some(kernel) => {
+            let (bm, bn) = kernel.block_tile();
+            m * k * (n / bn as f64).ceil() + k * n * (m / bm as f64).ceil()
+        }
+    };
+    (reads + m * n) * s
+}
+
+fn parse_shape(s: &str) -> Option<(usize, usize, usize)> {
+    let dims: Vec<usize> = s
+        .split('x')
+        .map(|d| d.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    match dims[..] {
+        [m, n, k] => Some((m, n, k)),
+        _ => None,
+    }
+}
+
+fn peak(props: &DeviceProps, dtype: &str) -> f64 {
+    if dtype == "f64" {
+        props.fp64_peak_flops()
+    } else {
+        props.fp32_peak_flops()
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let Some(practice) = args
+        .shapes
+        .iter()
+        .map(|s| parse_shape(s))
+        .collect::<Option<Vec<_>>>()
+    else {
+        eprintln!("rgemm-bench: shapes are MxNxK, got {:?}", args.shapes);
+        return ExitCode::from(2);
+    };
+    let ctx = match Context::new(args.device) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            eprintln!(
+                "rgemm-bench: no GPU to measure ({e}); the benchmark needs an NVIDIA GPU. Nothing was measured."
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let shapes: Vec<_> = args
+        .sizes
+        .iter()
+        .map(|&s| (s, s, s))
+        .chain(practice)
+        .collect();
+    let mut records = Vec::new();
+    for dtype in &args.types {
+        let result = match dtype.as_str() {
+            "f32" => measure_type::<f32>(&ctx, &args, &shapes, &mut records),
+            "f64" => measure_type::<f64>(&ctx, &args, &shapes, &mut records),
+            other => {
+                eprintln!("rgemm-bench: type {other} is not benchmarked (f32, f64)");
+                Ok(())
+            }
+        };
+        if let Err(e) = result {
+            eprintln!("rgemm-bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let report = report(ctx.props(), &records);
+    print!("{report}");
+    if let Err(e) = write_outputs(&args.out, ctx.props(), &records) {
+        eprintln!("rgemm-bench: writing {}: {e}", args.out.display());
+        return ExitCode::FAILURE;
+    }
+    println!(
+        "wrote {}/bench.csv and the pictures there",
+        args.out.display()
+    );
+    if records.iter().all(|r| r.ok) {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("rgemm-bench: some kernels disagree with cuBLAS (FAIL rows)");
+        ExitCode::FAILURE
+    }
+}
+
+fn measure_type<T: Element>(
+    ctx: &Context,
+    args: &Args,
+    shapes: &[(usize, usize, usize)],
+    records: &mut Vec<Record>,
+) -> rgemm::Result<()> {
+    let blas = Cublas::new(ctx)?;
+    for &(m, n, k) in shapes {
+        let seed = (m * 31 + n * 7 + k) as u64;
+        let a = ctx.upload(&Matrix::<T>::random(m, k, seed)?)?;
+        let b = ctx.upload(&Matrix::<T>::random(k, n, seed + 1)?)?;
+        let mut c_ref: DeviceMatrix<T::Out> = ctx.zeros(m, n)?;
+        let cublas_ms = median(&time_ms(ctx, args.warmup, args.reps, || {
+            blas.matmul(&a, &b, &mut c_ref)
+        })?);
+        let reference = ctx.download(&c_ref)?;
+        let mut c: DeviceMatrix<T::Out> = ctx.zeros(m, n)?;
+        let chosen = ctx.matmul_device(&a, &b, &mut c, None)?.kernel;
+        let size = std::mem::size_of::<T>();
+        records.push(Record {
+            dtype: T::NAME,
+            shape: (m, n, k),
+            kernel: "cuBLAS".into(),
+            ms: cublas_ms,
+            cublas_ms,
+            chosen: false,
+            registers: 0,
+            occupancy: f64::NAN,
+            error: 0.0,
+            ok: true,
+            bytes: bytes_moved(None, (m, n, k), size),
+        });
+        let limit = 64.0 * T::ACC_UNIT_ROUNDOFF * (k as f64).sqrt().max(1.0);
+        for kernel in PROGRESSION {
+            if kernel.launch_config::<T>(ctx.props(), m, n, k).is_err() {
+                continue;
+            }
+            let ms = median(&time_ms(ctx, args.warmup, args.reps, || {
+                ctx.matmul_device(&a, &b, &mut c, Some(kernel)).map(drop)
+            })?);
+            let error =
+                rgemm::max_relative_error(ctx.download(&c)?.as_slice(), reference.as_slice());
+            let occupancy = ctx.occupancy::<T>(kernel)?;
+            records.push(Record {
+                dtype: T::NAME,
+                shape: (m, n, k),
+                kernel: kernel.to_string(),
+                ms,
+                cublas_ms,
+                chosen: kernel == chosen,
+                registers: occupancy.resources.registers_per_thread,
+                occupancy: occupancy.fraction,
+                error,
+                ok: error <= limit,
+                bytes: bytes_moved(Some(kernel), (m, n, k), size),
+            });
+        }
+        eprintln!("measured {} {m}x{n}x{k}", T::NAME);
+    }
+    Ok(())
+}
+
+fn report(props: &DeviceProps, records: &[Record]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "GPU: {} ({} SMs, {:.2} GHz; FP32 peak {:.1}, FP64 SIMT peak {:.1} TFLOP/s; memory {:.2} TB/s)",
+        props.name,
+        props.multiprocessors,
+        props.clock_khz as f64 / 1e6,
+        props.fp32_peak_flops() / 1e12,
+        props.fp64_peak_flops() / 1e12,
+        props.memory_bandwidth() / 1e12
+    );
+    let _ = writeln!(
+        out,
+        "medians of timed repetitions after warm-up, CUDA events; * = chosen by matmul(); error = max|C - C_cuBLAS| / max|C_cuBLAS|"
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "| type | shape MxNxK | kernel | ms | TFLOP/s | % cuBLAS | % peak | regs | occupancy | error | check |"
+    );
+    let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|");
+    for r in records {
+        let (m, n, k) = r.shape;
+        let _ = writeln!(
+            out,
+            "| {} | {m}x{n}x{k} | {}{} | {:.3} | {:.2} | {:.1}% | {:.1}% | {} | {} | {:.1e} | {} |",
+            r.dtype,
+            r.kernel,
+            if r.chosen { " *" } else { "" },
+            r.ms,
+            r.tflops(),
+            100.0 * r.cublas_ms / r.ms,
+            100.0 * r.flops() / (r.ms * 1e-3) / peak(props, r.dtype),
+            if r.registers > 0 {
+                r.registers.to_string()
+            } else {
+                "-".into()
+            },
+            if r.occupancy.is_nan() {
+                "-".into()
+            } else {
+                format!("{:.0}%", 100.0 * r.occupancy)
+            },
+            r.error,
+            if r.ok { "ok" } else { "FAIL" }
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "Summary (best kernel per shape; the kernel matmul() chose):"
+    );
+    let mut keys: Vec<(&str, (usize, usize, usize))> = Vec::new();
+    for r in records {
+        if !keys.contains(&(r.dtype, r.shape)) {
+            keys.push((r.dtype, r.shape));
+        }
+    }
+    for (dtype, shape) in keys {
+        let rows: Vec<&Record> = records
+            .iter()
+            .filter(|r| r.dtype == dtype && r.shape == shape && r.kernel != "cuBLAS")
+            .collect();
+        let Some(best) = rows.iter().min_by(|a, b| a.ms.total_cmp(&b.ms)) else {
+            continue;
+        };
+        let chosen = rows.iter().find(|r| r.chosen);
+        let tiled = rows
+            .iter()
+            .filter(|r| r.kernel.starts_with("tiled"))
+            .min_by(|a, b| a.ms.total_cmp(&b.ms));
+        let (m, n, k) = shape;
+        let _ = writeln!(
+            out,
+            "  {dtype} {m}x{n}x{k}: best {} {:.2} TFLOP/s = {:.1}% of cuBLAS ({:.2}); chosen {}{}",
+            best.kernel,
+            best.tflops(),
+            100.0 * best.cublas_ms / best.ms,
+            best.flops() / (best.cublas_ms * 1e-3) / 1e12,
+            chosen.map_or("-".to_string(), |c| format!(
+                "{} ({:.1}% of cuBLAS)",
+                c.kernel,
+                100.0 * c.cublas_ms / c.ms
+            )),
+            match (chosen, tiled) {
+                (Some(c), Some(t)) if c.ms > t.ms =>
+                    format!("; SLOWER than {} ({:.3} ms vs {:.3})", t.kernel, c.ms, t.ms),
+                _ => String::new(),
+            }
+        );
+    }
+    out
+}
+
+fn write_outputs(dir: &PathBuf, props: &DeviceProps, records: &[Record]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut csv = String::from(
+        "type,m,n,k,kernel,chosen,ms,tflops,cublas_ms,pct_cublas,pct_peak,registers,occupancy,error,ok,model_bytes\n",
+    );
+    for r in records {
+        let (m, n, k) = r.shape;
+        let _ = writeln!(
+            csv,
+            "{},{m},{n},{k},{},{},{:.6},{:.4},{:.6},{:.2},{:.2},{},{:.3},{:.3e},{},{:.0}",
+            r.dtype,
+            r.kernel,
+            r.chosen,
+            r.ms,
+            r.tflops(),
+            r.cublas_ms,
+            100.0 * r.cublas_ms / r.ms,
+            100.0 * r.flops() / (r.ms * 1e-3) / peak(props, r.dtype),
+            r.registers,
+            r.occupancy,
+            r.error,
+            r.ok,
+            r.bytes
+        );
+    }
+    std::fs::write(dir.join("bench.csv"), csv)?;
+    for dtype in ["f32", "f64"] {
+        let rows: Vec<Record> = records
+            .iter()
+            .filter(|r| r.dtype == dtype)
+            .cloned()
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        plots::throughput(&dir.join(format!("tflops_{dtype}.svg")), dtype, &rows)
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        plots::roofline(
+            &dir.join(format!("roofline_{dtype}.svg")),
+            dtype,
+            props,
+            peak(props, dtype),
+            &rows,
+        )
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    }
+    Ok(())
+}
