@@ -96,8 +96,38 @@ fn main() {
         .join(TARGET)
         .join("ptx")
         .join("rgemm_kernels.ptx");
-    std::fs::copy(&ptx, out_dir.join("kernels.ptx"))
+    let text = std::fs::read_to_string(&ptx)
         .unwrap_or_else(|e| fail(&format!("no PTX at {}: {e}", ptx.display())));
+    std::fs::write(out_dir.join("kernels.ptx"), with_launch_bounds(&text))
+        .unwrap_or_else(|e| fail(&format!("could not write the PTX: {e}")));
+}
+
+#[path = "../kernels-gpu/src/launch_bounds.rs"]
+mod bounds;
+
+/// Writes `.maxntid` / `.minnctapersm` after the parameter list of every entry named in
+/// `kernels-gpu/src/launch_bounds.rs`, shared with the kernel crate (the PTX form of `__launch_bounds__`).
+fn with_launch_bounds(ptx: &str) -> String {
+    let mut out = String::with_capacity(ptx.len() + 4096);
+    let mut pending: Option<(u32, u32)> = None;
+    for line in ptx.lines() {
+        if let Some(name) = line.trim_start().strip_prefix(".visible .entry ") {
+            let name = name.split('(').next().unwrap_or("");
+            pending = bounds::LAUNCH_BOUNDS
+                .iter()
+                .find(|(prefix, _, _)| name.starts_with(prefix) && name[prefix.len()..].is_empty())
+                .map(|&(_, threads, blocks)| (threads, blocks));
+        }
+        out.push_str(line);
+        out.push('\n');
+        if let (Some((threads, blocks)), true) = (pending, line.starts_with(')')) {
+            out.push_str(&format!(
+                ".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"
+            ));
+            pending = None;
+        }
+    }
+    out
 }
 
 /// Checks for the nightly, rust-src and llvm-tools; returns the folder of the LLVM tools.

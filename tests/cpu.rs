@@ -99,6 +99,29 @@ fn register_tiles_unroll_into_registers_and_vector_kernels_move_16_bytes() {
 }
 
 #[test]
+fn launch_bounds_in_the_ptx_match_the_launch_rules() {
+    let mut bounded = 0;
+    for (kernel, name) in all_entries() {
+        let text = entry_text(&name);
+        let body = &text[..text.find('{').expect("entry body")];
+        if let Some(at) = body.find(".maxntid ") {
+            let threads: u32 = body[at + 9..]
+                .split(',')
+                .next()
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            let (bx, by) = kernel.block();
+            assert_eq!(threads, bx * by, "{name}: .maxntid vs the launch rule");
+            assert!(body.contains(".minnctapersm 2"), "{name}");
+            bounded += 1;
+        }
+    }
+    assert_eq!(bounded, rgemm_kernels::launch_bounds::LAUNCH_BOUNDS.len());
+}
+
+#[test]
 fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
     for (kernel, name) in all_entries() {
         let text = entry_text(&name);

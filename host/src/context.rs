@@ -199,10 +199,10 @@ impl Context {
     ///
     /// `kernel: None` picks the fastest of [`Context::candidates`] for this element type
     /// and exact shape: the first call with a new shape times each candidate on these very
-    /// buffers (one warm-up, then the best of two runs, CUDA events) and remembers the
+    /// buffers (one warm-up, then the best of three runs, CUDA events) and remembers the
     /// winner for the life of the context ([`Context::chosen_kernel`] reports it); later
-    /// calls go straight to it. The textbook tiled kernel is always a candidate, so the
-    /// choice is never slower than it on the shapes it was timed on.
+    /// calls go straight to it. The textbook tiled kernels are candidates, so the choice is
+    /// never slower than them on the shapes it was timed on (within timing noise).
     pub fn matmul_device<T: Element>(
         &self,
         a: &DeviceMatrix<T>,
@@ -273,25 +273,18 @@ impl Context {
         args.launch(&self.stream, &self.function::<T>(kernel)?, kernel, cfg)
     }
 
-    /// The kernels `matmul` chooses among for this shape: the textbook tiled kernel (its
-    /// tile width by [`Context::textbook_kernel`]) and every kernel past it that this
-    /// device can launch for the shape. An error if none can.
+    /// The kernels `matmul` chooses among for this shape: the textbook tiled kernels (all
+    /// three fixed tile widths) and every kernel past them, each if this device can launch
+    /// it for the shape. An error (the textbook kernel's) if none can.
     pub fn candidates<T: Element>(&self, m: usize, n: usize, k: usize) -> Result<Vec<Kernel>> {
         let textbook = self.textbook_kernel::<T>()?;
-        textbook.launch_config::<T>(&self.props, m, n, k)?;
-        let mut all = vec![textbook];
-        for kernel in [
-            Kernel::Coarse,
-            Kernel::RegisterTiled,
-            Kernel::Vectorized,
-            Kernel::DoubleBuffered,
-            Kernel::WarpTiled,
-            Kernel::WarpTiledK16,
-            Kernel::WarpTiled64,
-        ] {
-            if kernel.launch_config::<T>(&self.props, m, n, k).is_ok() {
-                all.push(kernel);
-            }
+        let all: Vec<Kernel> = Kernel::FIXED
+            .into_iter()
+            .filter(|kernel| *kernel != Kernel::Naive)
+            .filter(|kernel| kernel.launch_config::<T>(&self.props, m, n, k).is_ok())
+            .collect();
+        if all.is_empty() {
+            textbook.launch_config::<T>(&self.props, m, n, k)?;
         }
         Ok(all)
     }
@@ -319,7 +312,7 @@ impl Context {
         let mut best: Option<(f64, Kernel)> = None;
         for kernel in candidates {
             let plan = self.plan::<T>(kernel, m, n, k)?;
-            let runs = crate::timing::time_ms(self, 1, 2, || self.launch(a, b, c, &plan))?;
+            let runs = crate::timing::time_ms(self, 1, 3, || self.launch(a, b, c, &plan))?;
             let ms = runs.into_iter().fold(f64::INFINITY, f64::min);
             if best.is_none_or(|(t, _)| ms < t) {
                 best = Some((ms, kernel));

@@ -38,7 +38,13 @@ pub unsafe fn pipelined<T: Element, M: ThreadMap, const BM: u32, const BN: u32, 
     );
     // Chosen by parity with a select, not an array index: an indexed array of stages would
     // live in local memory and lose the shared address space of its pointers.
-    let stage = |p: u32| if p.is_multiple_of(2) { stages.0 } else { stages.1 };
+    let stage = |p: u32| {
+        if p.is_multiple_of(2) {
+            stages.0
+        } else {
+            stages.1
+        }
+    };
     let mut acc = [[T::Acc::ZERO; 8]; 8];
     let phases = k.div_ceil(BK);
 

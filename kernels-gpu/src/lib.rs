@@ -28,6 +28,7 @@ pub mod coarse;
 pub mod device;
 pub mod double_buffered;
 pub mod element;
+pub mod launch_bounds;
 pub mod naive;
 pub mod register_tiled;
 pub mod tiled;
