@@ -138,6 +138,29 @@ fn b_group<const BM: u32, const BN: u32>(tid: u32, i: u32) -> (u32, u32) {
 /// `a` is `m x k`, `b` is `k x n`, row-major.
 #[inline(always)]
 pub unsafe fn fetch<T: Element, const BM: u32, const BN: u32, const BK: u32>(
+    ab: (*const T, *const T),
+    mnk: (u32, u32, u32),
+    blk: Block,
+    k0: u32,
+    tid: u32,
+) -> Fetch<T::Acc> {
+    unsafe { fetch_as::<T, BM, BN, BK, true>(ab, mnk, blk, k0, tid) }
+}
+
+/// [`fetch`], where `CHECKED = false` promises an interior block and a whole phase (the
+/// caller checked `blk.interior && k % BK == 0` for the whole launch of this block), so no
+/// bounds check is compiled in at all.
+///
+/// # Safety
+/// As [`fetch`], and the promise above when `CHECKED` is false.
+#[inline(always)]
+pub unsafe fn fetch_as<
+    T: Element,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const CHECKED: bool,
+>(
     (a, b): (*const T, *const T),
     (m, n, k): (u32, u32, u32),
     blk: Block,
@@ -150,7 +173,7 @@ pub unsafe fn fetch<T: Element, const BM: u32, const BN: u32, const BK: u32>(
         a: [[T::Acc::ZERO; 4]; MAX_GROUPS],
         b: [[T::Acc::ZERO; 4]; MAX_GROUPS],
     };
-    let vector = blk.interior && k0 + BK <= k;
+    let vector = !CHECKED || (blk.interior && k0 + BK <= k);
     for i in 0..groups_a {
         let (r, col) = a_group::<BM, BN, BK>(tid, i);
         let (row, col) = (blk.row0 + r, k0 + col);

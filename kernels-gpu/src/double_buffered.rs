@@ -6,15 +6,17 @@
 //! Launch rules (host `kernels.rs`): 256 threads in a 1D block, block tile 128 x 128
 //! stepping BK = 8, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes
 //! `2 * (BK * BM + BK * BN) * size_of(Acc)`.
-use crate::block_tile::{Block, RowMajor, Stage, ThreadMap, epilogue, fetch, multiply, stash};
+use crate::block_tile::{Block, RowMajor, Stage, ThreadMap, epilogue, fetch_as, multiply, stash};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
 use crate::element::{Accumulator, Element, gemm_entry_points};
 
-/// The double-buffered mainloop for a `BM x BN` block tile stepping `BK`, with thread
-/// mapping `M` (also used by the `warp_tiled` kernels).
+/// The double-buffered kernel for a `BM x BN` block tile stepping `BK`, with thread mapping
+/// `M` (also used by the `warp_tiled` kernels). Interior blocks whose K is a whole number of
+/// phases run a mainloop compiled without any bounds check; the others the checked one.
+/// The choice is per block, so both keep their barriers in uniform control flow.
 ///
 /// # Safety
 /// See the entry points; `(BM / 8) * (BN / 8)` threads per block.
@@ -27,9 +29,34 @@ pub unsafe fn pipelined<T: Element, M: ThreadMap, const BM: u32, const BN: u32, 
     n: u32,
     k: u32,
 ) {
+    let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
+    if blk.interior && k % BK == 0 {
+        unsafe { mainloop::<T, M, BM, BN, BK, false>(a, b, c, m, n, k, blk) }
+    } else {
+        unsafe { mainloop::<T, M, BM, BN, BK, true>(a, b, c, m, n, k, blk) }
+    }
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn mainloop<
+    T: Element,
+    M: ThreadMap,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const CHECKED: bool,
+>(
+    a: *const T,
+    b: *const T,
+    c: *mut T::Acc,
+    m: u32,
+    n: u32,
+    k: u32,
+    blk: Block,
+) {
     let tid = thread_idx_x();
     let me = M::coords::<BM, BN>(tid);
-    let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
     // SAFETY: the launch provides two stages of shared memory.
     let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
     let stages = (
@@ -51,7 +78,7 @@ pub unsafe fn pipelined<T: Element, M: ThreadMap, const BM: u32, const BN: u32, 
     // Prologue: the first stage.
     if phases > 0 {
         unsafe {
-            let f = fetch::<T, BM, BN, BK>((a, b), (m, n, k), blk, 0, tid);
+            let f = fetch_as::<T, BM, BN, BK, CHECKED>((a, b), (m, n, k), blk, 0, tid);
             stash::<_, BM, BN, BK>(&stages.0, &f, tid);
         }
     }
@@ -60,7 +87,9 @@ pub unsafe fn pipelined<T: Element, M: ThreadMap, const BM: u32, const BN: u32, 
     for phase in 0..phases {
         let next = phase + 1 < phases;
         let prefetch = if next {
-            Some(unsafe { fetch::<T, BM, BN, BK>((a, b), (m, n, k), blk, (phase + 1) * BK, tid) })
+            Some(unsafe {
+                fetch_as::<T, BM, BN, BK, CHECKED>((a, b), (m, n, k), blk, (phase + 1) * BK, tid)
+            })
         } else {
             None
         };
