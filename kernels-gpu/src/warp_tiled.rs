@@ -4,9 +4,10 @@
 //! from shared memory (a 128-wide row-major warp reads 2 and 16).
 //!
 //! - `warp_tiled`: block tile 128 x 128, BK = 8 (as `double_buffered`).
-//! - `warp_tiled_k16`: BK = 16: half the barriers and phase overheads per multiply-add.
+//! - `warp_tiled_k16`: BK = 16: half the barriers and phase overheads per multiply-add, and
+//!   interior blocks run a mainloop compiled without bounds checks.
 //! - `warp_tiled_64`: block tile 64 x 64, BK = 16, 64 threads: four times the blocks, for
-//!   products too small to fill every SM with 128 x 128 tiles.
+//!   products too small to fill every SM with 128 x 128 tiles (also specialised).
 //!
 //! Launch rules (host `kernels.rs`): `(BM / 8) * (BN / 8)` threads in a 1D block, grid
 //! `ceil(n / BN) x ceil(m / BM)`, shared bytes `2 * (BK * BM + BK * BN) * size_of(Acc)`.
@@ -27,7 +28,7 @@ pub unsafe fn warp_tiled<T: Element>(
     n: u32,
     k: u32,
 ) {
-    unsafe { pipelined::<T, WarpTiled, 128, 128, 8>(a, b, c, m, n, k) }
+    unsafe { pipelined::<T, WarpTiled, 128, 128, 8, false>(a, b, c, m, n, k) }
 }
 
 /// # Safety
@@ -41,7 +42,7 @@ pub unsafe fn warp_tiled_k16<T: Element>(
     n: u32,
     k: u32,
 ) {
-    unsafe { pipelined::<T, WarpTiled, 128, 128, 16>(a, b, c, m, n, k) }
+    unsafe { pipelined::<T, WarpTiled, 128, 128, 16, true>(a, b, c, m, n, k) }
 }
 
 /// # Safety
@@ -55,7 +56,7 @@ pub unsafe fn warp_tiled_64<T: Element>(
     n: u32,
     k: u32,
 ) {
-    unsafe { pipelined::<T, WarpTiled, 64, 64, 16>(a, b, c, m, n, k) }
+    unsafe { pipelined::<T, WarpTiled, 64, 64, 16, true>(a, b, c, m, n, k) }
 }
 
 gemm_entry_points!(warp_tiled;
