@@ -7,7 +7,7 @@ mod plots;
 
 use clap::Parser;
 use rgemm::timing::{median, time_ms};
-use rgemm::{Context, Cublas, DeviceMatrix, DeviceProps, Element, FixedTile, Kernel, Matrix};
+use rgemm::{Context, Cublas, DeviceMatrix, DeviceProps, Element, Kernel, Matrix};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,7 +25,7 @@ struct Args {
         default_value = "256,512,1024,2048,4096,8192"
     )]
     sizes: Vec<usize>,
-    /// Shapes from practice, MxNxK (C is M x N, the inner dimension K).
+    /// Shapes from practice, MxNxK (C is M x N, the inner dimension K) or S.
     #[arg(
         long,
         value_delimiter = ',',
@@ -47,21 +47,6 @@ struct Args {
     #[arg(long, default_value_t = 0)]
     device: usize,
 }
-
-/// The kernels measured, in the order of the progression.
-pub const PROGRESSION: [Kernel; 11] = [
-    Kernel::Naive,
-    Kernel::Tiled(FixedTile::W16),
-    Kernel::Tiled(FixedTile::W32),
-    Kernel::Coarse,
-    Kernel::RegisterTiled,
-    Kernel::Vectorized,
-    Kernel::DoubleBuffered,
-    Kernel::WarpTiled,
-    Kernel::WarpTiledK16,
-    Kernel::WarpTiled64,
-    Kernel::Tiled(FixedTile::W8),
-];
 
 /// One measurement.
 #[derive(Clone, Debug)]
@@ -109,17 +94,6 @@ pub fn bytes_moved(kernel: Option<Kernel>, (m, n, k): (usize, usize, usize), siz
     (reads + m * n) * s
 }
 
-fn parse_shape(s: &str) -> Option<(usize, usize, usize)> {
-    let dims: Vec<usize> = s
-        .split('x')
-        .map(|d| d.trim().parse().ok())
-        .collect::<Option<_>>()?;
-    match dims[..] {
-        [m, n, k] => Some((m, n, k)),
-        _ => None,
-    }
-}
-
 fn peak(props: &DeviceProps, dtype: &str) -> f64 {
     if dtype == "f64" {
         props.fp64_peak_flops()
@@ -133,10 +107,10 @@ fn main() -> ExitCode {
     let Some(practice) = args
         .shapes
         .iter()
-        .map(|s| parse_shape(s))
+        .map(|s| rgemm::parse_shape(s))
         .collect::<Option<Vec<_>>>()
     else {
-        eprintln!("rgemm-bench: shapes are MxNxK, got {:?}", args.shapes);
+        eprintln!("rgemm-bench: shapes are MxNxK or S, got {:?}", args.shapes);
         return ExitCode::from(2);
     };
     let ctx = match Context::new(args.device) {
@@ -220,7 +194,7 @@ fn measure_type<T: Element>(
             bytes: bytes_moved(None, (m, n, k), size),
         });
         let limit = 64.0 * T::ACC_UNIT_ROUNDOFF * (k as f64).sqrt().max(1.0);
-        for kernel in PROGRESSION {
+        for kernel in Kernel::FIXED {
             if kernel.launch_config::<T>(ctx.props(), m, n, k).is_err() {
                 continue;
             }

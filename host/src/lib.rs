@@ -55,3 +55,17 @@ pub use matrix::{DeviceMatrix, Matrix};
 pub use occupancy::{BlockResources, Limiter, Occupancy};
 pub use props::DeviceProps;
 pub use reference::{abs_product, check_product_shape, matmul_reference, max_relative_error};
+
+/// Parses a product shape written `S` (for S x S x S) or `MxNxK` (C is M x N, the inner
+/// dimension K), as the binaries take them on their command lines.
+pub fn parse_shape(text: &str) -> Option<(usize, usize, usize)> {
+    let dims: Vec<usize> = text
+        .split('x')
+        .map(|d| d.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    match dims[..] {
+        [s] => Some((s, s, s)),
+        [m, n, k] => Some((m, n, k)),
+        _ => None,
+    }
+}

@@ -39,7 +39,7 @@ pub unsafe fn pipelined<
     k: u32,
 ) {
     let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
-    if SPECIALISE && blk.interior && k % BK == 0 {
+    if SPECIALISE && blk.interior && k.is_multiple_of(BK) {
         unsafe { mainloop::<T, M, BM, BN, BK, false>(a, b, c, m, n, k, blk) }
     } else {
         unsafe { mainloop::<T, M, BM, BN, BK, true>(a, b, c, m, n, k, blk) }

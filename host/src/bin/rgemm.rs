@@ -41,18 +41,6 @@ struct Args {
     cpu: bool,
 }
 
-fn parse_shape(s: &str) -> Option<(usize, usize, usize)> {
-    let dims: Vec<usize> = s
-        .split('x')
-        .map(|d| d.trim().parse().ok())
-        .collect::<Option<_>>()?;
-    match dims[..] {
-        [s] => Some((s, s, s)),
-        [m, n, k] => Some((m, n, k)),
-        _ => None,
-    }
-}
-
 struct Row {
     shape: (usize, usize, usize),
     dtype: &'static str,
@@ -75,7 +63,7 @@ fn main() -> ExitCode {
     let Some(shapes) = args
         .shapes
         .iter()
-        .map(|s| parse_shape(s))
+        .map(|s| rgemm::parse_shape(s))
         .collect::<Option<Vec<_>>>()
     else {
         eprintln!("rgemm: shapes are S or MxNxK, got {:?}", args.shapes);
