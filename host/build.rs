@@ -1,5 +1,6 @@
 //! Builds the kernels (`../kernels-gpu`, plain `no_std` Rust) into PTX with rustc's NVPTX
-//! backend and embeds it: `OUT_DIR/kernels.ptx`, read by `src/ptx.rs`.
+//! backend and embeds it: `OUT_DIR/kernels.ptx` (sm_70) and `OUT_DIR/kernels_sm80.ptx`
+//! (sm_80: the kernels that need `cp.async`), read by `src/ptx.rs`.
 //!
 //! The nvptx target links with `llvm-bitcode-linker`, which rustup cannot fetch here; the
 //! stand-in `kernels-gpu/ptx-linker` does its three steps with the `llvm-tools` component
@@ -8,8 +9,6 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Plain SIMT kernels: PTX for sm_70, which the driver JIT-compiles for any newer GPU.
-const TARGET_CPU: &str = "sm_70";
 const TARGET: &str = "nvptx64-nvidia-cuda";
 const INSTALL_HINT: &str = "run `rustup toolchain install` in the repository root (it reads rust-toolchain.toml: the nightly with rust-src and llvm-tools)";
 
@@ -34,12 +33,27 @@ fn main() {
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let tools = check_toolchain(&rustc);
 
+    // Plain SIMT kernels: sm_70 PTX, which the driver compiles for any newer GPU. Kernels
+    // with sm_80 instructions (cp.async) are only in the second module.
+    build_module(&kernels, &out_dir, &rustc, &tools, "sm_70", "kernels.ptx");
+    build_module(
+        &kernels,
+        &out_dir,
+        &rustc,
+        &tools,
+        "sm_80",
+        "kernels_sm80.ptx",
+    );
+}
+
+/// Builds the kernel crate as PTX for `cpu` into `OUT_DIR/name`.
+fn build_module(kernels: &Path, out_dir: &Path, rustc: &str, tools: &Path, cpu: &str, name: &str) {
     let linker = kernels.join("ptx-linker");
-    let target_dir = out_dir.join("kernels-target");
+    let target_dir = out_dir.join(format!("kernels-target-{cpu}"));
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     // The kernel crate is an rlib for the host; for the GPU it is linked as a cdylib.
-    cmd.current_dir(&kernels)
+    cmd.current_dir(kernels)
         .args([
             "rustc",
             "-p",
@@ -77,19 +91,19 @@ fn main() {
         }
     }
     let flags = [
-        format!("-Ctarget-cpu={TARGET_CPU}"),
+        format!("-Ctarget-cpu={cpu}"),
         format!("-Clinker={}", linker.display()),
     ];
     cmd.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
-        .env("PTX_LLVM_TOOLS", &tools)
-        .env("RUSTC", &rustc);
+        .env("PTX_LLVM_TOOLS", tools)
+        .env("RUSTC", rustc);
 
     let status = cmd
         .status()
         .unwrap_or_else(|e| fail(&format!("could not run cargo: {e}")));
     if !status.success() {
         fail(&format!(
-            "building the kernels for {TARGET} failed (see the errors above); if a toolchain piece is missing, {INSTALL_HINT}"
+            "building the kernels for {TARGET} ({cpu}) failed (see the errors above); if a toolchain piece is missing, {INSTALL_HINT}"
         ));
     }
     let ptx = target_dir
@@ -98,7 +112,7 @@ fn main() {
         .join("rgemm_kernels.ptx");
     let text = std::fs::read_to_string(&ptx)
         .unwrap_or_else(|e| fail(&format!("no PTX at {}: {e}", ptx.display())));
-    std::fs::write(out_dir.join("kernels.ptx"), with_launch_bounds(&text))
+    std::fs::write(out_dir.join(name), with_launch_bounds(&text))
         .unwrap_or_else(|e| fail(&format!("could not write the PTX: {e}")));
 }
 

@@ -1,7 +1,7 @@
 //! Tests that need no GPU: the embedded PTX (entry points, parameter lists, barriers,
 //! shared memory), launch rules and shape checks, occupancy arithmetic, the CPU
 //! reference, and the no-driver path.
-use rgemm::ptx::KERNELS_PTX;
+use rgemm::ptx::{KERNELS_PTX, KERNELS_PTX_SM80};
 use rgemm::{
     BlockResources, DeviceProps, Element, Error, FixedTile, Kernel, Limiter, Matrix, Occupancy,
     PtxParam, bf16, f16,
@@ -22,17 +22,36 @@ fn all_entries() -> Vec<(Kernel, String)> {
     out
 }
 
-/// The text of entry `name`: from `.entry name(` to the closing brace at column 0.
-fn entry_text(name: &str) -> &'static str {
-    let start = KERNELS_PTX
-        .find(&format!(".entry {name}("))
-        .unwrap_or_else(|| panic!("entry {name} not in the PTX"));
-    let len = KERNELS_PTX[start..].find("\n}\n").expect("entry end");
-    &KERNELS_PTX[start..start + len]
+/// The module a kernel is loaded from.
+fn module_of(kernel: Kernel) -> &'static str {
+    if kernel.min_compute_capability() >= (8, 0) {
+        KERNELS_PTX_SM80
+    } else {
+        KERNELS_PTX
+    }
 }
 
-fn ptx_params(name: &str) -> Vec<PtxParam> {
-    let text = entry_text(name);
+/// The text of entry `name` in `ptx`: from `.entry name(` to the closing brace at column 0.
+fn entry_in(ptx: &'static str, name: &str) -> &'static str {
+    let start = ptx
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("entry {name} not in the PTX"));
+    let len = ptx[start..].find("\n}\n").expect("entry end");
+    &ptx[start..start + len]
+}
+
+/// The text of entry `name` in the module its kernel loads from.
+fn entry_text(name: &str) -> &'static str {
+    let kernel = all_entries()
+        .into_iter()
+        .find(|(_, n)| n == name)
+        .map(|(k, _)| k)
+        .unwrap_or_else(|| panic!("{name} is no entry"));
+    entry_in(module_of(kernel), name)
+}
+
+fn ptx_params(ptx: &'static str, name: &str) -> Vec<PtxParam> {
+    let text = entry_in(ptx, name);
     let list = &text[text.find('(').unwrap() + 1..text.find(')').unwrap()];
     list.split(',')
         .map(|p| match p.split_whitespace().collect::<Vec<_>>()[..] {
@@ -46,16 +65,27 @@ fn ptx_params(name: &str) -> Vec<PtxParam> {
 #[test]
 fn ptx_targets_sm70_and_has_every_entry_with_the_declared_parameters() {
     assert!(KERNELS_PTX.contains(".target sm_70"));
+    assert!(KERNELS_PTX_SM80.contains(".target sm_80"));
     let entries = all_entries();
-    assert_eq!(entries.len(), 48);
+    assert_eq!(entries.len(), 52);
     for (kernel, name) in &entries {
-        assert_eq!(ptx_params(name), kernel.params(), "{name}");
+        // Every kernel is in the sm_80 module; all but the sm_80 ones in the sm_70 module.
+        assert_eq!(
+            ptx_params(KERNELS_PTX_SM80, name),
+            kernel.params(),
+            "{name}"
+        );
+        if module_of(*kernel) == KERNELS_PTX {
+            assert_eq!(ptx_params(KERNELS_PTX, name), kernel.params(), "{name}");
+        } else {
+            assert!(
+                !KERNELS_PTX.contains(&format!(".entry {name}(")),
+                "{name} in sm_70"
+            );
+        }
     }
-    assert_eq!(
-        KERNELS_PTX.matches(".entry ").count(),
-        entries.len(),
-        "unexpected extra entries"
-    );
+    assert_eq!(KERNELS_PTX_SM80.matches(".entry ").count(), entries.len());
+    assert_eq!(KERNELS_PTX.matches(".entry ").count(), entries.len() - 4);
 }
 
 #[test]
@@ -67,7 +97,8 @@ fn register_tiles_unroll_into_registers_and_vector_kernels_move_16_bytes() {
             Kernel::RegisterTiled
             | Kernel::Vectorized
             | Kernel::DoubleBuffered
-            | Kernel::WarpTiled => {
+            | Kernel::WarpTiled
+            | Kernel::AsyncCopy => {
                 assert!(
                     fmas >= 512,
                     "{name}: {fmas} fma: the 8x8x8 tile did not unroll"
@@ -96,6 +127,24 @@ fn register_tiles_unroll_into_registers_and_vector_kernels_move_16_bytes() {
             assert!(text.contains(op), "{family}_f64 lacks {op}");
         }
     }
+}
+
+#[test]
+fn the_sm80_pipeline_copies_asynchronously() {
+    for ty in ["f32", "f64"] {
+        let text = entry_in(KERNELS_PTX_SM80, &format!("async_copy_{ty}"));
+        for op in [
+            "cp.async.cg.shared.global",
+            "cp.async.commit_group",
+            "cp.async.wait_group 1",
+        ] {
+            assert!(text.contains(op), "async_copy_{ty} lacks {op}");
+        }
+    }
+    assert!(
+        !KERNELS_PTX.contains("cp.async"),
+        "cp.async in the sm_70 module"
+    );
 }
 
 #[test]
@@ -130,11 +179,13 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
             // Single-stage kernels: after loading and after use; double-buffered ones: after
             // the prologue and once per phase, in each of their two mainloops (bounds-checked
             // and not) for the specialised ones.
-            let mainloops = match kernel {
-                Kernel::WarpTiledK16 | Kernel::WarpTiled64 => 2,
-                _ => 1,
+            // The cp.async pipeline: one per phase (after its wait).
+            let expected = match kernel {
+                Kernel::WarpTiledK16 | Kernel::WarpTiled64 => 4,
+                Kernel::AsyncCopy => 1,
+                _ => 2,
             };
-            assert_eq!(barriers, 2 * mainloops, "{name}: barriers");
+            assert_eq!(barriers, expected, "{name}: barriers");
             assert!(
                 text.contains("st.shared") && text.contains("ld.shared"),
                 "{name}"

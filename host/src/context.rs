@@ -6,7 +6,7 @@ use crate::kernels::{GemmArgs, Kernel};
 use crate::matrix::{DeviceMatrix, Matrix, element_count};
 use crate::occupancy::{BlockResources, Occupancy};
 use crate::props::DeviceProps;
-use crate::ptx::KERNELS_PTX;
+use crate::ptx::{KERNELS_PTX, KERNELS_PTX_SM80};
 use crate::reference::check_product_shape;
 use cudarc::driver::sys::CUfunction_attribute as FuncAttr;
 use cudarc::driver::sys::cudaError_enum as CuResult;
@@ -74,6 +74,8 @@ pub struct Context {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
+    /// The sm_80 module, loaded on first use of a kernel that needs it.
+    module_sm80: Mutex<Option<Arc<CudaModule>>>,
     props: DeviceProps,
     functions: Mutex<HashMap<String, CudaFunction>>,
     /// The kernel `matmul` chose per (element type, m, n, k): timed on first use.
@@ -103,6 +105,7 @@ impl Context {
             ctx,
             stream,
             module,
+            module_sm80: Mutex::new(None),
             props,
             functions: Mutex::new(HashMap::new()),
             choices: Mutex::new(HashMap::new()),
@@ -409,7 +412,19 @@ impl Context {
         if let Some(f) = cache.get(&name) {
             return Ok(f.clone());
         }
-        let f = self.module.load_function(&name)?;
+        let module = if kernel.min_compute_capability() >= (8, 0) {
+            kernel.check_device::<T>(&self.props)?;
+            let mut sm80 = self.module_sm80.lock().unwrap_or_else(|e| e.into_inner());
+            match &*sm80 {
+                Some(module) => module.clone(),
+                None => sm80
+                    .insert(self.ctx.load_module(Ptx::from_src(KERNELS_PTX_SM80))?)
+                    .clone(),
+            }
+        } else {
+            self.module.clone()
+        };
+        let f = module.load_function(&name)?;
         // Beyond the default 48 KiB a kernel must opt in to its dynamic shared memory.
         let shared = kernel.shared_bytes::<T>();
         if shared > self.props.shared_bytes_per_block {

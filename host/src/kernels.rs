@@ -58,6 +58,10 @@ pub enum Kernel {
     /// Warp tiling with 64 x 64 block tiles and BK = 16, for products too small to fill the
     /// GPU with 128 x 128 tiles (`warp_tiled.rs`).
     WarpTiled64,
+    /// A three-stage `cp.async` pipeline: the copy engine fills shared memory two phases
+    /// ahead, without staging registers (`async_copy.rs`; compute capability 8.0+, from the
+    /// sm_80 PTX module).
+    AsyncCopy,
 }
 
 /// Block of the naive kernel: a warp spans 32 columns of one row of C.
@@ -65,7 +69,7 @@ const NAIVE_BLOCK: (u32, u32) = (32, 8);
 
 impl Kernel {
     /// Every compiled kernel with a fixed configuration, in the order of the progression.
-    pub const FIXED: [Kernel; 11] = [
+    pub const FIXED: [Kernel; 12] = [
         Kernel::Naive,
         Kernel::Tiled(FixedTile::W8),
         Kernel::Tiled(FixedTile::W16),
@@ -77,6 +81,7 @@ impl Kernel {
         Kernel::WarpTiled,
         Kernel::WarpTiledK16,
         Kernel::WarpTiled64,
+        Kernel::AsyncCopy,
     ];
 
     /// The entry point's name for element type `T`, e.g. `tiled16_f32`.
@@ -97,6 +102,7 @@ impl Kernel {
             Kernel::WarpTiled => "warp_tiled".into(),
             Kernel::WarpTiledK16 => "warp_tiled_k16".into(),
             Kernel::WarpTiled64 => "warp_tiled_64".into(),
+            Kernel::AsyncCopy => "async_copy".into(),
         }
     }
 
@@ -148,8 +154,18 @@ impl Kernel {
             Kernel::DoubleBuffered | Kernel::WarpTiled => 2 * (128 * 8 + 8 * 128),
             Kernel::WarpTiledK16 => 2 * (128 * 16 + 16 * 128),
             Kernel::WarpTiled64 => 2 * (64 * 16 + 16 * 64),
+            Kernel::AsyncCopy => 3 * (128 * 8 + 8 * 128),
         };
         elements * acc
+    }
+
+    /// The oldest GPU that can run it: `cp.async` needs compute capability 8.0; the rest run
+    /// from the sm_70 module.
+    pub fn min_compute_capability(&self) -> (u32, u32) {
+        match self {
+            Kernel::AsyncCopy => (8, 0),
+            _ => (7, 0),
+        }
     }
 
     /// The PTX parameter list of this kernel's entry points.
@@ -176,6 +192,13 @@ impl Kernel {
         };
         if self.tile() == Some(0) {
             return Err(unsupported("a tile must be at least 1 wide".into()));
+        }
+        let (major, minor) = self.min_compute_capability();
+        if props.compute_capability < (major, minor) {
+            return Err(unsupported(format!(
+                "needs compute capability {major}.{minor}; the device has {}.{}",
+                props.compute_capability.0, props.compute_capability.1
+            )));
         }
         let (bx, by) = self.block();
         let threads = bx as u64 * by as u64;

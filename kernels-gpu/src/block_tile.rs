@@ -261,7 +261,7 @@ pub unsafe fn multiply<A: Accumulator, const BM: u32, const BN: u32, const BK: u
 /// Offset (within the block tile) of a thread's `i`-th row or column: two groups of 4,
 /// `half` apart.
 #[inline(always)]
-fn tile_offset(t: u32, i: u32, half: u32) -> u32 {
+pub(crate) fn tile_offset(t: u32, i: u32, half: u32) -> u32 {
     if i < 4 {
         4 * t + i
     } else {

@@ -29,11 +29,15 @@ impl Accumulator for f64 {
 /// An input element of A and B.
 pub trait Element: Copy + Pack4 {
     type Acc: Accumulator;
+    /// Whether the element is its own accumulator type (f32, f64), so its bytes can be
+    /// copied into shared memory as they are (`cp.async`) instead of widened.
+    const IS_ACC: bool;
     fn widen(self) -> Self::Acc;
 }
 
 impl Element for f32 {
     type Acc = f32;
+    const IS_ACC: bool = true;
     #[inline(always)]
     fn widen(self) -> f32 {
         self
@@ -42,6 +46,7 @@ impl Element for f32 {
 
 impl Element for f64 {
     type Acc = f64;
+    const IS_ACC: bool = true;
     #[inline(always)]
     fn widen(self) -> f64 {
         self
@@ -55,6 +60,7 @@ pub type F16 = f16;
 /// Widened by `cvt.f32.f16` on the GPU.
 impl Element for f16 {
     type Acc = f32;
+    const IS_ACC: bool = false;
     #[inline(always)]
     fn widen(self) -> f32 {
         self as f32
@@ -69,6 +75,7 @@ pub struct Bf16(pub u16);
 
 impl Element for Bf16 {
     type Acc = f32;
+    const IS_ACC: bool = false;
     #[inline(always)]
     fn widen(self) -> f32 {
         f32::from_bits((self.0 as u32) << 16)

@@ -25,4 +25,7 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("warp_tiled_k16_f32", 256, 2),
     ("warp_tiled_k16_f16", 256, 2),
     ("warp_tiled_k16_bf16", 256, 2),
+    ("async_copy_f32", 256, 2),
+    ("async_copy_f16", 256, 2),
+    ("async_copy_bf16", 256, 2),
 ];

@@ -17,12 +17,15 @@
     target_arch = "nvptx64",
     feature(abi_ptx, stdarch_nvptx, gpu_intrinsics, gpu_launch_sized_workgroup_mem)
 )]
+#![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch))]
 #![feature(core_intrinsics, f16)]
 #![allow(internal_features)]
 // Register tiles are indexed with loop counters on purpose: constant-trip index loops unroll
 // into registers, where iterator adaptors over arrays left state in local memory.
 #![allow(clippy::needless_range_loop)]
 
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod async_copy;
 pub mod block_tile;
 pub mod coarse;
 pub mod device;

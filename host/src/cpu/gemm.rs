@@ -7,6 +7,7 @@ use crate::kernels::{FixedTile, Kernel};
 use crate::matrix::Matrix;
 use crate::props::DeviceProps;
 use crate::reference::check_product_shape;
+use rgemm_kernels::async_copy::async_copy;
 use rgemm_kernels::coarse::coarse;
 use rgemm_kernels::device::host::GlobalRegion;
 use rgemm_kernels::double_buffered::double_buffered;
@@ -50,6 +51,7 @@ fn body<D: DeviceElement>(kernel: Kernel) -> GemmBody<D> {
         Kernel::WarpTiled64 => {
             |a, b, c, m, n, k, _| unsafe { warp_tiled_64::<D>(a, b, c, m, n, k) }
         }
+        Kernel::AsyncCopy => |a, b, c, m, n, k, _| unsafe { async_copy::<D>(a, b, c, m, n, k) },
     }
 }
 
@@ -81,7 +83,8 @@ impl CpuExecutor {
     pub fn props(&self) -> DeviceProps {
         DeviceProps {
             name: format!("CPU executor ({} worker threads)", self.workers()),
-            compute_capability: (0, 0),
+            // Every kernel's host version runs here, those of sm_80 included.
+            compute_capability: (9, 0),
             multiprocessors: self.workers() as u32,
             warp_size: 32,
             max_threads_per_block: 1024,

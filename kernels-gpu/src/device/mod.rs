@@ -5,6 +5,8 @@
 //! One source, two targets: on nvptx64 these are PTX special registers, `bar.sync` and
 //! `.shared`; on the host they read the simulated thread that rgemm's CPU executor is
 //! running (see [`host`]), and every shared and global access is bounds-checked.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod async_copy;
 pub mod global;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod host;

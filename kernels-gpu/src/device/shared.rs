@@ -142,3 +142,19 @@ impl<T: Pack4> SharedTile<T> {
         unsafe { write4(self.base.add(at), value) }
     }
 }
+
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+impl<T: Pack4> SharedTile<T> {
+    /// Starts an asynchronous 16-byte copy from global `src` into `(row, col..)`: four
+    /// elements of a 4-byte type, two of an 8-byte one.
+    ///
+    /// # Safety
+    /// As [`super::async_copy::copy16`]; the 16 bytes lie inside the tile (checked on the host).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn copy16_from(&self, row: u32, col: u32, src: *const T) {
+        let last = col + 16 / size_of::<T>() as u32 - 1;
+        let at = self.offset(row, last) - (last - col) as usize;
+        unsafe { super::async_copy::copy16(self.base.add(at), src) }
+    }
+}

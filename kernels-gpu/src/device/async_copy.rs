@@ -1,0 +1,49 @@
+//! Asynchronous copies from global to shared memory (PTX `cp.async`, compute capability 8.0
+//! and newer): the copy engine moves 16 bytes per instruction without passing through
+//! registers; `commit_group` closes a batch and `wait_group::<N>` waits until at most N
+//! batches of this thread are still in flight. Only the sm_80 module contains kernels that
+//! use them. On the host (CPU executor) a copy happens at once, with bounds checks.
+
+/// Starts copying 16 bytes from global `src` to shared `dst`.
+///
+/// # Safety
+/// `dst` points into the block's shared memory and `src` to 16 readable bytes of global
+/// memory, both 16-byte aligned; nobody reads `dst` before a `wait_group` that covers this
+/// copy and a barrier.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn copy16<T>(dst: *mut T, src: *const T) {
+    #[cfg(target_arch = "nvptx64")]
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .u64 %cp_s, %cp_g; cvta.to.shared.u64 %cp_s, {dst}; cvta.to.global.u64 %cp_g, {src}; cp.async.cg.shared.global [%cp_s], [%cp_g], 16; }}",
+            dst = in(reg64) dst as u64,
+            src = in(reg64) src as u64,
+        );
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        super::host::check_global(src as usize, 16, "read (cp.async)");
+        unsafe { core::ptr::copy_nonoverlapping(src.cast::<u8>(), dst.cast::<u8>(), 16) };
+    }
+}
+
+/// Closes the current batch of this thread's copies.
+#[inline(always)]
+pub fn commit_group() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: bookkeeping of this thread's own copies.
+    unsafe {
+        core::arch::asm!("cp.async.commit_group;")
+    }
+}
+
+/// Waits until at most `N` of this thread's committed batches are still in flight.
+#[inline(always)]
+pub fn wait_group<const N: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: waits for this thread's own copies.
+    unsafe {
+        core::arch::asm!("cp.async.wait_group {n};", n = const N)
+    }
+}
