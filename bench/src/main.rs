@@ -193,7 +193,7 @@ fn measure_type<T: Element>(
             ok: true,
             bytes: bytes_moved(None, (m, n, k), size),
         });
-        let limit = 64.0 * T::ACC_UNIT_ROUNDOFF * (k as f64).sqrt().max(1.0);
+        let limit = rgemm::agreement_limit::<T>(k);
         for kernel in Kernel::FIXED {
             if kernel.launch_config::<T>(ctx.props(), m, n, k).is_err() {
                 continue;

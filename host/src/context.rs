@@ -7,7 +7,7 @@ use crate::matrix::{DeviceMatrix, Matrix, element_count};
 use crate::occupancy::{BlockResources, Occupancy};
 use crate::props::DeviceProps;
 use crate::ptx::{KERNELS_PTX, KERNELS_PTX_SM80};
-use crate::reference::check_product_shape;
+use crate::reference::{check_output_shape, check_product_shape, product_dims};
 use cudarc::driver::sys::CUfunction_attribute as FuncAttr;
 use cudarc::driver::sys::cudaError_enum as CuResult;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig};
@@ -218,23 +218,8 @@ impl Context {
                 return Err(Error::ForeignMatrix);
             }
         }
-        if a.cols != b.rows {
-            return Err(Error::InnerDimensionMismatch {
-                a_rows: a.rows,
-                a_cols: a.cols,
-                b_rows: b.rows,
-                b_cols: b.cols,
-            });
-        }
-        let (m, n, k) = (a.rows, b.cols, a.cols);
-        if c.shape() != (m, n) {
-            return Err(Error::OutputShapeMismatch {
-                rows: c.rows,
-                cols: c.cols,
-                expected_rows: m,
-                expected_cols: n,
-            });
-        }
+        let (m, n, k) = product_dims(a.shape(), b.shape())?;
+        check_output_shape(c.shape(), m, n)?;
         let kernel = match kernel {
             Some(kernel) => kernel,
             None => self.choose_by_timing(a, b, c)?,

@@ -4,6 +4,7 @@ use crate::context::Context;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::matrix::DeviceMatrix;
+use crate::reference::{check_output_shape, product_dims};
 use cudarc::cublas::sys::cublasGemmAlgo_t;
 use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
 use cudarc::cublas::{CudaBlas, result};
@@ -36,23 +37,8 @@ impl<'c> Cublas<'c> {
         b: &DeviceMatrix<T>,
         c: &mut DeviceMatrix<T::Out>,
     ) -> Result<()> {
-        let (m, n, k) = (a.rows(), b.cols(), a.cols());
-        if b.rows() != k {
-            return Err(Error::InnerDimensionMismatch {
-                a_rows: m,
-                a_cols: k,
-                b_rows: b.rows(),
-                b_cols: n,
-            });
-        }
-        if c.shape() != (m, n) {
-            return Err(Error::OutputShapeMismatch {
-                rows: c.rows(),
-                cols: c.cols(),
-                expected_rows: m,
-                expected_cols: n,
-            });
-        }
+        let (m, n, k) = product_dims(a.shape(), b.shape())?;
+        check_output_shape(c.shape(), m, n)?;
         let as_int = |v: usize| {
             i32::try_from(v).map_err(|_| Error::ShapeTooLarge {
                 m,

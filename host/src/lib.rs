@@ -54,7 +54,10 @@ pub use kernels::{FixedTile, Kernel, MAX_DIM, PtxParam};
 pub use matrix::{DeviceMatrix, Matrix};
 pub use occupancy::{BlockResources, Limiter, Occupancy};
 pub use props::DeviceProps;
-pub use reference::{abs_product, check_product_shape, matmul_reference, max_relative_error};
+pub use reference::{
+    abs_product, agreement_limit, check_output_shape, check_product_shape, matmul_reference,
+    max_relative_error, product_dims,
+};
 
 /// Parses a product shape written `S` (for S x S x S) or `MxNxK` (C is M x N, the inner
 /// dimension K), as the binaries take them on their command lines.

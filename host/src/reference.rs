@@ -1,6 +1,6 @@
 //! The CPU reference: the same product accumulated in `f64`, the yardstick for the
 //! kernels' correctness.
-use crate::element::Scalar;
+use crate::element::{Element, Scalar};
 use crate::error::{Error, Result};
 use crate::matrix::Matrix;
 
@@ -9,15 +9,44 @@ pub fn check_product_shape<T: Copy, U: Copy>(
     a: &Matrix<T>,
     b: &Matrix<U>,
 ) -> Result<(usize, usize, usize)> {
-    if a.cols() != b.rows() {
+    product_dims(a.shape(), b.shape())
+}
+
+/// `(m, n, k)` of the product of an `a_rows x a_cols` and a `b_rows x b_cols` matrix, or
+/// [`Error::InnerDimensionMismatch`]: the one shape check of host and device products.
+pub fn product_dims(
+    (a_rows, a_cols): (usize, usize),
+    (b_rows, b_cols): (usize, usize),
+) -> Result<(usize, usize, usize)> {
+    if a_cols != b_rows {
         return Err(Error::InnerDimensionMismatch {
-            a_rows: a.rows(),
-            a_cols: a.cols(),
-            b_rows: b.rows(),
-            b_cols: b.cols(),
+            a_rows,
+            a_cols,
+            b_rows,
+            b_cols,
         });
     }
-    Ok((a.rows(), b.cols(), a.cols()))
+    Ok((a_rows, b_cols, a_cols))
+}
+
+/// Checks that an output of shape `(rows, cols)` holds an `m x n` product.
+pub fn check_output_shape((rows, cols): (usize, usize), m: usize, n: usize) -> Result<()> {
+    if (rows, cols) != (m, n) {
+        return Err(Error::OutputShapeMismatch {
+            rows,
+            cols,
+            expected_rows: m,
+            expected_cols: n,
+        });
+    }
+    Ok(())
+}
+
+/// The relative error ([`max_relative_error`]) the binaries accept between a kernel and
+/// cuBLAS or the reference: errors of the size of accumulation over K terms in the
+/// kernel's precision pass; a wrong index does not.
+pub fn agreement_limit<T: Element>(k: usize) -> f64 {
+    64.0 * T::ACC_UNIT_ROUNDOFF * (k as f64).sqrt().max(1.0)
 }
 
 /// `A * B` with every product and sum in `f64` (exact products for f32/f16/bf16 inputs).

@@ -53,11 +53,6 @@ struct Row {
     ok: bool,
 }
 
-/// Errors the size of f32 accumulation over K terms pass; a wrong index does not.
-fn error_limit<T: Element>(k: usize) -> f64 {
-    64.0 * T::ACC_UNIT_ROUNDOFF * (k as f64).sqrt().max(1.0)
-}
-
 fn main() -> ExitCode {
     let args = Args::parse();
     let Some(shapes) = args
@@ -170,7 +165,7 @@ fn run_shape_cpu<T: Element>(
             ms: median(&times),
             cublas_ms: None,
             rel_err: err,
-            ok: err <= error_limit::<T>(k),
+            ok: err <= rgemm::agreement_limit::<T>(k),
         });
     }
     Ok(rows)
@@ -203,7 +198,7 @@ fn run_shape<T: Element>(
     let tile = ctx.textbook_kernel::<T>()?.tile().unwrap_or(16);
     let mut kernels = Kernel::FIXED.to_vec();
     kernels.push(Kernel::TiledDynamic(tile));
-    let limit = error_limit::<T>(k);
+    let limit = rgemm::agreement_limit::<T>(k);
     let mut rows = Vec::new();
     for kernel in kernels {
         let mut c: DeviceMatrix<T::Out> = ctx.zeros(m, n)?;
