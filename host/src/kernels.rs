@@ -58,8 +58,14 @@ pub enum Kernel {
     /// Warp tiling with 64 x 64 block tiles and BK = 16, for products too small to fill the
     /// GPU with 128 x 128 tiles (`warp_tiled.rs`).
     WarpTiled64,
-    /// A three-stage `cp.async` pipeline: the copy engine fills shared memory two phases
-    /// ahead, without staging registers (`async_copy.rs`; compute capability 8.0+, from the
+    /// Warp tiling with fragment double buffering: each K step's shared-memory reads one
+    /// step ahead, across the barrier too; A^T padded (`fragment_buffered.rs`).
+    FragmentBuffered,
+    /// Fragment double buffering with BK = 16, the next phase's loads in two parts and an
+    /// unchecked mainloop for interior blocks (`fragment_buffered.rs`).
+    FragmentBufferedK16,
+    /// `fragment_buffered_k16` with B copied by `cp.async` (no registers, no shared stores)
+    /// and A still through registers (`async_copy.rs`; compute capability 8.0+, from the
     /// sm_80 PTX module).
     AsyncCopy,
 }
@@ -69,7 +75,7 @@ const NAIVE_BLOCK: (u32, u32) = (32, 8);
 
 impl Kernel {
     /// Every compiled kernel with a fixed configuration, in the order of the progression.
-    pub const FIXED: [Kernel; 12] = [
+    pub const FIXED: [Kernel; 14] = [
         Kernel::Naive,
         Kernel::Tiled(FixedTile::W8),
         Kernel::Tiled(FixedTile::W16),
@@ -81,6 +87,8 @@ impl Kernel {
         Kernel::WarpTiled,
         Kernel::WarpTiledK16,
         Kernel::WarpTiled64,
+        Kernel::FragmentBuffered,
+        Kernel::FragmentBufferedK16,
         Kernel::AsyncCopy,
     ];
 
@@ -103,6 +111,8 @@ impl Kernel {
             Kernel::WarpTiledK16 => "warp_tiled_k16".into(),
             Kernel::WarpTiled64 => "warp_tiled_64".into(),
             Kernel::AsyncCopy => "async_copy".into(),
+            Kernel::FragmentBuffered => "fragment_buffered".into(),
+            Kernel::FragmentBufferedK16 => "fragment_buffered_k16".into(),
         }
     }
 
@@ -154,7 +164,9 @@ impl Kernel {
             Kernel::DoubleBuffered | Kernel::WarpTiled => 2 * (128 * 8 + 8 * 128),
             Kernel::WarpTiledK16 => 2 * (128 * 16 + 16 * 128),
             Kernel::WarpTiled64 => 2 * (64 * 16 + 16 * 64),
-            Kernel::AsyncCopy => 3 * (128 * 8 + 8 * 128),
+            Kernel::AsyncCopy => 2 * (16 * (128 + 4) + 16 * 128),
+            Kernel::FragmentBuffered => 2 * (8 * (128 + 4) + 8 * 128),
+            Kernel::FragmentBufferedK16 => 2 * (16 * (128 + 4) + 16 * 128),
         };
         elements * acc
     }

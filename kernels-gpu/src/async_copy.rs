@@ -1,122 +1,165 @@
-//! Multistage `cp.async` pipeline (sm_80 and newer): three shared stages filled by the copy
-//! engine straight from global memory, two phases ahead of the multiply-adds, with no
-//! staging registers and no shared stores in the mainloop. A is kept row-major in shared
-//! memory (the copy moves contiguous 16-byte groups), so a thread reads its A fragment as
-//! 16-byte groups along K, four K steps at a time; B as in `block_tile`. Warp-tiled thread
-//! map, 8 x 8 thread tile split 4 + 4.
+//! Asynchronous copies (sm_80 and newer) on top of fragment double buffering: B's tiles go
+//! from global to shared memory through `cp.async`, without registers and without shared
+//! stores, while A, which must be transposed on the way, still goes through registers. The
+//! next phase's copy of B starts at the top of each phase and is waited for just before the
+//! barrier; A's loads come in two parts as in `fragment_buffered`.
 //!
-//! Interior blocks of f32/f64 products with K a multiple of BK copy asynchronously; edge
-//! blocks, and f16/bf16 inputs (widened on the way), fill the same stages with checked
-//! loads and ordinary stores. Per block, so every barrier stays in uniform control flow.
+//! Why only B: the register-staged kernels at BK = 16 hold the next phase's A and B in
+//! registers; at the 128-register cap ptxas then issues the loads late, just before their
+//! stores, and their latency shows (Nsight Compute: 0.38 cycles "long scoreboard" per
+//! instruction). Copying A asynchronously as well, one 4-byte copy per element scattered
+//! into A^T, cost more address arithmetic than it saved (measured 83-86% of cuBLAS against
+//! 88-90% for `fragment_buffered_k16`, H200).
 //!
-//! Launch rules (host `kernels.rs`): 256 threads, block tile 128 x 128 stepping BK = 8,
-//! grid `ceil(n / 128) x ceil(m / 128)`, shared bytes `3 * (BM * BK + BK * BN) *
+//! Interior blocks of f32/f64 products with K a multiple of BK take this path; edge blocks,
+//! and f16/bf16 inputs (widened on the way), run `fragment_buffered`'s checked mainloop on
+//! the same shared layout. Per block, so every barrier stays in uniform control flow.
+//!
+//! Launch rules (host `kernels.rs`): 256 threads, block tile 128 x 128 stepping BK = 16,
+//! grid `ceil(n / 128) x ceil(m / 128)`, shared bytes `2 * (BK * (BM + 4) + BK * BN) *
 //! size_of(Acc)`; only in the sm_80 PTX module.
-use crate::block_tile::{Block, ThreadMap, WarpTiled, epilogue, tile_offset};
-use crate::coarse::load_or_zero;
+use crate::block_tile::{
+    Block, Fetch, Fragment, Stage, ThreadMap, WarpTiled, b_group, epilogue, fetch_part,
+    splits_into, stash_part, threads,
+};
 use crate::device::async_copy::{commit_group, wait_group};
-use crate::device::shared::{SharedArena, SharedTile};
+use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
 use crate::element::{Accumulator, Element, gemm_entry_points};
+use crate::fragment_buffered::{self, PAD};
 
-const BM: u32 = 128;
-const BN: u32 = 128;
-const BK: u32 = 8;
-const STAGES: u32 = 3;
-const THREADS: u32 = 256;
-
-/// All stages: A as `STAGES * BM` rows of BK, B as `STAGES * BK` rows of BN.
-#[derive(Clone, Copy)]
-struct Stages<A> {
-    a: SharedTile<A>,
-    b: SharedTile<A>,
-}
-
-/// Fills stage `s` with phase `k0`'s tiles: asynchronously (`fast`) or by checked loads.
+/// Starts copying phase `k0`'s tile of B into `st`, 16 bytes per copy.
 ///
 /// # Safety
-/// `a` is `m x k`, `b` is `k x n`; `fast` only for interior blocks of f32/f64 with K a
-/// multiple of BK (buffers aligned: `Block::new`); nobody reads stage `s` meanwhile.
+/// `b` is `k x n` of the accumulator type; the block is interior and K a multiple of BK
+/// (`Block::new` checked alignment); nobody reads `st` until a wait and a barrier.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn fill<T: Element>(
-    st: &Stages<T::Acc>,
-    s: u32,
-    (a, b): (*const T, *const T),
+unsafe fn copy_b<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>(
+    st: &Stage<A>,
+    b: *const A,
+    n: u32,
+    (blk, k0, tid): (Block, u32, u32),
+) {
+    // Elements per 16-byte copy (4 for f32, 2 for f64); `b_group` counts groups of 4.
+    let per = 16 / size_of::<A>() as u32;
+    for i in 0..BK * BN / 4 / threads(BM, BN) {
+        let (r, col) = b_group::<BM, BN>(tid, i);
+        for half in 0..4 / per {
+            let col = col + half * per;
+            let src = unsafe { b.add((k0 + r) as usize * n as usize + (blk.col0 + col) as usize) };
+            unsafe { st.b.copy16_from(r, col, src) };
+        }
+    }
+}
+
+/// The kernel for a `BM x BN` block tile stepping `BK`, A's loads in `PARTS` parts.
+///
+/// # Safety
+/// See the entry points; `(BM / 8) * (BN / 8)` threads per block.
+#[inline(always)]
+pub unsafe fn async_pipelined<
+    T: Element,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const PARTS: u32,
+>(
+    a: *const T,
+    b: *const T,
+    c: *mut T::Acc,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    const {
+        assert!(
+            splits_into(BM, BN, BK, PARTS),
+            "PARTS must split the phase evenly"
+        )
+    };
+    let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
+    if T::IS_ACC && blk.interior && k.is_multiple_of(BK) {
+        unsafe { mainloop::<T, BM, BN, BK, PARTS>((a, b, c), (m, n, k), blk) }
+    } else {
+        unsafe {
+            fragment_buffered::mainloop::<T, BM, BN, BK, PARTS, true>((a, b, c), (m, n, k), blk)
+        }
+    }
+}
+
+#[inline(always)]
+unsafe fn mainloop<T: Element, const BM: u32, const BN: u32, const BK: u32, const PARTS: u32>(
+    (a, b, c): (*const T, *const T, *mut T::Acc),
     (m, n, k): (u32, u32, u32),
     blk: Block,
-    k0: u32,
-    tid: u32,
-    fast: bool,
 ) {
-    // Elements per 16-byte copy of the accumulator type (4 for f32, 2 for f64).
-    let per = 16 / size_of::<T::Acc>() as u32;
-    for i in 0..BM * BK / per / THREADS {
-        let g = tid + i * THREADS;
-        let (r, col) = (g / (BK / per), per * (g % (BK / per)));
-        let (row, kc) = (blk.row0 + r, k0 + col);
-        if fast {
-            let src = unsafe { a.add(row as usize * k as usize + kc as usize) };
-            unsafe { st.a.copy16_from(s * BM + r, col, src.cast::<T::Acc>()) };
-        } else {
-            for j in 0..per {
-                unsafe {
-                    st.a.set(s * BM + r, col + j, load_or_zero(a, row, kc + j, m, k))
-                };
-            }
-        }
+    let tid = thread_idx_x();
+    let me = WarpTiled::coords::<BM, BN>(tid);
+    // B is of the accumulator type here (T::IS_ACC).
+    let b_acc = b.cast::<T::Acc>();
+    // SAFETY: the launch provides two padded stages of shared memory.
+    let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
+    let stages = Stage::carve_stages::<BM, BN, BK>(&mut arena, 2, PAD);
+    let mut acc = [[T::Acc::ZERO; 8]; 8];
+    let phases = k / BK;
+    if phases == 0 {
+        // K = 0: C is zeros (uniform: no barrier is skipped by part of the block).
+        unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };
+        return;
     }
-    for i in 0..BK * BN / per / THREADS {
-        let g = tid + i * THREADS;
-        let (r, col) = (g / (BN / per), per * (g % (BN / per)));
-        let (kr, cc) = (k0 + r, blk.col0 + col);
-        if fast {
-            let src = unsafe { b.add(kr as usize * n as usize + cc as usize) };
-            unsafe { st.b.copy16_from(s * BK + r, col, src.cast::<T::Acc>()) };
-        } else {
-            for j in 0..per {
-                unsafe {
-                    st.b.set(s * BK + r, col + j, load_or_zero(b, kr, cc + j, k, n))
-                };
-            }
-        }
-    }
-}
 
-/// The thread tile's multiply-adds over stage `s`, A read 4 K steps at a time.
-///
-/// # Safety
-/// Stage `s` is complete and visible (wait + barrier) and nobody writes it meanwhile.
-#[inline(always)]
-unsafe fn multiply<A: Accumulator>(
-    st: &Stages<A>,
-    s: u32,
-    acc: &mut [[A; 8]; 8],
-    (tr, tc): (u32, u32),
-) {
-    for kq in 0..BK / 4 {
-        let mut af = [[A::ZERO; 4]; 8];
-        for i in 0..8 {
-            af[i] = unsafe {
-                st.a.get4(s * BM + tile_offset(tr, i as u32, BM / 2), 4 * kq)
-            };
+    // Prologue: the first stage (B asynchronously, A through registers), its first fragment.
+    let first = stages.phase::<BK>(0);
+    unsafe {
+        copy_b::<_, BM, BN, BK>(&first, b_acc, n, (blk, 0, tid));
+        commit_group();
+        let f = fetch_part::<T, BM, BN, BK, false>((a, b), (m, n, k), blk, 0, tid, (0, 1, false));
+        stash_part::<_, BM, BN, BK>(&first, &f, tid, (0, 1, false));
+    }
+    wait_group(0);
+    sync_threads();
+    let mut frag = unsafe { Fragment::load::<BM, BN>(&first, 0, me) };
+    // Mainloop: B copied and A loaded one phase ahead, fragments one K step ahead.
+    for phase in 0..phases {
+        let next = phase + 1 < phases;
+        let (here, there) = (
+            stages.phase::<BK>(phase % 2),
+            stages.phase::<BK>((phase + 1) % 2),
+        );
+        let k0 = (phase + 1) * BK;
+        if next {
+            // `there` was last read in phase - 1, before the previous barrier.
+            unsafe { copy_b::<_, BM, BN, BK>(&there, b_acc, n, (blk, k0, tid)) };
         }
-        for kk in 0..4 {
-            let krow = s * BK + 4 * kq + kk as u32;
-            let (b_lo, b_hi) =
-                unsafe { (st.b.get4(krow, 4 * tc), st.b.get4(krow, BN / 2 + 4 * tc)) };
-            let bf = [
-                b_lo[0], b_lo[1], b_lo[2], b_lo[3], b_hi[0], b_hi[1], b_hi[2], b_hi[3],
-            ];
-            for i in 0..8 {
-                for j in 0..8 {
-                    acc[i][j] = acc[i][j].mul_add(af[i][kk], bf[j]);
-                }
+        commit_group();
+        let step = BK / PARTS;
+        let mut pending = Fetch::empty();
+        for kk in 0..BK {
+            let part = (kk / step, PARTS, false);
+            if next && kk % step == 0 {
+                pending = unsafe {
+                    fetch_part::<T, BM, BN, BK, false>((a, b), (m, n, k), blk, k0, tid, part)
+                };
             }
+            if next && kk % step == step - 1 {
+                unsafe { stash_part::<_, BM, BN, BK>(&there, &pending, tid, part) };
+            }
+            let following = if kk + 1 < BK {
+                unsafe { Fragment::load::<BM, BN>(&here, kk + 1, me) }
+            } else {
+                wait_group(0); // this thread's copies of B have landed
+                sync_threads(); // everyone's have, and everyone is done reading `here`
+                // After the last phase this reads a stage nobody writes: harmless.
+                unsafe { Fragment::load::<BM, BN>(&there, 0, me) }
+            };
+            frag.multiply_into(&mut acc);
+            frag = following;
         }
     }
+    // Epilogue.
+    unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };
 }
 
 /// # Safety
@@ -130,51 +173,7 @@ pub unsafe fn async_copy<T: Element>(
     n: u32,
     k: u32,
 ) {
-    let tid = thread_idx_x();
-    let me = WarpTiled::coords::<BM, BN>(tid);
-    let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
-    let fast = T::IS_ACC && blk.interior && k.is_multiple_of(BK);
-    // SAFETY: the launch provides STAGES stages of shared memory.
-    let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
-    let st = Stages {
-        a: arena.tile(STAGES * BM, BK),
-        b: arena.tile(STAGES * BK, BN),
-    };
-    let mut acc = [[T::Acc::ZERO; 8]; 8];
-    let phases = k.div_ceil(BK);
-
-    // Prologue: the first STAGES - 1 phases in flight, one batch each (empty ones too, so
-    // the batch count per phase stays fixed).
-    for s in 0..STAGES - 1 {
-        if s < phases {
-            unsafe { fill(&st, s, (a, b), (m, n, k), blk, s * BK, tid, fast) };
-        }
-        commit_group();
-    }
-    // Mainloop.
-    for phase in 0..phases {
-        wait_group::<{ STAGES - 2 }>(); // this thread's copies of `phase` have landed
-        sync_threads(); // everyone's have; and everyone is done with phase - 1's stage
-        let ahead = phase + STAGES - 1;
-        if ahead < phases {
-            unsafe {
-                fill(
-                    &st,
-                    ahead % STAGES,
-                    (a, b),
-                    (m, n, k),
-                    blk,
-                    ahead * BK,
-                    tid,
-                    fast,
-                )
-            };
-        }
-        commit_group();
-        unsafe { multiply(&st, phase % STAGES, &mut acc, me) };
-    }
-    // Epilogue.
-    unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };
+    unsafe { async_pipelined::<T, 128, 128, 16, 2>(a, b, c, m, n, k) }
 }
 
 gemm_entry_points!(async_copy;

@@ -3,18 +3,22 @@
 //! (prologue/mainloop), the thread tile's multiply-adds and the epilogue, for a block tile of
 //! `BM x BN` stepping `BK` along K (const parameters; BM and BN multiples of 64, BK of 8).
 //!
-//! `(BM / 8) * (BN / 8)` threads, each an 8 x 8 thread tile split in two 4-row and two
-//! 4-column halves `BM / 2` and `BN / 2` apart, so a warp's 16-byte shared reads fall on
-//! consecutive addresses (no bank conflicts) and its 16-byte stores of C are contiguous. A is
-//! stored transposed (`a_t[k][m]`), so a thread's 4 rows of A are one 16-byte shared load too.
+//! `(BM / 8) * (BN / 8)` threads, each an 8 x 8 thread tile whose rows and columns come in
+//! runs of one 16-byte granule (`Accumulator::GRANULE`: 4 f32, 2 f64), the runs `BM / 2`
+//! (f32) or `BM / 4` (f64) apart, so a warp's 16-byte shared reads fall on consecutive
+//! addresses (no bank conflicts) and its 16-byte stores of C are contiguous. A is stored
+//! transposed (`a_t[k][m]`), so a run of A is one 16-byte shared load too. (With runs of 4
+//! f64, 32 bytes, a warp's reads were 32 bytes apart: measured on an H200, 5 shared
+//! wavefronts per load instead of 3, and the f64 kernels bound by shared memory.)
 //!
 //! Interior blocks (the whole tile inside C, K and N multiples of 4, buffers aligned) load and
 //! store 4 elements per access; edge blocks load element by element with zero padding and
 //! store only inside C. The choice is per block (and per phase for the last, partial K
 //! step), so it is uniform and every barrier is reached by every thread.
 use crate::coarse::load_or_zero;
-use crate::device::global::{load4, store, store4};
-use crate::device::shared::{SharedArena, SharedTile};
+use crate::device::global::{load4, store, store2, store4};
+use crate::device::shared::SharedArena;
+use crate::device::shared::SharedTile;
 use crate::device::vector::aligned4;
 use crate::element::{Accumulator, Element};
 
@@ -26,6 +30,15 @@ pub const fn threads(bm: u32, bn: u32) -> u32 {
 /// Shared elements of one stage: A transposed (BK x BM) and B (BK x BN).
 pub const fn stage_elements(bm: u32, bn: u32, bk: u32) -> u32 {
     bk * bm + bk * bn
+}
+
+/// Whether a phase's global loads split into `parts` equal parts ([`fetch_part`]): every
+/// part covers whole K steps and as many 4-element groups of A, and of B, per thread.
+pub const fn splits_into(bm: u32, bn: u32, bk: u32, parts: u32) -> bool {
+    let threads = threads(bm, bn);
+    bk.is_multiple_of(parts)
+        && (bm * bk / 4 / threads).is_multiple_of(parts)
+        && (bk * bn / 4 / threads).is_multiple_of(parts)
 }
 
 /// Most 4-element groups one thread loads per phase, of A or of B.
@@ -66,8 +79,8 @@ impl ThreadMap for WarpTiled {
 /// One stage in shared memory.
 #[derive(Clone, Copy)]
 pub struct Stage<A> {
-    a_t: SharedTile<A>,
-    b: SharedTile<A>,
+    pub(crate) a_t: SharedTile<A>,
+    pub(crate) b: SharedTile<A>,
 }
 
 impl<A: Accumulator> Stage<A> {
@@ -78,6 +91,29 @@ impl<A: Accumulator> Stage<A> {
             b: arena.tile(BK, BN),
         }
     }
+
+    /// `stages` stages in one carve, the rows of A^T padded by `pad` elements (a multiple of
+    /// 4, so 16-byte reads stay aligned); [`Stage::phase`] picks one.
+    #[inline(always)]
+    pub fn carve_stages<const BM: u32, const BN: u32, const BK: u32>(
+        arena: &mut SharedArena<A>,
+        stages: u32,
+        pad: u32,
+    ) -> Self {
+        Self {
+            a_t: arena.tile(stages * BK, BM + pad),
+            b: arena.tile(stages * BK, BN),
+        }
+    }
+
+    /// Stage `s` of a [`Stage::carve_stages`] carve.
+    #[inline(always)]
+    pub fn phase<const BK: u32>(&self, s: u32) -> Self {
+        Self {
+            a_t: self.a_t.window(s * BK, BK),
+            b: self.b.window(s * BK, BK),
+        }
+    }
 }
 
 /// One phase's global loads, held in registers: this thread's 4-element groups of A and B.
@@ -85,6 +121,17 @@ impl<A: Accumulator> Stage<A> {
 pub struct Fetch<A> {
     a: [[A; 4]; MAX_GROUPS],
     b: [[A; 4]; MAX_GROUPS],
+}
+
+impl<A: Accumulator> Fetch<A> {
+    /// Nothing loaded yet (zeros).
+    #[inline(always)]
+    pub fn empty() -> Self {
+        Self {
+            a: [[A::ZERO; 4]; MAX_GROUPS],
+            b: [[A::ZERO; 4]; MAX_GROUPS],
+        }
+    }
 }
 
 /// Where a block is and which path it takes.
@@ -127,7 +174,7 @@ fn a_group<const BM: u32, const BN: u32, const BK: u32>(tid: u32, i: u32) -> (u3
 
 /// The `i`-th 4-element group of B this thread loads.
 #[inline(always)]
-fn b_group<const BM: u32, const BN: u32>(tid: u32, i: u32) -> (u32, u32) {
+pub(crate) fn b_group<const BM: u32, const BN: u32>(tid: u32, i: u32) -> (u32, u32) {
     let g = tid + i * threads(BM, BN);
     (g / (BN / 4), 4 * (g % (BN / 4)))
 }
@@ -161,42 +208,71 @@ pub unsafe fn fetch_as<
     const BK: u32,
     const CHECKED: bool,
 >(
+    ab: (*const T, *const T),
+    mnk: (u32, u32, u32),
+    blk: Block,
+    k0: u32,
+    tid: u32,
+) -> Fetch<T::Acc> {
+    unsafe { fetch_part::<T, BM, BN, BK, CHECKED>(ab, mnk, blk, k0, tid, (0, 1, true)) }
+}
+
+/// Part `part` of `parts` of [`fetch_as`] (a slice of this thread's groups of A and of B),
+/// so a mainloop can spread a phase's loads, and the registers they hold, over the phase.
+/// With `with_b` false, only A's groups (for kernels that copy B asynchronously).
+///
+/// # Safety
+/// As [`fetch_as`].
+#[inline(always)]
+pub unsafe fn fetch_part<
+    T: Element,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const CHECKED: bool,
+>(
     (a, b): (*const T, *const T),
     (m, n, k): (u32, u32, u32),
     blk: Block,
     k0: u32,
     tid: u32,
+    (part, parts, with_b): (u32, u32, bool),
 ) -> Fetch<T::Acc> {
     let groups_a = BM * BK / 4 / threads(BM, BN);
-    let groups_b = BK * BN / 4 / threads(BM, BN);
-    let mut f = Fetch {
-        a: [[T::Acc::ZERO; 4]; MAX_GROUPS],
-        b: [[T::Acc::ZERO; 4]; MAX_GROUPS],
+    let groups_b = if with_b {
+        BK * BN / 4 / threads(BM, BN)
+    } else {
+        0
     };
+    let mut f = Fetch::empty();
     let vector = !CHECKED || (blk.interior && k0 + BK <= k);
-    for i in 0..groups_a {
+    for slot in 0..groups_a / parts {
+        // Slots count from 0 in every part, so the registers are indexed by constants
+        // even where the part is not.
+        let i = part * (groups_a / parts) + slot;
         let (r, col) = a_group::<BM, BN, BK>(tid, i);
         let (row, col) = (blk.row0 + r, k0 + col);
         if vector {
             // SAFETY: the tile is inside A, and the group is 4-aligned (Block::new).
             let v = unsafe { load4(a, row as usize * k as usize + col as usize) };
-            f.a[i as usize] = v.map(Element::widen);
+            f.a[slot as usize] = v.map(Element::widen);
         } else {
             for j in 0..4 {
-                f.a[i as usize][j] = unsafe { load_or_zero(a, row, col + j as u32, m, k) };
+                f.a[slot as usize][j] = unsafe { load_or_zero(a, row, col + j as u32, m, k) };
             }
         }
     }
-    for i in 0..groups_b {
+    for slot in 0..groups_b / parts {
+        let i = part * (groups_b / parts) + slot;
         let (r, col) = b_group::<BM, BN>(tid, i);
         let (row, col) = (k0 + r, blk.col0 + col);
         if vector {
             // SAFETY: as above, for B.
             let v = unsafe { load4(b, row as usize * n as usize + col as usize) };
-            f.b[i as usize] = v.map(Element::widen);
+            f.b[slot as usize] = v.map(Element::widen);
         } else {
             for j in 0..4 {
-                f.b[i as usize][j] = unsafe { load_or_zero(b, row, col + j as u32, k, n) };
+                f.b[slot as usize][j] = unsafe { load_or_zero(b, row, col + j as u32, k, n) };
             }
         }
     }
@@ -213,15 +289,77 @@ pub unsafe fn stash<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>
     f: &Fetch<A>,
     tid: u32,
 ) {
-    for i in 0..BM * BK / 4 / threads(BM, BN) {
+    unsafe { stash_part::<A, BM, BN, BK>(stage, f, tid, (0, 1, true)) }
+}
+
+/// Stores part `part` of `parts` of a fetch, with or without B (see [`fetch_part`]).
+///
+/// # Safety
+/// As [`stash`].
+#[inline(always)]
+pub unsafe fn stash_part<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>(
+    stage: &Stage<A>,
+    f: &Fetch<A>,
+    tid: u32,
+    (part, parts, with_b): (u32, u32, bool),
+) {
+    let groups_a = BM * BK / 4 / threads(BM, BN);
+    let groups_b = if with_b {
+        BK * BN / 4 / threads(BM, BN)
+    } else {
+        0
+    };
+    for slot in 0..groups_a / parts {
+        // Slots count from 0 in every part, so the registers are indexed by constants
+        // even where the part is not.
+        let i = part * (groups_a / parts) + slot;
         let (r, col) = a_group::<BM, BN, BK>(tid, i);
         for j in 0..4 {
-            unsafe { stage.a_t.set(col + j as u32, r, f.a[i as usize][j]) };
+            unsafe { stage.a_t.set(col + j as u32, r, f.a[slot as usize][j]) };
         }
     }
-    for i in 0..BK * BN / 4 / threads(BM, BN) {
+    for slot in 0..groups_b / parts {
+        let i = part * (groups_b / parts) + slot;
         let (r, col) = b_group::<BM, BN>(tid, i);
-        unsafe { stage.b.set4(r, col, f.b[i as usize]) };
+        unsafe { stage.b.set4(r, col, f.b[slot as usize]) };
+    }
+}
+
+/// One K step's operands of a thread tile: 8 elements of A (a column of the tile) and 8 of
+/// B (a row), read from shared memory as four 16-byte groups.
+#[derive(Clone, Copy)]
+pub struct Fragment<A> {
+    a: [A; 8],
+    b: [A; 8],
+}
+
+impl<A: Accumulator> Fragment<A> {
+    /// Reads K step `kk` of `stage` for the thread tile at `(tr, tc)`.
+    ///
+    /// # Safety
+    /// The stage is complete (a barrier since its last store) and nobody writes it meanwhile.
+    #[inline(always)]
+    pub unsafe fn load<const BM: u32, const BN: u32>(
+        stage: &Stage<A>,
+        kk: u32,
+        (tr, tc): (u32, u32),
+    ) -> Self {
+        unsafe {
+            Self {
+                a: read_runs(&stage.a_t, kk, tr, BM),
+                b: read_runs(&stage.b, kk, tc, BN),
+            }
+        }
+    }
+
+    /// The 64 multiply-adds of one K step: `acc += a b^T`.
+    #[inline(always)]
+    pub fn multiply_into(&self, acc: &mut [[A; 8]; 8]) {
+        for i in 0..8 {
+            for j in 0..8 {
+                acc[i][j] = acc[i][j].mul_add(self.a[i], self.b[j]);
+            }
+        }
     }
 }
 
@@ -233,40 +371,36 @@ pub unsafe fn stash<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>
 pub unsafe fn multiply<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>(
     stage: &Stage<A>,
     acc: &mut [[A; 8]; 8],
-    (tr, tc): (u32, u32),
+    me: (u32, u32),
 ) {
     for kk in 0..BK {
-        let (a_lo, a_hi, b_lo, b_hi) = unsafe {
-            (
-                stage.a_t.get4(kk, 4 * tr),
-                stage.a_t.get4(kk, BM / 2 + 4 * tr),
-                stage.b.get4(kk, 4 * tc),
-                stage.b.get4(kk, BN / 2 + 4 * tc),
-            )
-        };
-        let af = [
-            a_lo[0], a_lo[1], a_lo[2], a_lo[3], a_hi[0], a_hi[1], a_hi[2], a_hi[3],
-        ];
-        let bf = [
-            b_lo[0], b_lo[1], b_lo[2], b_lo[3], b_hi[0], b_hi[1], b_hi[2], b_hi[3],
-        ];
-        for i in 0..8 {
-            for j in 0..8 {
-                acc[i][j] = acc[i][j].mul_add(af[i], bf[j]);
-            }
-        }
+        unsafe { Fragment::load::<BM, BN>(stage, kk, me) }.multiply_into(acc);
     }
 }
 
-/// Offset (within the block tile) of a thread's `i`-th row or column: two groups of 4,
-/// `half` apart.
+/// A thread's 8 rows (or columns) of K step `kk`, one 16-byte read per run.
+///
+/// # Safety
+/// As [`Fragment::load`]; `tile` is `span` (+ padding, a multiple of 4) wide.
 #[inline(always)]
-pub(crate) fn tile_offset(t: u32, i: u32, half: u32) -> u32 {
-    if i < 4 {
-        4 * t + i
+unsafe fn read_runs<A: Accumulator>(tile: &SharedTile<A>, kk: u32, t: u32, span: u32) -> [A; 8] {
+    // GRANULE is a constant: one branch survives.
+    if A::GRANULE == 4 {
+        let (lo, hi) = unsafe { (tile.get4(kk, 4 * t), tile.get4(kk, span / 2 + 4 * t)) };
+        [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]]
     } else {
-        half + 4 * t + i - 4
+        let run = |q: u32| unsafe { tile.get2(kk, q * (span / 4) + 2 * t) };
+        let (p0, p1, p2, p3) = (run(0), run(1), run(2), run(3));
+        [p0[0], p0[1], p1[0], p1[1], p2[0], p2[1], p3[0], p3[1]]
     }
+}
+
+/// Offset (within the block tile) of a thread's `i`-th row or column: runs of
+/// `A::GRANULE`, `span / (8 / GRANULE)` apart.
+#[inline(always)]
+pub(crate) fn tile_offset<A: Accumulator>(t: u32, i: u32, span: u32) -> u32 {
+    let g = A::GRANULE;
+    (i / g) * (span / (8 / g)) + g * t + i % g
 }
 
 /// Writes the thread tile to C.
@@ -282,22 +416,28 @@ pub unsafe fn epilogue<A: Accumulator, const BM: u32, const BN: u32>(
     (tr, tc): (u32, u32),
 ) {
     for i in 0..8 {
-        let acc_row = &acc[i];
-        let row = blk.row0 + tile_offset(tr, i as u32, BM / 2);
+        let r = &acc[i];
+        let row = blk.row0 + tile_offset::<A>(tr, i as u32, BM);
         if blk.interior {
-            let base = row as usize * n as usize + blk.col0 as usize;
-            let lo = [acc_row[0], acc_row[1], acc_row[2], acc_row[3]];
-            let hi = [acc_row[4], acc_row[5], acc_row[6], acc_row[7]];
-            // SAFETY: interior: the row and both column groups are inside C and aligned.
+            let at = |j: u32| {
+                row as usize * n as usize + (blk.col0 + tile_offset::<A>(tc, j, BN)) as usize
+            };
+            // SAFETY: interior: the row and every run are inside C and aligned.
             unsafe {
-                store4(c, base + (4 * tc) as usize, lo);
-                store4(c, base + (BN / 2 + 4 * tc) as usize, hi);
+                if A::GRANULE == 4 {
+                    store4(c, at(0), [r[0], r[1], r[2], r[3]]);
+                    store4(c, at(4), [r[4], r[5], r[6], r[7]]);
+                } else {
+                    for q in 0..4 {
+                        store2(c, at(2 * q as u32), [r[2 * q], r[2 * q + 1]]);
+                    }
+                }
             }
         } else {
             for j in 0..8 {
-                let col = blk.col0 + tile_offset(tc, j as u32, BN / 2);
+                let col = blk.col0 + tile_offset::<A>(tc, j as u32, BN);
                 if row < m && col < n {
-                    unsafe { store(c, row as usize * n as usize + col as usize, acc_row[j]) };
+                    unsafe { store(c, row as usize * n as usize + col as usize, r[j]) };
                 }
             }
         }

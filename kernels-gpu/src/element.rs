@@ -1,10 +1,14 @@
 //! Element types as the kernels see them: what is loaded from global memory, what it is
 //! widened to for the multiply-add, and what is written to C.
-use crate::device::vector::Pack4;
+use crate::device::vector::{Pack2, Pack4};
 
 /// The accumulator (and output) type of a kernel.
-pub trait Accumulator: Copy + Pack4 {
+pub trait Accumulator: Copy + Pack4 + Pack2 {
     const ZERO: Self;
+    /// Elements in 16 bytes, the widest shared-memory access: the thread tile's rows and
+    /// columns come in runs of this many, so a warp's 16-byte reads of a K step are
+    /// consecutive in shared memory (4 for f32, 2 for f64).
+    const GRANULE: u32;
     /// `self + a * b`, rounded once (PTX `fma.rn`): rustc does not contract a separate
     /// multiply and add, and the fused form is both faster and more accurate.
     fn mul_add(self, a: Self, b: Self) -> Self;
@@ -12,6 +16,7 @@ pub trait Accumulator: Copy + Pack4 {
 
 impl Accumulator for f32 {
     const ZERO: Self = 0.0;
+    const GRANULE: u32 = 4;
     #[inline(always)]
     fn mul_add(self, a: Self, b: Self) -> Self {
         core::intrinsics::fmaf32(a, b, self)
@@ -20,6 +25,7 @@ impl Accumulator for f32 {
 
 impl Accumulator for f64 {
     const ZERO: Self = 0.0;
+    const GRANULE: u32 = 2;
     #[inline(always)]
     fn mul_add(self, a: Self, b: Self) -> Self {
         core::intrinsics::fmaf64(a, b, self)

@@ -31,6 +31,7 @@ pub mod coarse;
 pub mod device;
 pub mod double_buffered;
 pub mod element;
+pub mod fragment_buffered;
 pub mod launch_bounds;
 pub mod naive;
 pub mod register_tiled;

@@ -38,12 +38,20 @@ pub fn commit_group() {
     }
 }
 
-/// Waits until at most `N` of this thread's committed batches are still in flight.
+/// Waits until at most `n` of this thread's committed batches are still in flight. `n`
+/// must be a compile-time constant after inlining (PTX takes an immediate); 0 to 3.
 #[inline(always)]
-pub fn wait_group<const N: u32>() {
+pub fn wait_group(n: u32) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: waits for this thread's own copies.
     unsafe {
-        core::arch::asm!("cp.async.wait_group {n};", n = const N)
+        match n {
+            0 => core::arch::asm!("cp.async.wait_group 0;"),
+            1 => core::arch::asm!("cp.async.wait_group 1;"),
+            2 => core::arch::asm!("cp.async.wait_group 2;"),
+            _ => core::arch::asm!("cp.async.wait_group 3;"),
+        }
     }
+    #[cfg(not(target_arch = "nvptx64"))]
+    let _ = n;
 }

@@ -2,7 +2,7 @@
 //! own bounds checks keep it in range); on the host the CPU executor also checks that the
 //! element lies inside one of the launch's buffers, so an indexing bug is reported
 //! instead of reading or writing whatever lies there.
-use super::vector::{Pack4, read4, write4};
+use super::vector::{Pack2, Pack4, read4, write2, write4};
 
 /// Element `index` of the global buffer at `ptr`.
 ///
@@ -56,4 +56,21 @@ pub unsafe fn store4<T: Pack4>(ptr: *mut T, index: usize, value: [T; 4]) {
         "write",
     );
     unsafe { write4(ptr.add(index), value) }
+}
+
+/// Writes elements `index..index + 2` as one access.
+///
+/// # Safety
+/// The two elements are inside the buffer, `ptr + index` is aligned to two elements, and no
+/// other thread of the launch accesses them.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn store2<T: Pack2>(ptr: *mut T, index: usize, value: [T; 2]) {
+    #[cfg(not(target_arch = "nvptx64"))]
+    super::host::check_global(
+        ptr.wrapping_add(index) as usize,
+        2 * size_of::<T>(),
+        "write",
+    );
+    unsafe { write2(ptr.add(index), value) }
 }

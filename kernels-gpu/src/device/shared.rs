@@ -2,7 +2,7 @@
 //! (CUDA's `extern __shared__`, PTX `.extern .shared`), whose byte count the host chooses
 //! at launch. A kernel's shared bytes are therefore a launch rule, stated by the host next
 //! to the kernel's declaration. On the host every carve and every access is checked.
-use super::vector::{Pack4, read4, write4};
+use super::vector::{Pack2, Pack4, read2, read4, write4};
 #[cfg(target_arch = "nvptx64")]
 use core::intrinsics::gpu::gpu_launch_sized_workgroup_mem;
 use core::marker::PhantomData;
@@ -86,6 +86,27 @@ pub struct SharedTile<T> {
 }
 
 impl<T: Copy> SharedTile<T> {
+    /// Rows `row0..row0 + rows` as a tile of their own (e.g. one stage of several).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn window(&self, row0: u32, rows: u32) -> SharedTile<T> {
+        #[cfg(not(target_arch = "nvptx64"))]
+        assert!(
+            row0 + rows <= self.rows,
+            "shared memory out of bounds: rows {row0}..{} of a {}x{} tile",
+            row0 + rows,
+            self.rows,
+            self.cols
+        );
+        SharedTile {
+            // Pointer arithmetic only: the rows lie inside this tile.
+            base: self.base.wrapping_add(row0 as usize * self.cols as usize),
+            rows,
+            cols: self.cols,
+            _marker: PhantomData,
+        }
+    }
+
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn offset(&self, row: u32, col: u32) -> usize {
@@ -140,6 +161,20 @@ impl<T: Pack4> SharedTile<T> {
     pub unsafe fn set4(&self, row: u32, col: u32, value: [T; 4]) {
         let at = self.offset(row, col + 3) - 3;
         unsafe { write4(self.base.add(at), value) }
+    }
+}
+
+impl<T: Pack2> SharedTile<T> {
+    /// Elements `(row, col..col + 2)` as one access.
+    ///
+    /// # Safety
+    /// As [`SharedTile::get`] for the two elements; `col` and the tile's row length are
+    /// even, and the arena is 16-byte aligned ([`SharedArena::launch_sized`]).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn get2(&self, row: u32, col: u32) -> [T; 2] {
+        let at = self.offset(row, col + 1) - 1;
+        unsafe { read2(self.base.add(at)) }
     }
 }
 

@@ -36,6 +36,67 @@ pack4! {
     Aligned32: 32 => f64;
 }
 
+/// An accumulator type with a packed, two-element-aligned pair of itself (8 bytes for f32,
+/// 16 for f64).
+pub trait Pack2: Copy {
+    type Packed: Copy;
+    fn unpack(p: Self::Packed) -> [Self; 2];
+    fn pack(v: [Self; 2]) -> Self::Packed;
+}
+
+macro_rules! pack2 {
+    ($($name:ident: $align:literal => $t:ty;)*) => {$(
+        #[doc = concat!("Two elements aligned to ", stringify!($align), " bytes.")]
+        #[derive(Clone, Copy)]
+        #[repr(C, align($align))]
+        pub struct $name<T>(pub [T; 2]);
+        impl Pack2 for $t {
+            type Packed = $name<$t>;
+            #[inline(always)]
+            fn unpack(p: Self::Packed) -> [Self; 2] {
+                p.0
+            }
+            #[inline(always)]
+            fn pack(v: [Self; 2]) -> Self::Packed {
+                $name(v)
+            }
+        }
+    )*};
+}
+
+pack2! {
+    Pair8: 8 => f32;
+    Pair16: 16 => f64;
+}
+
+/// Reads `*ptr` as a packed pair (see [`read4`]).
+///
+/// # Safety
+/// `ptr` points to two readable elements (aligned to the pair on the GPU).
+#[inline(always)]
+pub(crate) unsafe fn read2<T: Pack2>(ptr: *const T) -> [T; 2] {
+    #[cfg(target_arch = "nvptx64")]
+    return T::unpack(unsafe { ptr.cast::<T::Packed>().read() });
+    #[cfg(not(target_arch = "nvptx64"))]
+    return T::unpack(unsafe { ptr.cast::<T::Packed>().read_unaligned() });
+}
+
+/// Writes two elements at `ptr` as one packed pair (see [`read4`]).
+///
+/// # Safety
+/// `ptr` points to two writable elements (aligned to the pair on the GPU).
+#[inline(always)]
+pub(crate) unsafe fn write2<T: Pack2>(ptr: *mut T, v: [T; 2]) {
+    #[cfg(target_arch = "nvptx64")]
+    unsafe {
+        ptr.cast::<T::Packed>().write(T::pack(v))
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    unsafe {
+        ptr.cast::<T::Packed>().write_unaligned(T::pack(v))
+    }
+}
+
 /// Reads `*ptr` as a packed group: aligned on the GPU; on the host, where buffers are only
 /// element-aligned, unaligned.
 ///
