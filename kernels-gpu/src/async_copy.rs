@@ -19,8 +19,8 @@
 //! grid `ceil(n / 128) x ceil(m / 128)`, shared bytes `2 * (BK * (BM + 4) + BK * BN) *
 //! size_of(Acc)`; only in the sm_80 PTX module.
 use crate::block_tile::{
-    Block, Fetch, Fragment, Stage, ThreadMap, WarpTiled, b_group, epilogue, fetch_part,
-    splits_into, stash_part, threads,
+    Block, Fragment, Stage, ThreadMap, WarpTiled, b_group, epilogue, fetch_part, splits_into,
+    stash_part, threads,
 };
 use crate::device::async_copy::{commit_group, wait_group};
 use crate::device::shared::SharedArena;
@@ -28,7 +28,7 @@ use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
 use crate::element::{Accumulator, Element, gemm_entry_points};
-use crate::fragment_buffered::{self, PAD};
+use crate::fragment_buffered::{self, Loads, PAD, phase_steps};
 
 /// Starts copying phase `k0`'s tile of B into `st`, 16 bytes per copy.
 ///
@@ -134,29 +134,25 @@ unsafe fn mainloop<T: Element, const BM: u32, const BN: u32, const BK: u32, cons
             unsafe { copy_b::<_, BM, BN, BK>(&there, b_acc, n, (blk, k0, tid)) };
         }
         commit_group();
-        let step = BK / PARTS;
-        let mut pending = Fetch::empty();
-        for kk in 0..BK {
-            let part = (kk / step, PARTS, false);
-            if next && kk % step == 0 {
-                pending = unsafe {
-                    fetch_part::<T, BM, BN, BK, false>((a, b), (m, n, k), blk, k0, tid, part)
-                };
-            }
-            if next && kk % step == step - 1 {
-                unsafe { stash_part::<_, BM, BN, BK>(&there, &pending, tid, part) };
-            }
-            let following = if kk + 1 < BK {
-                unsafe { Fragment::load::<BM, BN>(&here, kk + 1, me) }
-            } else {
-                wait_group(0); // this thread's copies of B have landed
-                sync_threads(); // everyone's have, and everyone is done reading `here`
-                // After the last phase this reads a stage nobody writes: harmless.
-                unsafe { Fragment::load::<BM, BN>(&there, 0, me) }
-            };
-            frag.multiply_into(&mut acc);
-            frag = following;
-        }
+        let loads = Loads::<T, false> {
+            ab: (a, b),
+            mnk: (m, n, k),
+            blk,
+            k0,
+            tid,
+            with_b: false,
+        };
+        frag = unsafe {
+            phase_steps::<T, BM, BN, BK, PARTS, false>(
+                (&here, &there),
+                &mut acc,
+                frag,
+                me,
+                (next, loads),
+                // This thread's copies of B have landed; the barrier then says everyone's have.
+                || wait_group(0),
+            )
+        };
     }
     // Epilogue.
     unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };

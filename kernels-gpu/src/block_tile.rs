@@ -325,6 +325,9 @@ pub unsafe fn stash_part<A: Accumulator, const BM: u32, const BN: u32, const BK:
     }
 }
 
+/// A thread's accumulators: its 8 x 8 thread tile of C.
+pub type ThreadTile<A> = [[A; 8]; 8];
+
 /// One K step's operands of a thread tile: 8 elements of A (a column of the tile) and 8 of
 /// B (a row), read from shared memory as four 16-byte groups.
 #[derive(Clone, Copy)]

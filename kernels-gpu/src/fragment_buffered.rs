@@ -10,8 +10,8 @@
 //! `ceil(n / BN) x ceil(m / BM)`, shared bytes `2 * (BK * (BM + 4) + BK * BN) *
 //! size_of(Acc)`.
 use crate::block_tile::{
-    Block, Fetch, Fragment, Stage, ThreadMap, WarpTiled, epilogue, fetch_as, fetch_part,
-    splits_into, stash, stash_part,
+    Block, Fetch, Fragment, Stage, ThreadMap, ThreadTile, WarpTiled, epilogue, fetch_as,
+    fetch_part, splits_into, stash, stash_part,
 };
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
@@ -100,35 +100,91 @@ pub(crate) unsafe fn mainloop<
             stages.phase::<BK>(phase % 2),
             stages.phase::<BK>((phase + 1) % 2),
         );
-        let step = BK / PARTS;
-        // A plain value, not an Option: an Option taken in the K loop stayed in local memory.
-        let mut pending = Fetch::empty();
-        for kk in 0..BK {
-            let part = (kk / step, PARTS, true);
-            if next && kk % step == 0 {
-                let k0 = (phase + 1) * BK;
-                pending = unsafe {
-                    fetch_part::<T, BM, BN, BK, CHECKED>((a, b), (m, n, k), blk, k0, tid, part)
-                };
-            }
-            if next && kk % step == step - 1 {
-                // `there` was last read in phase - 1, before the previous barrier.
-                unsafe { stash_part::<_, BM, BN, BK>(&there, &pending, tid, part) };
-            }
-            let following = if kk + 1 < BK {
-                unsafe { Fragment::load::<BM, BN>(&here, kk + 1, me) }
-            } else {
-                sync_threads();
-                // After the last phase this reads a stage nobody uses: harmless (inside the
-                // tile, no writer), and cheaper than a predicated load.
-                unsafe { Fragment::load::<BM, BN>(&there, 0, me) }
-            };
-            frag.multiply_into(&mut acc);
-            frag = following;
-        }
+        let loads = Loads::<T, CHECKED> {
+            ab: (a, b),
+            mnk: (m, n, k),
+            blk,
+            k0: (phase + 1) * BK,
+            tid,
+            with_b: true,
+        };
+        frag = unsafe {
+            phase_steps::<T, BM, BN, BK, PARTS, CHECKED>(
+                (&here, &there),
+                &mut acc,
+                frag,
+                me,
+                (next, loads),
+                || {},
+            )
+        };
     }
     // Epilogue.
     unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };
+}
+
+/// Where the next phase's global loads come from (see `block_tile::fetch_part`).
+#[derive(Clone, Copy)]
+pub(crate) struct Loads<T: Element, const CHECKED: bool> {
+    pub ab: (*const T, *const T),
+    pub mnk: (u32, u32, u32),
+    pub blk: Block,
+    pub k0: u32,
+    pub tid: u32,
+    /// B too, or only A (B then arrives by other means).
+    pub with_b: bool,
+}
+
+/// One phase's K steps out of `here`, each K step's fragment read one step ahead; the next
+/// phase's loads (if any) issued in `PARTS` parts, each stored into `there` `BK / PARTS` K
+/// steps later (when `next`). Ends with `before_barrier()`, the phase's barrier and the first fragment of
+/// `there`, which it returns: the last K step's multiply-adds come after that read, so its
+/// latency hides behind them. After the last phase `there` holds nothing of use: reading it
+/// is harmless (inside the tile, no writer) and cheaper than a predicated read.
+///
+/// # Safety
+/// `here` is complete and nobody writes it; `there` was last read before the previous
+/// barrier; as `fetch_part` for the loads; called by every thread of the block.
+#[inline(always)]
+pub(crate) unsafe fn phase_steps<
+    T: Element,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const PARTS: u32,
+    const CHECKED: bool,
+>(
+    (here, there): (&Stage<T::Acc>, &Stage<T::Acc>),
+    acc: &mut ThreadTile<T::Acc>,
+    mut frag: Fragment<T::Acc>,
+    me: (u32, u32),
+    (next, l): (bool, Loads<T, CHECKED>),
+    before_barrier: impl Fn(),
+) -> Fragment<T::Acc> {
+    let step = BK / PARTS;
+    // A plain value, not an Option: an Option taken in the K loop stayed in local memory.
+    let mut pending = Fetch::empty();
+    for kk in 0..BK {
+        let part = (kk / step, PARTS, l.with_b);
+        if next && kk % step == 0 {
+            pending = unsafe {
+                fetch_part::<T, BM, BN, BK, CHECKED>(l.ab, l.mnk, l.blk, l.k0, l.tid, part)
+            };
+        }
+        if next && kk % step == step - 1 {
+            unsafe { stash_part::<_, BM, BN, BK>(there, &pending, l.tid, part) };
+        }
+        let following = if kk + 1 < BK {
+            unsafe { Fragment::load::<BM, BN>(here, kk + 1, me) }
+        } else {
+            before_barrier();
+            sync_threads();
+            unsafe { Fragment::load::<BM, BN>(there, 0, me) }
+        };
+        frag.multiply_into(acc);
+        frag = following;
+    }
+    frag
 }
 
 /// # Safety

@@ -69,61 +69,69 @@ pack2! {
     Pair16: 16 => f64;
 }
 
-/// Reads `*ptr` as a packed pair (see [`read4`]).
-///
-/// # Safety
-/// `ptr` points to two readable elements (aligned to the pair on the GPU).
-#[inline(always)]
-pub(crate) unsafe fn read2<T: Pack2>(ptr: *const T) -> [T; 2] {
-    #[cfg(target_arch = "nvptx64")]
-    return T::unpack(unsafe { ptr.cast::<T::Packed>().read() });
-    #[cfg(not(target_arch = "nvptx64"))]
-    return T::unpack(unsafe { ptr.cast::<T::Packed>().read_unaligned() });
-}
-
-/// Writes two elements at `ptr` as one packed pair (see [`read4`]).
-///
-/// # Safety
-/// `ptr` points to two writable elements (aligned to the pair on the GPU).
-#[inline(always)]
-pub(crate) unsafe fn write2<T: Pack2>(ptr: *mut T, v: [T; 2]) {
-    #[cfg(target_arch = "nvptx64")]
-    unsafe {
-        ptr.cast::<T::Packed>().write(T::pack(v))
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    unsafe {
-        ptr.cast::<T::Packed>().write_unaligned(T::pack(v))
-    }
-}
-
-/// Reads `*ptr` as a packed group: aligned on the GPU; on the host, where buffers are only
+/// Reads a packed value: aligned on the GPU; on the host, where buffers are only
 /// element-aligned, unaligned.
+///
+/// # Safety
+/// `ptr` points to a readable `P` (aligned on the GPU).
+#[inline(always)]
+unsafe fn read_packed<P: Copy>(ptr: *const P) -> P {
+    #[cfg(target_arch = "nvptx64")]
+    return unsafe { ptr.read() };
+    #[cfg(not(target_arch = "nvptx64"))]
+    return unsafe { ptr.read_unaligned() };
+}
+
+/// Writes a packed value (see [`read_packed`]).
+///
+/// # Safety
+/// `ptr` points to a writable `P` (aligned on the GPU).
+#[inline(always)]
+unsafe fn write_packed<P: Copy>(ptr: *mut P, v: P) {
+    #[cfg(target_arch = "nvptx64")]
+    unsafe {
+        ptr.write(v)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    unsafe {
+        ptr.write_unaligned(v)
+    }
+}
+
+/// Reads four elements at `ptr` as one packed group.
 ///
 /// # Safety
 /// `ptr` points to four readable elements (aligned to the group on the GPU).
 #[inline(always)]
 pub(crate) unsafe fn read4<T: Pack4>(ptr: *const T) -> [T; 4] {
-    #[cfg(target_arch = "nvptx64")]
-    return T::unpack(unsafe { ptr.cast::<T::Packed>().read() });
-    #[cfg(not(target_arch = "nvptx64"))]
-    return T::unpack(unsafe { ptr.cast::<T::Packed>().read_unaligned() });
+    T::unpack(unsafe { read_packed(ptr.cast::<T::Packed>()) })
 }
 
-/// Writes four elements at `ptr` as one packed group (see [`read4`]).
+/// Writes four elements at `ptr` as one packed group.
 ///
 /// # Safety
 /// `ptr` points to four writable elements (aligned to the group on the GPU).
 #[inline(always)]
 pub(crate) unsafe fn write4<T: Pack4>(ptr: *mut T, v: [T; 4]) {
-    #[cfg(target_arch = "nvptx64")]
-    unsafe {
-        ptr.cast::<T::Packed>().write(T::pack(v))
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    unsafe {
-        ptr.cast::<T::Packed>().write_unaligned(T::pack(v))
-    }
+    unsafe { write_packed(ptr.cast::<T::Packed>(), T::pack(v)) }
+}
+
+/// Reads two elements at `ptr` as one packed pair.
+///
+/// # Safety
+/// `ptr` points to two readable elements (aligned to the pair on the GPU).
+#[inline(always)]
+pub(crate) unsafe fn read2<T: Pack2>(ptr: *const T) -> [T; 2] {
+    T::unpack(unsafe { read_packed(ptr.cast::<T::Packed>()) })
+}
+
+/// Writes two elements at `ptr` as one packed pair.
+///
+/// # Safety
+/// `ptr` points to two writable elements (aligned to the pair on the GPU).
+#[inline(always)]
+pub(crate) unsafe fn write2<T: Pack2>(ptr: *mut T, v: [T; 2]) {
+    unsafe { write_packed(ptr.cast::<T::Packed>(), T::pack(v)) }
 }
 
 /// Whether `ptr` is aligned for packed groups of `T` (on the host any address will do).
