@@ -17,8 +17,7 @@
 //! step), so it is uniform and every barrier is reached by every thread.
 use crate::coarse::load_or_zero;
 use crate::device::global::{load4, store, store2, store4};
-use crate::device::shared::SharedArena;
-use crate::device::shared::SharedTile;
+use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::vector::aligned4;
 use crate::element::{Accumulator, Element};
 
