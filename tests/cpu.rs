@@ -195,12 +195,13 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
             // Single-stage kernels: after loading and after use; double-buffered ones: after
             // the prologue and once per phase, in each of their two mainloops (bounds-checked
             // and not) for the specialised ones.
-            // `async_copy` has its own mainloop for f32/f64 and `fragment_buffered`'s checked
-            // one (the only one for the 16-bit inputs, which it widens on the way).
+            // `async_copy` for f32/f64 has its own mainloop (two phases per iteration and a
+            // last odd phase: after the prologue, and 3 more) and `fragment_buffered`'s
+            // checked one (the only one for the 16-bit inputs, which it widens on the way).
             let asynchronous = name.ends_with("_f32") || name.ends_with("_f64");
             let expected = match kernel {
                 Kernel::WarpTiledK16 | Kernel::WarpTiled64 | Kernel::FragmentBufferedK16 => 4,
-                Kernel::AsyncCopy if asynchronous => 4,
+                Kernel::AsyncCopy if asynchronous => 6,
                 _ => 2,
             };
             assert_eq!(barriers, expected, "{name}: barriers");

@@ -2,7 +2,11 @@
 //! from global to shared memory through `cp.async`, without registers and without shared
 //! stores, while A, which must be transposed on the way, still goes through registers. The
 //! next phase's copy of B starts at the top of each phase and is waited for just before the
-//! barrier; A's loads come in two parts as in `fragment_buffered`.
+//! barrier; A's loads come in two parts as in `fragment_buffered`. The mainloop runs two
+//! phases per iteration, so which stage is read and which is filled is a constant: no stage
+//! arithmetic and no fragment register moves at the loop's back edge (1139 instructions per
+//! phase instead of 1167 for f32; measured +3-4 points of cuBLAS on an H200, more than the
+//! 2.4% fewer instructions: the barrier-to-barrier code is one straight block).
 //!
 //! Why only B: the register-staged kernels at BK = 16 hold the next phase's A and B in
 //! registers; at the 128-register cap ptxas then issues the loads late, just before their
@@ -19,8 +23,8 @@
 //! grid `ceil(n / 128) x ceil(m / 128)`, shared bytes `2 * (BK * (BM + 4) + BK * BN) *
 //! size_of(Acc)`; only in the sm_80 PTX module.
 use crate::block_tile::{
-    Block, Fragment, Stage, ThreadMap, WarpTiled, b_group, epilogue, fetch_part, splits_into,
-    stash_part, threads,
+    Block, Fragment, Stage, ThreadMap, ThreadTile, WarpTiled, b_group, epilogue, fetch_part,
+    splits_into, stash_part, threads,
 };
 use crate::device::async_copy::{commit_group, wait_group};
 use crate::device::shared::SharedArena;
@@ -121,41 +125,78 @@ unsafe fn mainloop<T: Element, const BM: u32, const BN: u32, const BK: u32, cons
     wait_group(0);
     sync_threads();
     let mut frag = unsafe { Fragment::load::<BM, BN>(&first, 0, me) };
-    // Mainloop: B copied and A loaded one phase ahead, fragments one K step ahead.
-    for phase in 0..phases {
-        let next = phase + 1 < phases;
-        let (here, there) = (
-            stages.phase::<BK>(phase % 2),
-            stages.phase::<BK>((phase + 1) % 2),
-        );
-        let k0 = (phase + 1) * BK;
-        if next {
-            // `there` was last read in phase - 1, before the previous barrier.
-            unsafe { copy_b::<_, BM, BN, BK>(&there, b_acc, n, (blk, k0, tid)) };
-        }
-        commit_group();
-        let loads = Loads::<T, false> {
-            ab: (a, b),
-            mnk: (m, n, k),
-            blk,
-            k0,
-            tid,
-            with_b: false,
+    // Mainloop: B copied and A loaded one phase ahead, fragments one K step ahead; two
+    // phases per iteration, so which stage is which is a constant (no stage arithmetic, no
+    // register moves at the back edge).
+    let (s0, s1) = (stages.phase::<BK>(0), stages.phase::<BK>(1));
+    let from = Loads::<T, false> {
+        ab: (a, b),
+        mnk: (m, n, k),
+        blk,
+        k0: 0,
+        tid,
+        with_b: false,
+    };
+    let mut phase = 0;
+    while phase + 1 < phases {
+        // Two calls, not a loop over an array of stages: that array went to local memory.
+        let (this, that) = ((phase, phases), (phase + 1, phases));
+        frag = unsafe {
+            one_phase::<T, BM, BN, BK, PARTS>(from, (&s0, &s1), &mut acc, frag, me, this)
         };
         frag = unsafe {
-            phase_steps::<T, BM, BN, BK, PARTS, false>(
-                (&here, &there),
-                &mut acc,
-                frag,
-                me,
-                (next, loads),
-                // This thread's copies of B have landed; the barrier then says everyone's have.
-                || wait_group(0),
-            )
+            one_phase::<T, BM, BN, BK, PARTS>(from, (&s1, &s0), &mut acc, frag, me, that)
+        };
+        phase += 2;
+    }
+    if phase < phases {
+        let last = (phase, phases);
+        frag = unsafe {
+            one_phase::<T, BM, BN, BK, PARTS>(from, (&s0, &s1), &mut acc, frag, me, last)
         };
     }
+    let _ = frag; // the read after the last barrier: of no use
     // Epilogue.
     unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };
+}
+
+/// Phase `phase` of `phases`: starts the copy of B and the loads of A for the next phase
+/// (if any) into `there`, multiplies out of `here`; returns the next phase's first fragment.
+///
+/// # Safety
+/// As `mainloop` (interior block, K a multiple of BK); every thread of the block calls it.
+#[inline(always)]
+unsafe fn one_phase<T: Element, const BM: u32, const BN: u32, const BK: u32, const PARTS: u32>(
+    from: Loads<T, false>,
+    (here, there): (&Stage<T::Acc>, &Stage<T::Acc>),
+    acc: &mut ThreadTile<T::Acc>,
+    frag: Fragment<T::Acc>,
+    me: (u32, u32),
+    (phase, phases): (u32, u32),
+) -> Fragment<T::Acc> {
+    let next = phase + 1 < phases;
+    let loads = Loads {
+        k0: (phase + 1) * BK,
+        ..from
+    };
+    if next {
+        // `there` was last read in phase - 1, before the previous barrier. B is of the
+        // accumulator type here (T::IS_ACC).
+        let (b, n) = (from.ab.1.cast::<T::Acc>(), from.mnk.1);
+        unsafe { copy_b::<_, BM, BN, BK>(there, b, n, (from.blk, loads.k0, from.tid)) };
+    }
+    commit_group();
+    unsafe {
+        phase_steps::<T, BM, BN, BK, PARTS, false>(
+            (here, there),
+            acc,
+            frag,
+            me,
+            (next, loads),
+            // This thread's copies of B have landed; the barrier then says everyone's have.
+            || wait_group(0),
+        )
+    }
 }
 
 /// # Safety
