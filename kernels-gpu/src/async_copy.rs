@@ -23,16 +23,15 @@
 //! grid `ceil(n / 128) x ceil(m / 128)`, shared bytes `2 * (BK * (BM + 4) + BK * BN) *
 //! size_of(Acc)`; only in the sm_80 PTX module.
 use crate::block_tile::{
-    Block, Fragment, Stage, ThreadMap, ThreadTile, WarpTiled, b_group, epilogue, fetch_part,
-    splits_into, stash_part, threads,
+    Block, Fragment, Stage, ThreadTile, b_group, epilogue, fetch_part, splits_into, stash_part,
+    threads,
 };
 use crate::device::async_copy::{commit_group, wait_group};
-use crate::device::shared::SharedArena;
-use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::device::thread::{block_idx_x, block_idx_y, sync_threads};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
 use crate::element::{Accumulator, Element, gemm_entry_points};
-use crate::fragment_buffered::{self, Loads, PAD, phase_steps};
+use crate::fragment_buffered::{self, Loads, phase_steps};
 
 /// Starts copying phase `k0`'s tile of B into `st`, 16 bytes per copy.
 ///
@@ -99,13 +98,10 @@ unsafe fn mainloop<T: Element, const BM: u32, const BN: u32, const BK: u32, cons
     (m, n, k): (u32, u32, u32),
     blk: Block,
 ) {
-    let tid = thread_idx_x();
-    let me = WarpTiled::coords::<BM, BN>(tid);
+    // SAFETY: the launch provides two padded stages of shared memory.
+    let (tid, me, stages) = unsafe { fragment_buffered::start::<T::Acc, BM, BN, BK>() };
     // B is of the accumulator type here (T::IS_ACC).
     let b_acc = b.cast::<T::Acc>();
-    // SAFETY: the launch provides two padded stages of shared memory.
-    let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
-    let stages = Stage::carve_stages::<BM, BN, BK>(&mut arena, 2, PAD);
     let mut acc = [[T::Acc::ZERO; 8]; 8];
     let phases = k / BK;
     if phases == 0 {
@@ -122,7 +118,7 @@ unsafe fn mainloop<T: Element, const BM: u32, const BN: u32, const BK: u32, cons
         let f = fetch_part::<T, BM, BN, BK, false>((a, b), (m, n, k), blk, 0, tid, (0, 1, false));
         stash_part::<_, BM, BN, BK>(&first, &f, tid, (0, 1, false));
     }
-    wait_group(0);
+    wait_group::<0>();
     sync_threads();
     let mut frag = unsafe { Fragment::load::<BM, BN>(&first, 0, me) };
     // Mainloop: B copied and A loaded one phase ahead, fragments one K step ahead; two
@@ -194,7 +190,7 @@ unsafe fn one_phase<T: Element, const BM: u32, const BN: u32, const BK: u32, con
             me,
             (next, loads),
             // This thread's copies of B have landed; the barrier then says everyone's have.
-            || wait_group(0),
+            wait_group::<0>,
         )
     }
 }

@@ -73,11 +73,7 @@ pub(crate) unsafe fn mainloop<
     (m, n, k): (u32, u32, u32),
     blk: Block,
 ) {
-    let tid = thread_idx_x();
-    let me = WarpTiled::coords::<BM, BN>(tid);
-    // SAFETY: the launch provides two padded stages of shared memory.
-    let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
-    let stages = Stage::carve_stages::<BM, BN, BK>(&mut arena, 2, PAD);
+    let (tid, me, stages) = unsafe { start::<T::Acc, BM, BN, BK>() };
     let mut acc = [[T::Acc::ZERO; 8]; 8];
     let phases = k.div_ceil(BK);
     if phases == 0 {
@@ -121,6 +117,24 @@ pub(crate) unsafe fn mainloop<
     }
     // Epilogue.
     unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };
+}
+
+/// What every fragment-buffered mainloop starts from: this thread's index, its place in the
+/// warp-tiled thread map, and the two padded stages.
+///
+/// # Safety
+/// The launch provides `2 * (BK * (BM + PAD) + BK * BN)` accumulators of shared memory.
+#[inline(always)]
+pub(crate) unsafe fn start<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>()
+-> (u32, (u32, u32), Stage<A>) {
+    let tid = thread_idx_x();
+    let me = WarpTiled::coords::<BM, BN>(tid);
+    let mut arena = unsafe { SharedArena::<A>::launch_sized() };
+    (
+        tid,
+        me,
+        Stage::carve_stages::<BM, BN, BK>(&mut arena, 2, PAD),
+    )
 }
 
 /// Where the next phase's global loads come from (see `block_tile::fetch_part`).

@@ -38,20 +38,12 @@ pub fn commit_group() {
     }
 }
 
-/// Waits until at most `n` of this thread's committed batches are still in flight. `n`
-/// must be a compile-time constant after inlining (PTX takes an immediate); 0 to 3.
+/// Waits until at most `N` of this thread's committed batches are still in flight.
 #[inline(always)]
-pub fn wait_group(n: u32) {
+pub fn wait_group<const N: u32>() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: waits for this thread's own copies.
     unsafe {
-        match n {
-            0 => core::arch::asm!("cp.async.wait_group 0;"),
-            1 => core::arch::asm!("cp.async.wait_group 1;"),
-            2 => core::arch::asm!("cp.async.wait_group 2;"),
-            _ => core::arch::asm!("cp.async.wait_group 3;"),
-        }
+        core::arch::asm!("cp.async.wait_group {n};", n = const N)
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    let _ = n;
 }
