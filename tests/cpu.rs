@@ -67,7 +67,7 @@ fn ptx_targets_sm70_and_has_every_entry_with_the_declared_parameters() {
     assert!(KERNELS_PTX.contains(".target sm_70"));
     assert!(KERNELS_PTX_SM80.contains(".target sm_80"));
     let entries = all_entries();
-    assert_eq!(entries.len(), 60);
+    assert_eq!(entries.len(), 64);
     for (kernel, name) in &entries {
         // Every kernel is in the sm_80 module; all but the sm_80 ones in the sm_70 module.
         assert_eq!(
@@ -85,7 +85,7 @@ fn ptx_targets_sm70_and_has_every_entry_with_the_declared_parameters() {
         }
     }
     assert_eq!(KERNELS_PTX_SM80.matches(".entry ").count(), entries.len());
-    assert_eq!(KERNELS_PTX.matches(".entry ").count(), entries.len() - 4);
+    assert_eq!(KERNELS_PTX.matches(".entry ").count(), entries.len() - 8);
 }
 
 #[test]
@@ -112,13 +112,19 @@ fn register_tiles_unroll_into_registers_and_vector_kernels_move_16_bytes() {
                     "{name}: {fmas} fma: 16 K steps did not unroll"
                 )
             }
-            Kernel::AsyncCopy if name.ends_with("_f32") || name.ends_with("_f64") => {
+            Kernel::AsyncCopy | Kernel::PairedLanes
+                if name.ends_with("_f32") || name.ends_with("_f64") =>
+            {
                 assert!(
                     fmas >= 1024,
                     "{name}: {fmas} fma: 16 K steps did not unroll"
                 )
             }
-            Kernel::Coarse | Kernel::WarpTiledK16 | Kernel::WarpTiled64 | Kernel::AsyncCopy => {
+            Kernel::Coarse
+            | Kernel::WarpTiledK16
+            | Kernel::WarpTiled64
+            | Kernel::AsyncCopy
+            | Kernel::PairedLanes => {
                 assert!(fmas >= 64, "{name}: {fmas} fma")
             }
             _ => {}
@@ -133,6 +139,7 @@ fn register_tiles_unroll_into_registers_and_vector_kernels_move_16_bytes() {
         "fragment_buffered",
         "fragment_buffered_k16",
         "async_copy",
+        "paired_lanes",
     ] {
         let text = entry_text(&format!("{family}_f32"));
         for op in ["ld.global.v4.", "ld.shared.v4.", "st.global.v4."] {
@@ -147,14 +154,19 @@ fn register_tiles_unroll_into_registers_and_vector_kernels_move_16_bytes() {
 
 #[test]
 fn the_sm80_pipeline_copies_asynchronously() {
-    for ty in ["f32", "f64"] {
-        let text = entry_in(KERNELS_PTX_SM80, &format!("async_copy_{ty}"));
+    for name in [
+        "async_copy_f32",
+        "async_copy_f64",
+        "paired_lanes_f32",
+        "paired_lanes_f64",
+    ] {
+        let text = entry_in(KERNELS_PTX_SM80, name);
         for op in [
             "cp.async.cg.shared.global",
             "cp.async.commit_group",
             "cp.async.wait_group 0",
         ] {
-            assert!(text.contains(op), "async_copy_{ty} lacks {op}");
+            assert!(text.contains(op), "{name} lacks {op}");
         }
     }
     assert!(
@@ -201,7 +213,7 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
             let asynchronous = name.ends_with("_f32") || name.ends_with("_f64");
             let expected = match kernel {
                 Kernel::WarpTiledK16 | Kernel::WarpTiled64 | Kernel::FragmentBufferedK16 => 4,
-                Kernel::AsyncCopy if asynchronous => 6,
+                Kernel::AsyncCopy | Kernel::PairedLanes if asynchronous => 6,
                 _ => 2,
             };
             assert_eq!(barriers, expected, "{name}: barriers");

@@ -68,6 +68,9 @@ pub enum Kernel {
     /// and A still through registers (`async_copy.rs`; compute capability 8.0+, from the
     /// sm_80 PTX module).
     AsyncCopy,
+    /// `async_copy` with each warp's lanes paired so that shared memory returns every
+    /// fragment read in half the cycles (`paired_lanes.rs`; compute capability 8.0+).
+    PairedLanes,
 }
 
 /// Block of the naive kernel: a warp spans 32 columns of one row of C.
@@ -75,7 +78,7 @@ const NAIVE_BLOCK: (u32, u32) = (32, 8);
 
 impl Kernel {
     /// Every compiled kernel with a fixed configuration, in the order of the progression.
-    pub const FIXED: [Kernel; 14] = [
+    pub const FIXED: [Kernel; 15] = [
         Kernel::Naive,
         Kernel::Tiled(FixedTile::W8),
         Kernel::Tiled(FixedTile::W16),
@@ -90,6 +93,7 @@ impl Kernel {
         Kernel::FragmentBuffered,
         Kernel::FragmentBufferedK16,
         Kernel::AsyncCopy,
+        Kernel::PairedLanes,
     ];
 
     /// The entry point's name for element type `T`, e.g. `tiled16_f32`.
@@ -111,6 +115,7 @@ impl Kernel {
             Kernel::WarpTiledK16 => "warp_tiled_k16".into(),
             Kernel::WarpTiled64 => "warp_tiled_64".into(),
             Kernel::AsyncCopy => "async_copy".into(),
+            Kernel::PairedLanes => "paired_lanes".into(),
             Kernel::FragmentBuffered => "fragment_buffered".into(),
             Kernel::FragmentBufferedK16 => "fragment_buffered_k16".into(),
         }
@@ -164,7 +169,7 @@ impl Kernel {
             Kernel::DoubleBuffered | Kernel::WarpTiled => 2 * (128 * 8 + 8 * 128),
             Kernel::WarpTiledK16 => 2 * (128 * 16 + 16 * 128),
             Kernel::WarpTiled64 => 2 * (64 * 16 + 16 * 64),
-            Kernel::AsyncCopy => 2 * (16 * (128 + 4) + 16 * 128),
+            Kernel::AsyncCopy | Kernel::PairedLanes => 2 * (16 * (128 + 4) + 16 * 128),
             Kernel::FragmentBuffered => 2 * (8 * (128 + 4) + 8 * 128),
             Kernel::FragmentBufferedK16 => 2 * (16 * (128 + 4) + 16 * 128),
         };
@@ -175,7 +180,7 @@ impl Kernel {
     /// from the sm_70 module.
     pub fn min_compute_capability(&self) -> (u32, u32) {
         match self {
-            Kernel::AsyncCopy => (8, 0),
+            Kernel::AsyncCopy | Kernel::PairedLanes => (8, 0),
             _ => (7, 0),
         }
     }

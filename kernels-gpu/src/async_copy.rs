@@ -23,8 +23,8 @@
 //! grid `ceil(n / 128) x ceil(m / 128)`, shared bytes `2 * (BK * (BM + 4) + BK * BN) *
 //! size_of(Acc)`; only in the sm_80 PTX module.
 use crate::block_tile::{
-    Block, Fragment, Stage, ThreadTile, b_group, epilogue, fetch_part, splits_into, stash_part,
-    threads,
+    Block, Fragment, Stage, ThreadMap, ThreadTile, WarpTiled, b_group, epilogue, fetch_part,
+    splits_into, stash_part, threads,
 };
 use crate::device::async_copy::{commit_group, wait_group};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads};
@@ -57,13 +57,15 @@ unsafe fn copy_b<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>(
     }
 }
 
-/// The kernel for a `BM x BN` block tile stepping `BK`, A's loads in `PARTS` parts.
+/// The kernel for a `BM x BN` block tile stepping `BK`, A's loads in `PARTS` parts, threads
+/// placed by `M`.
 ///
 /// # Safety
 /// See the entry points; `(BM / 8) * (BN / 8)` threads per block.
 #[inline(always)]
 pub unsafe fn async_pipelined<
     T: Element,
+    M: ThreadMap,
     const BM: u32,
     const BN: u32,
     const BK: u32,
@@ -84,22 +86,29 @@ pub unsafe fn async_pipelined<
     };
     let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
     if T::IS_ACC && blk.interior && k.is_multiple_of(BK) {
-        unsafe { mainloop::<T, BM, BN, BK, PARTS>((a, b, c), (m, n, k), blk) }
+        unsafe { mainloop::<T, M, BM, BN, BK, PARTS>((a, b, c), (m, n, k), blk) }
     } else {
         unsafe {
-            fragment_buffered::mainloop::<T, BM, BN, BK, PARTS, true>((a, b, c), (m, n, k), blk)
+            fragment_buffered::mainloop::<T, M, BM, BN, BK, PARTS, true>((a, b, c), (m, n, k), blk)
         }
     }
 }
 
 #[inline(always)]
-unsafe fn mainloop<T: Element, const BM: u32, const BN: u32, const BK: u32, const PARTS: u32>(
+unsafe fn mainloop<
+    T: Element,
+    M: ThreadMap,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const PARTS: u32,
+>(
     (a, b, c): (*const T, *const T, *mut T::Acc),
     (m, n, k): (u32, u32, u32),
     blk: Block,
 ) {
     // SAFETY: the launch provides two padded stages of shared memory.
-    let (tid, me, stages) = unsafe { fragment_buffered::start::<T::Acc, BM, BN, BK>() };
+    let (tid, me, stages) = unsafe { fragment_buffered::start::<T::Acc, M, BM, BN, BK>() };
     // B is of the accumulator type here (T::IS_ACC).
     let b_acc = b.cast::<T::Acc>();
     let mut acc = [[T::Acc::ZERO; 8]; 8];
@@ -206,7 +215,7 @@ pub unsafe fn async_copy<T: Element>(
     n: u32,
     k: u32,
 ) {
-    unsafe { async_pipelined::<T, 128, 128, 16, 2>(a, b, c, m, n, k) }
+    unsafe { async_pipelined::<T, WarpTiled, 128, 128, 16, 2>(a, b, c, m, n, k) }
 }
 
 gemm_entry_points!(async_copy;

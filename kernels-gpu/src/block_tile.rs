@@ -66,13 +66,40 @@ pub struct WarpTiled;
 impl ThreadMap for WarpTiled {
     #[inline(always)]
     fn coords<const BM: u32, const BN: u32>(tid: u32) -> (u32, u32) {
-        let (warp, lane) = (tid / 32, tid % 32);
-        let warps_per_row = BN / 8 / 8;
-        (
-            (warp / warps_per_row) * 4 + lane / 8,
-            (warp % warps_per_row) * 8 + lane % 8,
-        )
+        warp_patch::<BN>(tid, (tid % 32) / 8, tid % 8)
     }
+}
+
+/// Warp tiling with paired lanes: the same 4 x 8 patch, but lanes `n` and `n ^ 1` share a
+/// thread row (so they read the same 16 bytes of A) and lanes `n` and `n ^ 2` a thread column
+/// (the same 16 bytes of B). Shared memory returns 128 bytes per cycle, a quarter of what an
+/// LDS.128 hands a warp; the hardware packs the return in half the cycles when every lane
+/// pairs up with `n ^ 1`, or every lane with `n ^ 2`, on one address (NVIDIA's forum states
+/// the rule for CC 7.x; it matches what Nsight measured on the H200: 2 wavefronts for A's
+/// reads under `WarpTiled`, 4 for B's). Here both A's and B's reads take 2.
+pub struct PairedLanes;
+
+impl ThreadMap for PairedLanes {
+    #[inline(always)]
+    fn coords<const BM: u32, const BN: u32>(tid: u32) -> (u32, u32) {
+        let lane = tid % 32;
+        // Row from lane bits 1 and 4, column from bits 0, 2 and 3.
+        let row = ((lane >> 1) & 1) | (((lane >> 4) & 1) << 1);
+        let col = (lane & 1) | (((lane >> 2) & 3) << 1);
+        warp_patch::<BN>(tid, row, col)
+    }
+}
+
+/// Thread `tid`'s place in the thread grid when its warp owns a 4 x 8 patch of it and the
+/// lane sits at `(row, col)` of the patch.
+#[inline(always)]
+fn warp_patch<const BN: u32>(tid: u32, row: u32, col: u32) -> (u32, u32) {
+    let warp = tid / 32;
+    let warps_per_row = BN / 8 / 8;
+    (
+        (warp / warps_per_row) * 4 + row,
+        (warp % warps_per_row) * 8 + col,
+    )
 }
 
 /// One stage in shared memory.
@@ -354,11 +381,22 @@ impl<A: Accumulator> Fragment<A> {
         }
     }
 
-    /// The 64 multiply-adds of one K step: `acc += a b^T`.
+    /// The 64 multiply-adds of one K step: `acc += a b^T`. For f64, odd rows run right to
+    /// left, so each multiply-add shares an operand with the one before it: a DFMA reads three
+    /// 64-bit registers in its two issue cycles unless one comes from the operand reuse cache,
+    /// and ptxas keeps more of them there in this order (measured on an H200: FP64 pipe
+    /// utilisation tracks the DFMAs that read three fresh registers).
     #[inline(always)]
     pub fn multiply_into(&self, acc: &mut [[A; 8]; 8]) {
         for i in 0..8 {
-            for j in 0..8 {
+            for jj in 0..8 {
+                // GRANULE is a constant: f32 keeps the plain order (its FFMAs issue in one
+                // cycle, and this order spilled there).
+                let j = if A::GRANULE == 2 && i % 2 == 1 {
+                    7 - jj
+                } else {
+                    jj
+                };
                 acc[i][j] = acc[i][j].mul_add(self.a[i], self.b[j]);
             }
         }

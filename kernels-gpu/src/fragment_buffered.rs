@@ -54,15 +54,16 @@ pub unsafe fn fragment_pipelined<
     };
     let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
     if SPECIALISE && blk.interior && k.is_multiple_of(BK) {
-        unsafe { mainloop::<T, BM, BN, BK, PARTS, false>((a, b, c), (m, n, k), blk) }
+        unsafe { mainloop::<T, WarpTiled, BM, BN, BK, PARTS, false>((a, b, c), (m, n, k), blk) }
     } else {
-        unsafe { mainloop::<T, BM, BN, BK, PARTS, true>((a, b, c), (m, n, k), blk) }
+        unsafe { mainloop::<T, WarpTiled, BM, BN, BK, PARTS, true>((a, b, c), (m, n, k), blk) }
     }
 }
 
 #[inline(always)]
 pub(crate) unsafe fn mainloop<
     T: Element,
+    M: ThreadMap,
     const BM: u32,
     const BN: u32,
     const BK: u32,
@@ -73,7 +74,7 @@ pub(crate) unsafe fn mainloop<
     (m, n, k): (u32, u32, u32),
     blk: Block,
 ) {
-    let (tid, me, stages) = unsafe { start::<T::Acc, BM, BN, BK>() };
+    let (tid, me, stages) = unsafe { start::<T::Acc, M, BM, BN, BK>() };
     let mut acc = [[T::Acc::ZERO; 8]; 8];
     let phases = k.div_ceil(BK);
     if phases == 0 {
@@ -120,15 +121,20 @@ pub(crate) unsafe fn mainloop<
 }
 
 /// What every fragment-buffered mainloop starts from: this thread's index, its place in the
-/// warp-tiled thread map, and the two padded stages.
+/// thread map `M`, and the two padded stages.
 ///
 /// # Safety
 /// The launch provides `2 * (BK * (BM + PAD) + BK * BN)` accumulators of shared memory.
 #[inline(always)]
-pub(crate) unsafe fn start<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>()
--> (u32, (u32, u32), Stage<A>) {
+pub(crate) unsafe fn start<
+    A: Accumulator,
+    M: ThreadMap,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+>() -> (u32, (u32, u32), Stage<A>) {
     let tid = thread_idx_x();
-    let me = WarpTiled::coords::<BM, BN>(tid);
+    let me = M::coords::<BM, BN>(tid);
     let mut arena = unsafe { SharedArena::<A>::launch_sized() };
     (
         tid,

@@ -34,4 +34,7 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("async_copy_f32", 256, 2),
     ("async_copy_f16", 256, 2),
     ("async_copy_bf16", 256, 2),
+    ("paired_lanes_f32", 256, 2),
+    ("paired_lanes_f16", 256, 2),
+    ("paired_lanes_bf16", 256, 2),
 ];

@@ -34,6 +34,8 @@ pub mod element;
 pub mod fragment_buffered;
 pub mod launch_bounds;
 pub mod naive;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod paired_lanes;
 pub mod register_tiled;
 pub mod tiled;
 pub mod vectorized;

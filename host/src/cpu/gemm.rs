@@ -13,6 +13,7 @@ use rgemm_kernels::device::host::GlobalRegion;
 use rgemm_kernels::double_buffered::double_buffered;
 use rgemm_kernels::element::Element as DeviceElement;
 use rgemm_kernels::fragment_buffered::{fragment_buffered, fragment_buffered_k16};
+use rgemm_kernels::paired_lanes::paired_lanes;
 use rgemm_kernels::register_tiled::register_tiled;
 use rgemm_kernels::vectorized::vectorized;
 use rgemm_kernels::warp_tiled::{warp_tiled, warp_tiled_64, warp_tiled_k16};
@@ -53,6 +54,7 @@ fn body<D: DeviceElement>(kernel: Kernel) -> GemmBody<D> {
             |a, b, c, m, n, k, _| unsafe { warp_tiled_64::<D>(a, b, c, m, n, k) }
         }
         Kernel::AsyncCopy => |a, b, c, m, n, k, _| unsafe { async_copy::<D>(a, b, c, m, n, k) },
+        Kernel::PairedLanes => |a, b, c, m, n, k, _| unsafe { paired_lanes::<D>(a, b, c, m, n, k) },
         Kernel::FragmentBuffered => {
             |a, b, c, m, n, k, _| unsafe { fragment_buffered::<D>(a, b, c, m, n, k) }
         }
