@@ -67,7 +67,7 @@ fn ptx_targets_sm70_and_has_every_entry_with_the_declared_parameters() {
     assert!(KERNELS_PTX.contains(".target sm_70"));
     assert!(KERNELS_PTX_SM80.contains(".target sm_80"));
     let entries = all_entries();
-    assert_eq!(entries.len(), 64);
+    assert_eq!(entries.len(), 68);
     for (kernel, name) in &entries {
         // Every kernel is in the sm_80 module; all but the sm_80 ones in the sm_70 module.
         assert_eq!(
@@ -210,10 +210,13 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
             // `async_copy` for f32/f64 has its own mainloop (two phases per iteration and a
             // last odd phase: after the prologue, and 3 more) and `fragment_buffered`'s
             // checked one (the only one for the 16-bit inputs, which it widens on the way).
+            // `thin`: one after the partial sums (few rows), two per column of C (few
+            // columns: after the partial sums and before they are overwritten).
             let asynchronous = name.ends_with("_f32") || name.ends_with("_f64");
             let expected = match kernel {
                 Kernel::WarpTiledK16 | Kernel::WarpTiled64 | Kernel::FragmentBufferedK16 => 4,
                 Kernel::AsyncCopy | Kernel::PairedLanes if asynchronous => 6,
+                Kernel::Thin => 3,
                 _ => 2,
             };
             assert_eq!(barriers, expected, "{name}: barriers");
@@ -321,6 +324,23 @@ fn launch_rules_follow_the_shape() {
         (cfg.grid_dim, cfg.block_dim, cfg.shared_mem_bytes),
         ((2, 3, 1), (32, 8, 1), 0)
     );
+    // `thin`: 32 columns of one row per block when m <= n, else 32 whole rows per block.
+    for ((m, n), grid) in [
+        ((1, 4096), (128, 1, 1)),
+        ((3, 100), (4, 3, 1)),
+        ((4096, 1), (1, 128, 1)),
+        ((300, 200), (1, 10, 1)),
+    ] {
+        let cfg = Kernel::Thin.launch_config::<f64>(&p, m, n, 7).unwrap();
+        assert_eq!(
+            (cfg.grid_dim, cfg.block_dim, cfg.shared_mem_bytes),
+            (grid, (1024, 1, 1), 32 * 33 * 8),
+            "{m}x{n}"
+        );
+    }
+    // Few rows put m in grid.y: beyond its limit the launch is refused, not truncated.
+    let r = Kernel::Thin.launch_config::<f32>(&p, 70_000, 80_000, 1);
+    assert!(matches!(r, Err(Error::ShapeTooLarge { .. })), "{r:?}");
 }
 
 #[test]

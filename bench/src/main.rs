@@ -87,7 +87,7 @@ pub fn bytes_moved(kernel: Option<Kernel>, (m, n, k): (usize, usize, usize), siz
         None => m * k + k * n,
         Some(Kernel::Naive) => 2.0 * m * n * k,
         Some(kernel) => {
-            let (bm, bn) = kernel.block_tile();
+            let (bm, bn) = kernel.block_tile_for(m as usize, n as usize);
             m * k * (n / bn as f64).ceil() + k * n * (m / bm as f64).ceil()
         }
     };

@@ -71,6 +71,10 @@ pub enum Kernel {
     /// `async_copy` with each warp's lanes paired so that shared memory returns every
     /// fragment read in half the cycles (`paired_lanes.rs`; compute capability 8.0+).
     PairedLanes,
+    /// Thin products (a row vector times a matrix, a matrix times a column vector, and near
+    /// them): the K loop split among a block's 1024 threads, coalesced loads, partial sums
+    /// summed in shared memory (`thin.rs`). Its grid depends on which side of C is thin.
+    Thin,
 }
 
 /// Block of the naive kernel: a warp spans 32 columns of one row of C.
@@ -78,7 +82,7 @@ const NAIVE_BLOCK: (u32, u32) = (32, 8);
 
 impl Kernel {
     /// Every compiled kernel with a fixed configuration, in the order of the progression.
-    pub const FIXED: [Kernel; 15] = [
+    pub const FIXED: [Kernel; 16] = [
         Kernel::Naive,
         Kernel::Tiled(FixedTile::W8),
         Kernel::Tiled(FixedTile::W16),
@@ -94,6 +98,7 @@ impl Kernel {
         Kernel::FragmentBufferedK16,
         Kernel::AsyncCopy,
         Kernel::PairedLanes,
+        Kernel::Thin,
     ];
 
     /// The entry point's name for element type `T`, e.g. `tiled16_f32`.
@@ -116,6 +121,7 @@ impl Kernel {
             Kernel::WarpTiled64 => "warp_tiled_64".into(),
             Kernel::AsyncCopy => "async_copy".into(),
             Kernel::PairedLanes => "paired_lanes".into(),
+            Kernel::Thin => "thin".into(),
             Kernel::FragmentBuffered => "fragment_buffered".into(),
             Kernel::FragmentBufferedK16 => "fragment_buffered_k16".into(),
         }
@@ -140,6 +146,7 @@ impl Kernel {
                 (t, t)
             }
             Kernel::Coarse => (512, 1),
+            Kernel::Thin => (1024, 1),
             Kernel::WarpTiled64 => (64, 1),
             _ => (256, 1),
         }
@@ -151,7 +158,20 @@ impl Kernel {
             Kernel::Naive => (NAIVE_BLOCK.1, NAIVE_BLOCK.0),
             Kernel::Tiled(_) | Kernel::TiledDynamic(_) => self.block(),
             Kernel::Coarse | Kernel::WarpTiled64 => (64, 64),
+            // Its few-rows tile; the grid comes from `block_tile_for`.
+            Kernel::Thin => (1, 32),
             _ => (128, 128),
+        }
+    }
+
+    /// Launch rule: the block tile for an `m x n` C. As [`Kernel::block_tile`], except for
+    /// `thin`, whose blocks take 32 elements of one row of C when `m <= n` and 32 whole rows
+    /// otherwise.
+    pub fn block_tile_for(&self, m: usize, n: usize) -> (u32, u32) {
+        match self {
+            Kernel::Thin if m <= n => (1, 32),
+            Kernel::Thin => (32, n.clamp(1, u32::MAX as usize) as u32),
+            _ => self.block_tile(),
         }
     }
 
@@ -165,6 +185,7 @@ impl Kernel {
                 2 * t * t
             }
             Kernel::Coarse => 64 * 8 + 8 * 64,
+            Kernel::Thin => 32 * 33,
             Kernel::RegisterTiled | Kernel::Vectorized => 128 * 8 + 8 * 128,
             Kernel::DoubleBuffered | Kernel::WarpTiled => 2 * (128 * 8 + 8 * 128),
             Kernel::WarpTiledK16 => 2 * (128 * 16 + 16 * 128),
@@ -254,7 +275,7 @@ impl Kernel {
                 "each dimension must be at most {MAX_DIM}"
             )));
         }
-        let (rows, cols) = self.block_tile();
+        let (rows, cols) = self.block_tile_for(m, n);
         let (gx, gy) = (n.div_ceil(cols as usize), m.div_ceil(rows as usize));
         if gx > props.max_grid_dim.0 as usize || gy > props.max_grid_dim.1 as usize {
             return Err(too_large(format!(

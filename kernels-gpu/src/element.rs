@@ -3,7 +3,7 @@
 use crate::device::vector::{Pack2, Pack4};
 
 /// The accumulator (and output) type of a kernel.
-pub trait Accumulator: Copy + Pack4 + Pack2 {
+pub trait Accumulator: Copy + Pack4 + Pack2 + core::ops::Add<Output = Self> {
     const ZERO: Self;
     /// Elements in 16 bytes, the widest shared-memory access: the thread tile's rows and
     /// columns come in runs of this many, so a warp's 16-byte reads of a K step are

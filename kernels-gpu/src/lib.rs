@@ -37,6 +37,7 @@ pub mod naive;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod paired_lanes;
 pub mod register_tiled;
+pub mod thin;
 pub mod tiled;
 pub mod vectorized;
 pub mod warp_tiled;

@@ -15,6 +15,7 @@ use rgemm_kernels::element::Element as DeviceElement;
 use rgemm_kernels::fragment_buffered::{fragment_buffered, fragment_buffered_k16};
 use rgemm_kernels::paired_lanes::paired_lanes;
 use rgemm_kernels::register_tiled::register_tiled;
+use rgemm_kernels::thin::thin;
 use rgemm_kernels::vectorized::vectorized;
 use rgemm_kernels::warp_tiled::{warp_tiled, warp_tiled_64, warp_tiled_k16};
 use rgemm_kernels::{naive::naive, tiled::tiled, tiled::tiled_dyn};
@@ -55,6 +56,7 @@ fn body<D: DeviceElement>(kernel: Kernel) -> GemmBody<D> {
         }
         Kernel::AsyncCopy => |a, b, c, m, n, k, _| unsafe { async_copy::<D>(a, b, c, m, n, k) },
         Kernel::PairedLanes => |a, b, c, m, n, k, _| unsafe { paired_lanes::<D>(a, b, c, m, n, k) },
+        Kernel::Thin => |a, b, c, m, n, k, _| unsafe { thin::<D>(a, b, c, m, n, k) },
         Kernel::FragmentBuffered => {
             |a, b, c, m, n, k, _| unsafe { fragment_buffered::<D>(a, b, c, m, n, k) }
         }

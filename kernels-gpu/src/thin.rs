@@ -1,0 +1,127 @@
+//! Thin products: C with few rows (a row vector times a matrix) or few columns (a matrix
+//! times a column vector). The tiled kernels give such a C one row or column of blocks, which
+//! leaves most of the GPU idle and the tiles mostly padding; these products are bound by
+//! reading the matrix once, so what matters is many loads in flight and every load coalesced.
+//! The K loop is split among the block's threads, and the partial sums meet in shared memory.
+//!
+//! Two ways through, chosen per launch from the shape (uniform, so every barrier is reached
+//! by every thread):
+//! - few rows (`m <= n`): a block computes 32 elements of one row of C; lane `l` owns column
+//!   `col0 + l` and warp `w` the K steps `w, w + 32, ...`: a warp's loads of B are one
+//!   128-byte row segment, its loads of A one broadcast element.
+//! - few columns (`m > n`): a block computes 32 rows of C, one column at a time; warp `w`
+//!   owns row `row0 + w` and lane `l` the K steps `l, l + 32, ...`: a warp's loads of A are
+//!   one 128-byte row segment (and of B, for n = 1, one too).
+//!
+//! Each thread keeps `UNROLL` independent partial sums, so that many of its loads are in
+//! flight at once. Every load and store is bounds-checked.
+//!
+//! Launch rules (host `kernels.rs`): 1024 threads in a 1D block; grid `ceil(n / 32) x m`
+//! (few rows) or `1 x ceil(m / 32)` (few columns); shared bytes `32 * 33 * size_of(Acc)`.
+use crate::device::global::{load, store};
+use crate::device::shared::{SharedArena, SharedTile};
+use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::Bf16;
+use crate::element::{Accumulator, Element, gemm_entry_points};
+
+/// Threads per warp, and warps per block: each is one side of the 32 x 32 partial sums.
+pub const LANES: u32 = 32;
+pub const WARPS: u32 = 32;
+pub const THREADS: u32 = LANES * WARPS;
+/// Independent partial sums per thread (loads in flight).
+const UNROLL: u32 = 4;
+
+/// `sum over j in 0.. of a(first + j * step) * b(first + j * step)` for the K steps below
+/// `k`, in `UNROLL` independent sums.
+#[inline(always)]
+fn dot<A: Accumulator>(first: u32, step: u32, k: u32, mut term: impl FnMut(u32) -> (A, A)) -> A {
+    let mut sums = [A::ZERO; UNROLL as usize];
+    let mut kk = first;
+    while kk + (UNROLL - 1) * step < k {
+        for u in 0..UNROLL {
+            let (x, y) = term(kk + u * step);
+            sums[u as usize] = sums[u as usize].mul_add(x, y);
+        }
+        kk += UNROLL * step;
+    }
+    while kk < k {
+        let (x, y) = term(kk);
+        sums[0] = sums[0].mul_add(x, y);
+        kk += step;
+    }
+    let mut total = sums[0];
+    for u in 1..UNROLL as usize {
+        total = total + sums[u];
+    }
+    total
+}
+
+/// The sum of row `r` of the partial sums.
+///
+/// # Safety
+/// A barrier since the row was last written.
+#[inline(always)]
+unsafe fn row_sum<A: Accumulator>(partial: &SharedTile<A>, r: u32) -> A {
+    let mut total = A::ZERO;
+    for l in 0..LANES {
+        total = total + unsafe { partial.get(r, l) };
+    }
+    total
+}
+
+/// # Safety
+/// See the entry points; 1024 threads per block, the grid of the launch rules.
+#[inline(always)]
+pub unsafe fn thin<T: Element>(a: *const T, b: *const T, c: *mut T::Acc, m: u32, n: u32, k: u32) {
+    let tid = thread_idx_x();
+    let (warp, lane) = (tid / LANES, tid % LANES);
+    // SAFETY: the launch provides WARPS * (LANES + 1) accumulator elements of shared memory.
+    let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
+    // Rows padded by one, so a warp's accesses down a column hit 32 banks, not one.
+    let partial = arena.tile(WARPS, LANES + 1);
+    // A(row, kk) * B(kk, col), widened; callers keep row < m, col < n, kk < k.
+    let term = |row: u32, col: u32| {
+        move |kk: u32| unsafe {
+            (
+                load(a, row as usize * k as usize + kk as usize).widen(),
+                load(b, kk as usize * n as usize + col as usize).widen(),
+            )
+        }
+    };
+    if m <= n {
+        // Few rows. partial[w][l]: warp w's share of column l; transposed for the sum below.
+        let (row, col) = (block_idx_y(), block_idx_x() * LANES + lane);
+        let mine = if row < m && col < n {
+            dot(warp, WARPS, k, term(row, col))
+        } else {
+            T::Acc::ZERO
+        };
+        unsafe { partial.set(lane, warp, mine) };
+        sync_threads();
+        if warp == 0 && row < m && col < n {
+            let total = unsafe { row_sum(&partial, lane) };
+            unsafe { store(c, row as usize * n as usize + col as usize, total) };
+        }
+    } else {
+        // Few columns.
+        let row = block_idx_y() * WARPS + warp;
+        for col in 0..n {
+            let mine = if row < m {
+                dot(lane, LANES, k, term(row, col))
+            } else {
+                T::Acc::ZERO
+            };
+            unsafe { partial.set(warp, lane, mine) };
+            sync_threads();
+            if lane == 0 && row < m {
+                let total = unsafe { row_sum(&partial, warp) };
+                unsafe { store(c, row as usize * n as usize + col as usize, total) };
+            }
+            // Before the next column overwrites the partial sums.
+            sync_threads();
+        }
+    }
+}
+
+gemm_entry_points!(thin; thin_f32: f32, thin_f64: f64, thin_f16: f16, thin_bf16: Bf16);
