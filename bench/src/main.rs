@@ -81,13 +81,13 @@ impl Record {
 /// ignored): a block tile of BM x BN reads each element of A once per column of blocks and
 /// each element of B once per row of blocks, and writes C once. The naive kernel reads two
 /// elements per multiply-add. For cuBLAS, the minimum: each input once.
-pub fn bytes_moved(kernel: Option<Kernel>, (m, n, k): (usize, usize, usize), size: usize) -> f64 {
-    let (m, n, k, s) = (m as f64, n as f64, k as f64, size as f64);
+pub fn bytes_moved(kernel: Option<Kernel>, shape: (usize, usize, usize), size: usize) -> f64 {
+    let (m, n, k, s) = (shape.0 as f64, shape.1 as f64, shape.2 as f64, size as f64);
     let reads = match kernel {
         None => m * k + k * n,
         Some(Kernel::Naive) => 2.0 * m * n * k,
         Some(kernel) => {
-            let (bm, bn) = kernel.block_tile_for(m as usize, n as usize);
+            let (bm, bn) = kernel.block_tile_for(shape.0, shape.1);
             m * k * (n / bn as f64).ceil() + k * n * (m / bm as f64).ceil()
         }
     };
