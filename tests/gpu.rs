@@ -160,8 +160,18 @@ fn choice() -> Trial {
         if !candidates.contains(&ran.kernel)
             || !candidates.contains(&kernel)
             || candidates.contains(&Kernel::Naive)
+            || candidates.contains(&Kernel::Thin)
         {
             return Err(format!("ran {ran:?}, candidates {candidates:?}"));
+        }
+        // `thin` only where a side of C is at most THIN_SIDE.
+        let thin_side = Kernel::THIN_SIDE;
+        let thin = ctx.candidates::<f32>(thin_side, 4096, 64).map_err(fail)?;
+        let square = ctx
+            .candidates::<f32>(thin_side + 1, thin_side + 1, 64)
+            .map_err(fail)?;
+        if !thin.contains(&Kernel::Thin) || square.contains(&Kernel::Thin) {
+            return Err(format!("thin candidacy: {thin:?} / {square:?}"));
         }
         if ctx.chosen_kernel::<f32>(300, 200, 100) != Some(ran.kernel) {
             return Err("the choice was not remembered".into());

@@ -263,12 +263,14 @@ impl Context {
 
     /// The kernels `matmul` chooses among for this shape: the textbook tiled kernels (all
     /// three fixed tile widths) and every kernel past them, each if this device can launch
-    /// it for the shape. An error (the textbook kernel's) if none can.
+    /// it for the shape; `thin` only where C has at most [`Kernel::THIN_SIDE`] rows or
+    /// columns. An error (the textbook kernel's) if none can.
     pub fn candidates<T: Element>(&self, m: usize, n: usize, k: usize) -> Result<Vec<Kernel>> {
         let textbook = self.textbook_kernel::<T>()?;
         let all: Vec<Kernel> = Kernel::FIXED
             .into_iter()
             .filter(|kernel| *kernel != Kernel::Naive)
+            .filter(|kernel| *kernel != Kernel::Thin || m.min(n) <= Kernel::THIN_SIDE)
             .filter(|kernel| kernel.launch_config::<T>(&self.props, m, n, k).is_ok())
             .collect();
         if all.is_empty() {

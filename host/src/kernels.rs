@@ -101,6 +101,12 @@ impl Kernel {
         Kernel::Thin,
     ];
 
+    /// `thin` is a candidate for `matmul` only where C has at most this many rows or
+    /// columns: it reads the larger input once per row (or column) of C, so past a few it
+    /// cannot win, and timing it on first use of a large square shape cost seconds (f64
+    /// 8192^3: 1.0 s a run, f32 0.5 s; measured on an H200).
+    pub const THIN_SIDE: usize = 32;
+
     /// The entry point's name for element type `T`, e.g. `tiled16_f32`.
     pub fn entry_name<T: Element>(&self) -> String {
         format!("{}_{}", self.family(), T::NAME)
