@@ -11,16 +11,19 @@
 //!   128-byte row segment, its loads of A one broadcast element.
 //! - few columns (`m > n`): a block computes 32 rows of C, one column at a time; warp `w`
 //!   owns row `row0 + w` and lane `l` the K steps `l, l + 32, ...`: a warp's loads of A are
-//!   one 128-byte row segment (and of B, for n = 1, one too).
+//!   one 128-byte row segment (and of B, for n = 1, one too). For n = 1 with K a multiple
+//!   of 4 and aligned inputs, lane `l` takes 4 K steps at a time (`4l, 4l + 128, ...`), in
+//!   16-byte loads (f32).
 //!
 //! Each thread keeps `UNROLL` independent partial sums, so that many of its loads are in
 //! flight at once. Every load and store is bounds-checked.
 //!
 //! Launch rules (host `kernels.rs`): 1024 threads in a 1D block; grid `ceil(n / 32) x m`
 //! (few rows) or `1 x ceil(m / 32)` (few columns); shared bytes `32 * 33 * size_of(Acc)`.
-use crate::device::global::{load, store};
+use crate::device::global::{load, load4, store};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::device::vector::aligned4;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
 use crate::element::{Accumulator, Element, gemm_entry_points};
@@ -32,23 +35,21 @@ pub const THREADS: u32 = LANES * WARPS;
 /// Independent partial sums per thread (loads in flight).
 const UNROLL: u32 = 4;
 
-/// `sum over j in 0.. of a(first + j * step) * b(first + j * step)` for the K steps below
-/// `k`, in `UNROLL` independent sums.
+/// The steps `first, first + step, ...` below `end`, folded into `UNROLL` independent sums
+/// (`add(s, sum)` adds step `s`'s products to `sum`), then added up.
 #[inline(always)]
-fn dot<A: Accumulator>(first: u32, step: u32, k: u32, mut term: impl FnMut(u32) -> (A, A)) -> A {
+fn fold<A: Accumulator>(first: u32, step: u32, end: u32, mut add: impl FnMut(u32, A) -> A) -> A {
     let mut sums = [A::ZERO; UNROLL as usize];
-    let mut kk = first;
-    while kk + (UNROLL - 1) * step < k {
+    let mut s = first;
+    while s + (UNROLL - 1) * step < end {
         for u in 0..UNROLL {
-            let (x, y) = term(kk + u * step);
-            sums[u as usize] = sums[u as usize].mul_add(x, y);
+            sums[u as usize] = add(s + u * step, sums[u as usize]);
         }
-        kk += UNROLL * step;
+        s += UNROLL * step;
     }
-    while kk < k {
-        let (x, y) = term(kk);
-        sums[0] = sums[0].mul_add(x, y);
-        kk += step;
+    while s < end {
+        sums[0] = add(s, sums[0]);
+        s += step;
     }
     let mut total = sums[0];
     for u in 1..UNROLL as usize {
@@ -80,10 +81,10 @@ pub unsafe fn thin<T: Element>(a: *const T, b: *const T, c: *mut T::Acc, m: u32,
     let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
     // Rows padded by one, so a warp's accesses down a column hit 32 banks, not one.
     let partial = arena.tile(WARPS, LANES + 1);
-    // A(row, kk) * B(kk, col), widened; callers keep row < m, col < n, kk < k.
-    let term = |row: u32, col: u32| {
-        move |kk: u32| unsafe {
-            (
+    // Adds A(row, kk) * B(kk, col); callers keep row < m, col < n, kk < k.
+    let step = |row: u32, col: u32| {
+        move |kk: u32, sum: T::Acc| unsafe {
+            sum.mul_add(
                 load(a, row as usize * k as usize + kk as usize).widen(),
                 load(b, kk as usize * n as usize + col as usize).widen(),
             )
@@ -93,7 +94,7 @@ pub unsafe fn thin<T: Element>(a: *const T, b: *const T, c: *mut T::Acc, m: u32,
         // Few rows. partial[w][l]: warp w's share of column l; transposed for the sum below.
         let (row, col) = (block_idx_y(), block_idx_x() * LANES + lane);
         let mine = if row < m && col < n {
-            dot(warp, WARPS, k, term(row, col))
+            fold(warp, WARPS, k, step(row, col))
         } else {
             T::Acc::ZERO
         };
@@ -106,11 +107,31 @@ pub unsafe fn thin<T: Element>(a: *const T, b: *const T, c: *mut T::Acc, m: u32,
     } else {
         // Few columns.
         let row = block_idx_y() * WARPS + warp;
+        // A matrix times one column, K a multiple of 4, both aligned: 4 K steps per load
+        // (16 bytes of f32), from A's row and from B, which is then contiguous too.
+        let packed = n == 1 && k.is_multiple_of(4) && aligned4(a) && aligned4(b);
+        // Adds K steps 4g..4g + 4 of row `row` (column 0).
+        let group = |g: u32, sum: T::Acc| {
+            // SAFETY: row < m, 4g + 4 <= k, and the rows are 4-aligned (k % 4 == 0).
+            let (x, y) = unsafe {
+                (
+                    load4(a, row as usize * k as usize + 4 * g as usize),
+                    load4(b, 4 * g as usize),
+                )
+            };
+            let mut sum = sum;
+            for j in 0..4 {
+                sum = sum.mul_add(x[j].widen(), y[j].widen());
+            }
+            sum
+        };
         for col in 0..n {
-            let mine = if row < m {
-                dot(lane, LANES, k, term(row, col))
-            } else {
+            let mine = if row >= m {
                 T::Acc::ZERO
+            } else if packed {
+                fold(lane, LANES, k / 4, group)
+            } else {
+                fold(lane, LANES, k, step(row, col))
             };
             unsafe { partial.set(warp, lane, mine) };
             sync_threads();

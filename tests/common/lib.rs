@@ -279,6 +279,33 @@ pub fn fixed_cases() -> Vec<Case> {
             ints::<rgemm::f16>(be)?;
             ints::<rgemm::bf16>(be)
         }),
+        ("shapes::thin_products_both_ways_exact_on_integers", |be| {
+            // `thin`'s two ways through (few rows, few columns) and its 4-steps-per-load path
+            // (one column, K a multiple of 4), with K both a multiple of 4 and not.
+            fn ints<T: Element>(be: &Backend) -> Result<(), String> {
+                for (m, n, k) in [
+                    (37, 1, 64),
+                    (37, 1, 67),
+                    (1, 45, 64),
+                    (3, 2, 130),
+                    (40, 1, 4),
+                ] {
+                    let a = Matrix::from_fn(m, k, |r, c| {
+                        T::from_f64(((r * 7 + c * 3) % 9) as f64 - 4.0)
+                    })
+                    .unwrap();
+                    let b =
+                        Matrix::from_fn(k, n, |r, c| T::from_f64(((r * 5 + c) % 7) as f64 - 3.0))
+                            .unwrap();
+                    exact(be, &a, &b, Kernel::Thin)?;
+                }
+                Ok(())
+            }
+            ints::<f32>(be)?;
+            ints::<f64>(be)?;
+            ints::<rgemm::f16>(be)?;
+            ints::<rgemm::bf16>(be)
+        }),
         ("shapes::zero_sized_dimensions_follow_the_maths", |be| {
             for (m, n, k) in [(0, 5, 3), (5, 0, 3), (0, 0, 0), (4, 6, 0), (1, 1, 0)] {
                 let a = Matrix::<f32>::zeros(m, k).unwrap();
