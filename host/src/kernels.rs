@@ -69,7 +69,8 @@ pub enum Kernel {
     /// sm_80 PTX module).
     AsyncCopy,
     /// `async_copy` with each warp's lanes paired so that shared memory returns every
-    /// fragment read in half the cycles (`paired_lanes.rs`; compute capability 8.0+).
+    /// fragment read in 2 wavefronts instead of 3 (`paired_lanes.rs`; compute capability
+    /// 8.0+).
     PairedLanes,
     /// Thin products (a row vector times a matrix, a matrix times a column vector, and near
     /// them): the K loop split among a block's 1024 threads, coalesced loads, partial sums

@@ -28,10 +28,10 @@ use crate::device::vector::aligned4;
 use crate::element::Bf16;
 use crate::element::{Accumulator, Element, gemm_entry_points};
 
-/// Threads per warp, and warps per block: each is one side of the 32 x 32 partial sums.
+/// Threads per warp, and warps per block (1024 threads): each is one side of the 32 x 32
+/// partial sums.
 pub const LANES: u32 = 32;
 pub const WARPS: u32 = 32;
-pub const THREADS: u32 = LANES * WARPS;
 /// Independent partial sums per thread (loads in flight).
 const UNROLL: u32 = 4;
 
@@ -91,7 +91,8 @@ pub unsafe fn thin<T: Element>(a: *const T, b: *const T, c: *mut T::Acc, m: u32,
         }
     };
     if m <= n {
-        // Few rows. partial[w][l]: warp w's share of column l; transposed for the sum below.
+        // Few rows. partial[l][w]: warp w's share of column l, stored transposed so that the
+        // sum below reads one row.
         let (row, col) = (block_idx_y(), block_idx_x() * LANES + lane);
         let mine = if row < m && col < n {
             fold(warp, WARPS, k, step(row, col))
