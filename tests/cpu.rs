@@ -67,7 +67,7 @@ fn ptx_targets_sm70_and_has_every_entry_with_the_declared_parameters() {
     assert!(KERNELS_PTX.contains(".target sm_70"));
     assert!(KERNELS_PTX_SM80.contains(".target sm_80"));
     let entries = all_entries();
-    assert_eq!(entries.len(), 68);
+    assert_eq!(entries.len(), 72);
     for (kernel, name) in &entries {
         // Every kernel is in the sm_80 module; all but the sm_80 ones in the sm_70 module.
         assert_eq!(
@@ -84,8 +84,31 @@ fn ptx_targets_sm70_and_has_every_entry_with_the_declared_parameters() {
             );
         }
     }
-    assert_eq!(KERNELS_PTX_SM80.matches(".entry ").count(), entries.len());
-    assert_eq!(KERNELS_PTX.matches(".entry ").count(), entries.len() - 8);
+    // `stream_k`'s second entries (one per output type), in the sm_80 module only.
+    let fixups: std::collections::BTreeMap<_, _> = entries
+        .iter()
+        .filter_map(|(kernel, name)| {
+            let element = name.rsplit('_').next().unwrap();
+            match element {
+                "f32" => kernel.fixup_entry::<f32>(),
+                "f64" => kernel.fixup_entry::<f64>(),
+                "f16" => kernel.fixup_entry::<f16>(),
+                _ => kernel.fixup_entry::<bf16>(),
+            }
+        })
+        .collect();
+    assert_eq!(fixups.len(), 2, "{fixups:?}");
+    for (name, params) in &fixups {
+        assert_eq!(ptx_params(KERNELS_PTX_SM80, name), *params, "{name}");
+        let text = entry_in(KERNELS_PTX_SM80, name);
+        assert!(!text.contains(".local") && !text.contains("call"), "{name}");
+        assert!(!KERNELS_PTX.contains(&format!(".entry {name}(")), "{name}");
+    }
+    assert_eq!(
+        KERNELS_PTX_SM80.matches(".entry ").count(),
+        entries.len() + fixups.len()
+    );
+    assert_eq!(KERNELS_PTX.matches(".entry ").count(), entries.len() - 12);
 }
 
 #[test]
@@ -112,7 +135,7 @@ fn register_tiles_unroll_into_registers_and_vector_kernels_move_16_bytes() {
                     "{name}: {fmas} fma: 16 K steps did not unroll"
                 )
             }
-            Kernel::AsyncCopy | Kernel::PairedLanes
+            Kernel::AsyncCopy | Kernel::PairedLanes | Kernel::StreamK
                 if name.ends_with("_f32") || name.ends_with("_f64") =>
             {
                 assert!(
@@ -124,7 +147,8 @@ fn register_tiles_unroll_into_registers_and_vector_kernels_move_16_bytes() {
             | Kernel::WarpTiledK16
             | Kernel::WarpTiled64
             | Kernel::AsyncCopy
-            | Kernel::PairedLanes => {
+            | Kernel::PairedLanes
+            | Kernel::StreamK => {
                 assert!(fmas >= 64, "{name}: {fmas} fma")
             }
             _ => {}
@@ -140,6 +164,7 @@ fn register_tiles_unroll_into_registers_and_vector_kernels_move_16_bytes() {
         "fragment_buffered_k16",
         "async_copy",
         "paired_lanes",
+        "stream_k",
     ] {
         let text = entry_text(&format!("{family}_f32"));
         for op in ["ld.global.v4.", "ld.shared.v4.", "st.global.v4."] {
@@ -159,6 +184,8 @@ fn the_sm80_pipeline_copies_asynchronously() {
         "async_copy_f64",
         "paired_lanes_f32",
         "paired_lanes_f64",
+        "stream_k_f32",
+        "stream_k_f64",
     ] {
         let text = entry_in(KERNELS_PTX_SM80, name);
         for op in [
@@ -212,10 +239,14 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
             // checked one (the only one for the 16-bit inputs, which it widens on the way).
             // `thin`: one after the partial sums (few rows), two per column of C (few
             // columns: after the partial sums and before they are overwritten).
+            // `stream_k`: those of `paired_lanes` for whole tiles, and again, with one
+            // before each piece, for a share of the split ones (shared memory is reused).
             let asynchronous = name.ends_with("_f32") || name.ends_with("_f64");
             let expected = match kernel {
                 Kernel::WarpTiledK16 | Kernel::WarpTiled64 | Kernel::FragmentBufferedK16 => 4,
                 Kernel::AsyncCopy | Kernel::PairedLanes if asynchronous => 6,
+                Kernel::StreamK if asynchronous => 13,
+                Kernel::StreamK => 5,
                 Kernel::Thin => 3,
                 _ => 2,
             };
@@ -338,6 +369,41 @@ fn launch_rules_follow_the_shape() {
             "{m}x{n}"
         );
     }
+    // `stream_k`: a block per whole tile, then one wave of sharing blocks (1 per SM for
+    // f64, 2 for the others) if any tile is left over, 1D. 4096^2: 1024 tiles.
+    for (cfg, grid) in [
+        (
+            Kernel::StreamK.launch_config::<f32>(&p, 4096, 4096, 4096),
+            792 + 264,
+        ),
+        (Kernel::StreamK.launch_config::<bf16>(&p, 1, 1, 1), 264),
+        (
+            Kernel::StreamK.launch_config::<f64>(&p, 4096, 4096, 4096),
+            924 + 132,
+        ),
+        (
+            Kernel::StreamK.launch_config::<f64>(&p, 4096, 4224, 64),
+            1056,
+        ),
+        (Kernel::StreamK.launch_config::<f32>(&p, 300, 300, 0), 9),
+    ] {
+        let cfg = cfg.unwrap();
+        assert_eq!((cfg.grid_dim, cfg.block_dim), ((grid, 1, 1), (256, 1, 1)));
+    }
+    // Its fix-up launch: 16 blocks per split tile (4096^2 f64: 1024 tiles, 7 whole waves
+    // of 132, 100 split), none when the tiles fill whole waves.
+    let fixup = rgemm::kernels::stream_k_fixup_config::<f64>(&p, (4096, 4096, 4096)).unwrap();
+    assert_eq!(
+        (
+            fixup.0.as_str(),
+            fixup.1.grid_dim,
+            fixup.1.block_dim,
+            fixup.2
+        ),
+        ("stream_k_fixup_f64", (1600, 1, 1), (256, 1, 1), 132)
+    );
+    assert!(rgemm::kernels::stream_k_fixup_config::<f64>(&p, (4096, 4224, 64)).is_none());
+    assert!(rgemm::kernels::stream_k_fixup_config::<f32>(&p, (300, 300, 0)).is_none());
     // Few rows put m in grid.y: beyond its limit the launch is refused, not truncated.
     let r = Kernel::Thin.launch_config::<f32>(&p, 70_000, 80_000, 1);
     assert!(matches!(r, Err(Error::ShapeTooLarge { .. })), "{r:?}");
@@ -458,4 +524,83 @@ fn no_driver_or_no_device_is_a_typed_error() {
         }
         Err(other) => panic!("unexpected: {other}"),
     }
+}
+
+/// `stream_k`'s schedule, for many shapes and grids: whole tiles come in whole waves; the
+/// shares of the split tiles' phases cover every phase once, in order, none longer than a
+/// tile; and each part the main kernel writes to the workspace (the pieces of a share
+/// that do not cover a whole tile) lands in the slot the fix-up reads it from, one slot
+/// per part.
+#[test]
+fn stream_k_schedule_covers_every_phase_once() {
+    use rgemm_kernels::stream_k::{BK, BM, BN, SLOTS_PER_CTA, Schedule};
+    let mut checked = 0;
+    for ctas in [1u32, 2, 3, 4, 7, 12, 132] {
+        for (tm, tn) in [
+            (1u32, 1u32),
+            (1, 3),
+            (2, 2),
+            (3, 5),
+            (7, 19),
+            (12, 11),
+            (9, 30),
+        ] {
+            for phases in [0u32, 1, 2, 3, 5, 16, 33] {
+                let (m, n, k) = (tm * BM - 3, tn * BN, phases * BK);
+                let s = Schedule::new((m, n, k), ctas);
+                let tiles = tm * tn;
+                assert_eq!(s.whole + s.split, tiles);
+                assert!(s.split < ctas);
+                if phases == 0 {
+                    assert_eq!(s.split, 0, "K = 0: every tile whole (zeros)");
+                    continue;
+                }
+                assert_eq!(s.whole % ctas, 0);
+                // The pieces each block runs, as the kernel walks its share.
+                let mut next = 0;
+                let mut parts = std::collections::BTreeMap::new();
+                for cta in 0..ctas {
+                    let (begin, end) = s.share(cta);
+                    assert_eq!(begin, next, "shares are contiguous");
+                    assert!(end - begin <= phases, "a share is at most a tile");
+                    next = end;
+                    let mut i = begin;
+                    while i < end {
+                        let (t, p0) = (i / phases, i % phases);
+                        let p1 = phases.min(p0 + (end - i));
+                        assert!(s.holder(i) == cta && s.holder(i + (p1 - p0) - 1) == cta);
+                        if p1 - p0 < phases {
+                            let slot = s.slot(cta, t);
+                            assert!(slot / SLOTS_PER_CTA == cta);
+                            assert!(parts.insert(slot, (t, p0, p1)).is_none(), "slot reused");
+                        }
+                        i += p1 - p0;
+                    }
+                }
+                assert_eq!(next, s.split * phases, "the shares cover the split phases");
+                // The fix-up's view: for each shared tile, its holders' parts cover its
+                // phases once, in K order.
+                for t in 0..s.split {
+                    let (first, last) = s.holders(t);
+                    let mut k0 = 0;
+                    for cta in first..=last {
+                        let (begin, end) = s.share(cta);
+                        if begin == end {
+                            continue;
+                        }
+                        if first == last {
+                            k0 = phases; // one block, the whole tile: it writes C
+                            break;
+                        }
+                        let (pt, p0, p1) = parts[&s.slot(cta, t)];
+                        assert_eq!((pt, p0), (t, k0));
+                        k0 = p1;
+                    }
+                    assert_eq!(k0, phases, "tile {t} covered");
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 200, "{checked}");
 }

@@ -5,7 +5,7 @@
 //! when there is no GPU (and failed instead under `REQUIRE_GPU=1`).
 //! Case count: `PROPTEST_CASES` (default 48) per kernel x type.
 use libtest_mimic::{Arguments, Trial};
-use rgemm::{Context, CpuExecutor, Element, Error, FixedTile, Kernel, Matrix, bf16, f16};
+use rgemm::{Context, CpuExecutor, Element, Error, FixedTile, Kernel, Matrix, Scalar, bf16, f16};
 use rgemm_tests::{
     Backend, Under, cases, check_product, fail, fixed_cases, gpu_trial, random_matrix,
 };
@@ -113,6 +113,54 @@ fn occupancy() -> Trial {
                     return Err(format!(
                         "{kernel} {}: ours {ours:?}, driver {driver} blocks/SM",
                         T::NAME
+                    ));
+                }
+            }
+            // `stream_k`'s grid is one wave: its launch rule must be what the device holds.
+            let rule = rgemm::kernels::stream_k_blocks_per_sm::<T>();
+            let driver = ctx
+                .driver_blocks_per_sm::<T>(Kernel::StreamK)
+                .map_err(fail)?;
+            if rule != driver {
+                return Err(format!(
+                    "stream_k {}: launch rule {rule} blocks/SM, driver {driver}",
+                    T::NAME
+                ));
+            }
+            Ok(())
+        }
+        each::<f32>(ctx)?;
+        each::<f64>(ctx)?;
+        each::<f16>(ctx)?;
+        each::<bf16>(ctx)
+    })
+}
+
+/// `stream_k` on a C with more tiles than its grid has blocks: whole tiles (round-robin) and
+/// split ones (parts added by the fix-up), interior and edge tiles, K a multiple of BK and
+/// not; exact on small integers.
+fn stream_k_whole_and_split() -> Trial {
+    gpu_trial("shapes::stream_k_whole_and_split_tiles_exact", |ctx| {
+        fn each<T: Element>(ctx: &Context) -> Result<(), String> {
+            let ctas = rgemm::kernels::stream_k_ctas::<T>(ctx.props()) as usize;
+            let (m, n) = (17 * 128 - 5, (ctas * 3 / 2 + 1).div_ceil(17) * 128);
+            for k in [48, 37] {
+                let a =
+                    Matrix::from_fn(m, k, |r, c| T::from_f64(((r * 7 + c * 3) % 9) as f64 - 4.0))
+                        .map_err(fail)?;
+                let b = Matrix::from_fn(k, n, |r, c| T::from_f64(((r * 5 + c) % 7) as f64 - 3.0))
+                    .map_err(fail)?;
+                let c = ctx.matmul_with(&a, &b, Kernel::StreamK).map_err(fail)?;
+                let want = rgemm::matmul_reference(&a, &b).map_err(fail)?;
+                let (got, want) = (c.as_slice(), want.as_slice());
+                if let Some(i) = (0..m * n).find(|&i| got[i].to_f64() != want[i]) {
+                    return Err(format!(
+                        "{} {m}x{n}x{k} ({ctas} blocks): C[{}][{}] = {}, want {}",
+                        T::NAME,
+                        i / n,
+                        i % n,
+                        got[i].to_f64(),
+                        want[i]
                     ));
                 }
             }
@@ -280,6 +328,7 @@ fn main() {
     trials.extend([
         zero_sized(),
         writes_every_element(),
+        stream_k_whole_and_split(),
         occupancy(),
         choice(),
         executor_agrees(),

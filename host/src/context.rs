@@ -2,7 +2,9 @@
 //! every GPU operation of this crate goes through one.
 use crate::element::{Element, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::{GemmArgs, Kernel};
+use crate::kernels::{
+    FixupArgs, GemmArgs, Kernel, stream_k_ctas, stream_k_fixup_config, stream_k_workspace,
+};
 use crate::matrix::{DeviceMatrix, Matrix, element_count};
 use crate::occupancy::{BlockResources, Occupancy};
 use crate::props::DeviceProps;
@@ -10,7 +12,7 @@ use crate::ptx::{KERNELS_PTX, KERNELS_PTX_SM80};
 use crate::reference::{check_output_shape, check_product_shape, product_dims};
 use cudarc::driver::sys::CUfunction_attribute as FuncAttr;
 use cudarc::driver::sys::cudaError_enum as CuResult;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -80,6 +82,8 @@ pub struct Context {
     functions: Mutex<HashMap<String, CudaFunction>>,
     /// The kernel `matmul` chose per (element type, m, n, k): timed on first use.
     choices: Mutex<HashMap<ChoiceKey, Kernel>>,
+    /// Scratch memory for kernels that need it (`stream_k`'s parts of shared tiles).
+    workspace: Mutex<Option<CudaSlice<u8>>>,
 }
 
 impl std::fmt::Debug for Context {
@@ -109,6 +113,7 @@ impl Context {
             props,
             functions: Mutex::new(HashMap::new()),
             choices: Mutex::new(HashMap::new()),
+            workspace: Mutex::new(None),
         })
     }
 
@@ -241,6 +246,26 @@ impl Context {
     ) -> Result<()> {
         let kernel = plan.kernel;
         let (m, n, k) = (a.rows, b.cols, a.cols);
+        // `stream_k`: a workspace for the parts of shared tiles, and the launch that adds
+        // them (only where a tile is shared; otherwise a one-element stand-in).
+        let fixup = match kernel {
+            Kernel::StreamK => stream_k_fixup_config::<T>(&self.props, (m, n, k)),
+            _ => None,
+        };
+        let bytes = match (kernel, &fixup) {
+            (Kernel::StreamK, Some(_)) => {
+                stream_k_workspace::<T>(&self.props) * std::mem::size_of::<T::Out>()
+            }
+            _ => 16,
+        };
+        // Held until both launches are queued; later users of it queue after them on the
+        // same stream, so they cannot overwrite it early.
+        let mut workspace = (kernel == Kernel::StreamK)
+            .then(|| self.workspace.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut partials = match &mut workspace {
+            Some(workspace) => Some(Self::grown(&self.stream, workspace, bytes)?),
+            None => None,
+        };
         let args = GemmArgs {
             a: &a.buf,
             b: &b.buf,
@@ -252,13 +277,49 @@ impl Context {
                 Kernel::TiledDynamic(t) => Some(t),
                 _ => None,
             },
+            partials: partials
+                .as_deref_mut()
+                .map(|p| (p, stream_k_ctas::<T>(&self.props))),
         };
         let cfg = LaunchConfig {
             grid_dim: plan.grid,
             block_dim: plan.block,
             shared_mem_bytes: plan.shared_bytes,
         };
-        args.launch(&self.stream, &self.function::<T>(kernel)?, kernel, cfg)
+        args.launch(&self.stream, &self.function::<T>(kernel)?, kernel, cfg)?;
+        if let (Some((entry, cfg, ctas)), Some(partials)) = (fixup, partials) {
+            let args = FixupArgs::<T> {
+                partials,
+                c: &mut c.buf,
+                m: m as u32,
+                n: n as u32,
+                k: k as u32,
+                ctas,
+            };
+            args.launch(
+                &self.stream,
+                &self.function_named(&entry, Kernel::StreamK)?,
+                cfg,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The context's workspace, grown to at least `bytes` (never shrunk: an allocation per
+    /// product cost 60-80 us on an H200, the stream-ordered pool handing its memory back
+    /// at each synchronisation).
+    fn grown<'w>(
+        stream: &Arc<CudaStream>,
+        workspace: &'w mut Option<CudaSlice<u8>>,
+        bytes: usize,
+    ) -> Result<&'w mut CudaSlice<u8>> {
+        if workspace.as_ref().is_none_or(|w| w.len() < bytes) {
+            // Drop the old buffer first (its free is stream-ordered after its last use).
+            *workspace = None;
+            // SAFETY: the kernels read only the parts of it they wrote in the same product.
+            *workspace = Some(unsafe { stream.alloc::<u8>(bytes) }?);
+        }
+        Ok(workspace.as_mut().expect("just set"))
     }
 
     /// The kernels `matmul` chooses among for this shape: the textbook tiled kernels (all
@@ -394,13 +455,33 @@ impl Context {
     }
 
     fn function<T: Element>(&self, kernel: Kernel) -> Result<CudaFunction> {
-        let name = kernel.entry_name::<T>();
+        let f = self.function_named(&kernel.entry_name::<T>(), kernel)?;
+        // Beyond the default 48 KiB a kernel must opt in to its dynamic shared memory.
+        let shared = kernel.shared_bytes::<T>();
+        if shared > self.props.shared_bytes_per_block {
+            f.set_attribute(
+                FuncAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )?;
+        }
+        Ok(f)
+    }
+
+    /// Entry `name`, from the module `kernel` is in (loaded on first use).
+    fn function_named(&self, name: &str, kernel: Kernel) -> Result<CudaFunction> {
         let mut cache = self.functions.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = cache.get(&name) {
+        if let Some(f) = cache.get(name) {
             return Ok(f.clone());
         }
         let module = if kernel.min_compute_capability() >= (8, 0) {
-            kernel.check_device::<T>(&self.props)?;
+            let (major, minor) = kernel.min_compute_capability();
+            if self.props.compute_capability < (major, minor) {
+                return Err(Error::UnsupportedKernel {
+                    kernel: kernel.to_string(),
+                    device: self.props.name.clone(),
+                    reason: format!("needs compute capability {major}.{minor}"),
+                });
+            }
             let mut sm80 = self.module_sm80.lock().unwrap_or_else(|e| e.into_inner());
             match &*sm80 {
                 Some(module) => module.clone(),
@@ -411,16 +492,8 @@ impl Context {
         } else {
             self.module.clone()
         };
-        let f = module.load_function(&name)?;
-        // Beyond the default 48 KiB a kernel must opt in to its dynamic shared memory.
-        let shared = kernel.shared_bytes::<T>();
-        if shared > self.props.shared_bytes_per_block {
-            f.set_attribute(
-                FuncAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared as i32,
-            )?;
-        }
-        cache.insert(name, f.clone());
+        let f = module.load_function(name)?;
+        cache.insert(name.to_string(), f.clone());
         Ok(f)
     }
 

@@ -6,6 +6,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::props::DeviceProps;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use rgemm_kernels::stream_k::{self, Schedule};
 
 /// Largest M, N or K: the kernels index rows and columns with 32-bit integers, and
 /// `block index * tile + thread index` must not wrap.
@@ -76,6 +77,10 @@ pub enum Kernel {
     /// them): the K loop split among a block's 1024 threads, coalesced loads, partial sums
     /// summed in shared memory (`thin.rs`). Its grid depends on which side of C is thin.
     Thin,
+    /// `paired_lanes`' block tile with the last, partial wave of tiles shared out by K phases
+    /// among one wave of blocks, their parts added by a second launch (`stream_k.rs`;
+    /// compute capability 8.0+). No block waits on another.
+    StreamK,
 }
 
 /// Block of the naive kernel: a warp spans 32 columns of one row of C.
@@ -83,7 +88,7 @@ const NAIVE_BLOCK: (u32, u32) = (32, 8);
 
 impl Kernel {
     /// Every compiled kernel with a fixed configuration, in the order of the progression.
-    pub const FIXED: [Kernel; 16] = [
+    pub const FIXED: [Kernel; 17] = [
         Kernel::Naive,
         Kernel::Tiled(FixedTile::W8),
         Kernel::Tiled(FixedTile::W16),
@@ -99,6 +104,7 @@ impl Kernel {
         Kernel::FragmentBufferedK16,
         Kernel::AsyncCopy,
         Kernel::PairedLanes,
+        Kernel::StreamK,
         Kernel::Thin,
     ];
 
@@ -129,6 +135,7 @@ impl Kernel {
             Kernel::AsyncCopy => "async_copy".into(),
             Kernel::PairedLanes => "paired_lanes".into(),
             Kernel::Thin => "thin".into(),
+            Kernel::StreamK => "stream_k".into(),
             Kernel::FragmentBuffered => "fragment_buffered".into(),
             Kernel::FragmentBufferedK16 => "fragment_buffered_k16".into(),
         }
@@ -197,7 +204,9 @@ impl Kernel {
             Kernel::DoubleBuffered | Kernel::WarpTiled => 2 * (128 * 8 + 8 * 128),
             Kernel::WarpTiledK16 => 2 * (128 * 16 + 16 * 128),
             Kernel::WarpTiled64 => 2 * (64 * 16 + 16 * 64),
-            Kernel::AsyncCopy | Kernel::PairedLanes => 2 * (16 * (128 + 4) + 16 * 128),
+            Kernel::AsyncCopy | Kernel::PairedLanes | Kernel::StreamK => {
+                2 * (16 * (128 + 4) + 16 * 128)
+            }
             Kernel::FragmentBuffered => 2 * (8 * (128 + 4) + 8 * 128),
             Kernel::FragmentBufferedK16 => 2 * (16 * (128 + 4) + 16 * 128),
         };
@@ -208,15 +217,25 @@ impl Kernel {
     /// from the sm_70 module.
     pub fn min_compute_capability(&self) -> (u32, u32) {
         match self {
-            Kernel::AsyncCopy | Kernel::PairedLanes => (8, 0),
+            Kernel::AsyncCopy | Kernel::PairedLanes | Kernel::StreamK => (8, 0),
             _ => (7, 0),
         }
+    }
+
+    /// The second entry point of a kernel that runs as two launches, for element type `T`:
+    /// `stream_k_fixup_f32` / `_f64` (by output type), which adds `stream_k`'s parts of shared
+    /// tiles, with its PTX parameter list `(partials, c, m, n, k, ctas)`.
+    pub fn fixup_entry<T: Element>(&self) -> Option<(String, &'static [PtxParam])> {
+        let out = if T::NAME == "f64" { "f64" } else { "f32" };
+        (*self == Kernel::StreamK)
+            .then(|| (format!("stream_k_fixup_{out}"), GemmArgs::<f32>::PTX_FIXUP))
     }
 
     /// The PTX parameter list of this kernel's entry points.
     pub fn params(&self) -> &'static [PtxParam] {
         match self {
             Kernel::TiledDynamic(_) => GemmArgs::<f32>::PTX_WITH_TILE,
+            Kernel::StreamK => GemmArgs::<f32>::PTX_WITH_PARTIALS,
             _ => GemmArgs::<f32>::PTX,
         }
     }
@@ -283,7 +302,21 @@ impl Kernel {
             )));
         }
         let (rows, cols) = self.block_tile_for(m, n);
-        let (gx, gy) = (n.div_ceil(cols as usize), m.div_ceil(rows as usize));
+        let (gx, gy) = match self {
+            Kernel::StreamK => {
+                let ctas = stream_k_ctas::<T>(props);
+                let mnk = (m as u32, n as u32, k as u32);
+                if !Schedule::fits(mnk, ctas) {
+                    return Err(too_large(format!(
+                        "stream_k counts tiles and phases in 32 bits; {m}x{n}x{k} on {ctas} blocks needs more"
+                    )));
+                }
+                let s = Schedule::new(mnk, ctas);
+                let sharing = if s.split > 0 { ctas } else { 0 };
+                (s.whole as usize + sharing as usize, 1)
+            }
+            _ => (n.div_ceil(cols as usize), m.div_ceil(rows as usize)),
+        };
         if gx > props.max_grid_dim.0 as usize || gy > props.max_grid_dim.1 as usize {
             return Err(too_large(format!(
                 "needs a {gx}x{gy} grid of {rows}x{cols} block tiles; the device allows {}x{}",
@@ -297,6 +330,44 @@ impl Kernel {
             shared_mem_bytes: self.shared_bytes::<T>(),
         })
     }
+}
+
+/// Launch rule of `stream_k`: blocks resident per SM (one for f64, whose 64 accumulators
+/// take ~250 registers; two for the others, which `launch_bounds` caps at 128 registers),
+/// so its sharing blocks are one wave.
+pub fn stream_k_blocks_per_sm<T: Element>() -> u32 {
+    if T::NAME == "f64" { 1 } else { 2 }
+}
+
+/// `stream_k`'s sharing blocks: one wave of resident blocks.
+pub fn stream_k_ctas<T: Element>(props: &DeviceProps) -> u32 {
+    (props.multiprocessors * stream_k_blocks_per_sm::<T>()).max(1)
+}
+
+/// The second launch of `stream_k`, which adds the parts of the shared tiles, if this
+/// shape has any (`None` otherwise): entry `stream_k_fixup_<output type>`, 256 threads,
+/// `FIXUP_CHUNKS` blocks per split tile, no shared memory.
+pub fn stream_k_fixup_config<T: Element>(
+    props: &DeviceProps,
+    (m, n, k): (usize, usize, usize),
+) -> Option<(String, LaunchConfig, u32)> {
+    let ctas = stream_k_ctas::<T>(props);
+    let s = Schedule::new((m as u32, n as u32, k as u32), ctas);
+    let (entry, _) = Kernel::StreamK.fixup_entry::<T>()?;
+    (s.split > 0).then(|| {
+        let cfg = LaunchConfig {
+            grid_dim: (s.split * stream_k::FIXUP_CHUNKS, 1, 1),
+            block_dim: (stream_k::FIXUP_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        (entry, cfg, ctas)
+    })
+}
+
+/// Accumulators of `stream_k`'s workspace: two block tiles per block.
+pub fn stream_k_workspace<T: Element>(props: &DeviceProps) -> usize {
+    (stream_k::SLOTS_PER_CTA * stream_k_ctas::<T>(props)) as usize
+        * (stream_k::BM * stream_k::BN) as usize
 }
 
 impl std::fmt::Display for Kernel {
@@ -328,6 +399,9 @@ pub(crate) struct GemmArgs<'a, T: Element> {
     pub n: u32,
     pub k: u32,
     pub tile: Option<u32>,
+    /// `stream_k`'s workspace (see [`stream_k_workspace`]) and sharing blocks
+    /// ([`stream_k_ctas`]).
+    pub partials: Option<(&'a mut CudaSlice<u8>, u32)>,
 }
 
 impl<T: Element> GemmArgs<'_, T> {
@@ -348,10 +422,30 @@ impl<T: Element> GemmArgs<'_, T> {
         PtxParam::U32,
         PtxParam::U32,
     ];
+    /// `stream_k_*`: `(a, b, c, m, n, k, partials, ctas)`.
+    pub const PTX_WITH_PARTIALS: &'static [PtxParam] = &[
+        PtxParam::Ptr,
+        PtxParam::Ptr,
+        PtxParam::Ptr,
+        PtxParam::U32,
+        PtxParam::U32,
+        PtxParam::U32,
+        PtxParam::Ptr,
+        PtxParam::U32,
+    ];
+    /// `stream_k_fixup_*`: `(partials, c, m, n, k, ctas)`.
+    pub const PTX_FIXUP: &'static [PtxParam] = &[
+        PtxParam::Ptr,
+        PtxParam::Ptr,
+        PtxParam::U32,
+        PtxParam::U32,
+        PtxParam::U32,
+        PtxParam::U32,
+    ];
 
     /// Launches `func` (an entry of `kernel`) with these arguments.
     pub fn launch(
-        self,
+        mut self,
         stream: &CudaStream,
         func: &CudaFunction,
         kernel: Kernel,
@@ -361,6 +455,7 @@ impl<T: Element> GemmArgs<'_, T> {
             self.tile.is_some(),
             matches!(kernel, Kernel::TiledDynamic(_))
         );
+        debug_assert_eq!(self.partials.is_some(), kernel == Kernel::StreamK);
         let mut builder = stream.launch_builder(func);
         builder
             .arg(self.a)
@@ -372,9 +467,41 @@ impl<T: Element> GemmArgs<'_, T> {
         if let Some(tile) = &self.tile {
             builder.arg(tile);
         }
+        if let Some((partials, ctas)) = &mut self.partials {
+            builder.arg(&mut **partials).arg(&*ctas);
+        }
         // SAFETY: the parameter list above is the entry's (checked against the PTX by the
         // test suite); buffers hold m*k, k*n and m*n elements (checked by the caller);
         // `cfg` follows `kernel`'s launch rules.
+        unsafe { builder.launch(cfg) }?;
+        Ok(())
+    }
+}
+
+/// The arguments of `stream_k_fixup_*`: `(partials, c, m, n, k, ctas)`.
+pub(crate) struct FixupArgs<'a, T: Element> {
+    /// `stream_k`'s workspace: `stream_k_workspace::<T>()` accumulators.
+    pub partials: &'a CudaSlice<u8>,
+    pub c: &'a mut CudaSlice<T::Out>,
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub ctas: u32,
+}
+
+impl<T: Element> FixupArgs<'_, T> {
+    pub fn launch(self, stream: &CudaStream, func: &CudaFunction, cfg: LaunchConfig) -> Result<()> {
+        let mut builder = stream.launch_builder(func);
+        builder
+            .arg(self.partials)
+            .arg(&mut *self.c)
+            .arg(&self.m)
+            .arg(&self.n)
+            .arg(&self.k)
+            .arg(&self.ctas);
+        // SAFETY: the parameter list is `PTX_FIXUP` (checked against the PTX by the test
+        // suite); `partials` was written by the `stream_k` launch of `ctas` blocks for this
+        // shape, queued before on the same stream; `c` holds m*n elements.
         unsafe { builder.launch(cfg) }?;
         Ok(())
     }

@@ -27,7 +27,7 @@ use crate::block_tile::{
     splits_into, stash_part, threads,
 };
 use crate::device::async_copy::{commit_group, wait_group};
-use crate::device::thread::{block_idx_x, block_idx_y, sync_threads};
+use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
 use crate::element::{Accumulator, Element, gemm_entry_points};
@@ -85,12 +85,49 @@ pub unsafe fn async_pipelined<
         )
     };
     let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
+    let me = M::coords::<BM, BN>(thread_idx_x());
+    // Epilogue (in each path: one shared epilogue made ptxas allocate both loops' tiles
+    // alike, which cost spills).
+    let write_c =
+        |acc: &ThreadTile<T::Acc>| unsafe { epilogue::<_, BM, BN>(c, acc, (m, n), blk, me) };
+    unsafe { tile_product::<T, M, BM, BN, BK, PARTS>((a, b), (m, n, k), blk, None, write_c) };
+}
+
+/// The thread tile of block tile `blk` over phases `p0..p1` (all of K if `None`), handed to
+/// `finish`: the asynchronous mainloop for interior blocks of f32/f64 with K a multiple of
+/// BK, `fragment_buffered`'s checked one otherwise. Reads shared memory after its last
+/// barrier (see `phase_steps`): a caller that runs it again first waits at a barrier.
+///
+/// # Safety
+/// As the entry points; every thread of the block calls it with the same arguments.
+#[inline(always)]
+pub(crate) unsafe fn tile_product<
+    T: Element,
+    M: ThreadMap,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const PARTS: u32,
+>(
+    ab: (*const T, *const T),
+    mnk: (u32, u32, u32),
+    blk: Block,
+    phases: Option<(u32, u32)>,
+    finish: impl FnOnce(&ThreadTile<T::Acc>),
+) {
+    let k = mnk.2;
     if T::IS_ACC && blk.interior && k.is_multiple_of(BK) {
-        unsafe { mainloop::<T, M, BM, BN, BK, PARTS>((a, b, c), (m, n, k), blk) }
+        // `k / BK`, not `div_ceil`: the same here, but LLVM does not see it, and the loop
+        // then compiled to more address arithmetic (27 more instructions per two phases).
+        let phases = phases.unwrap_or((0, k / BK));
+        unsafe { mainloop::<T, M, BM, BN, BK, PARTS>(ab, mnk, blk, phases, finish) };
     } else {
+        let phases = phases.unwrap_or((0, k.div_ceil(BK)));
         unsafe {
-            fragment_buffered::mainloop::<T, M, BM, BN, BK, PARTS, true>((a, b, c), (m, n, k), blk)
-        }
+            fragment_buffered::mainloop::<T, M, BM, BN, BK, PARTS, true>(
+                ab, mnk, blk, phases, finish,
+            )
+        };
     }
 }
 
@@ -103,28 +140,33 @@ unsafe fn mainloop<
     const BK: u32,
     const PARTS: u32,
 >(
-    (a, b, c): (*const T, *const T, *mut T::Acc),
+    (a, b): (*const T, *const T),
     (m, n, k): (u32, u32, u32),
     blk: Block,
+    (p0, p1): (u32, u32),
+    finish: impl FnOnce(&ThreadTile<T::Acc>),
 ) {
     // SAFETY: the launch provides two padded stages of shared memory.
     let (tid, me, stages) = unsafe { fragment_buffered::start::<T::Acc, M, BM, BN, BK>() };
     // B is of the accumulator type here (T::IS_ACC).
     let b_acc = b.cast::<T::Acc>();
     let mut acc = [[T::Acc::ZERO; 8]; 8];
-    let phases = k / BK;
-    if phases == 0 {
-        // K = 0: C is zeros (uniform: no barrier is skipped by part of the block).
-        unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };
+    if p0 >= p1 {
+        // No phases (K = 0): zeros (uniform: no barrier is skipped by part of the block).
+        // `finish` in each path, as the epilogue was before stream-K shared this loop: with
+        // one call after a merge, ptxas scheduled the f64 loop differently (more DFMAs reading
+        // three fresh registers) and the f32 loop spilled more.
+        finish(&acc);
         return;
     }
 
     // Prologue: the first stage (B asynchronously, A through registers), its first fragment.
     let first = stages.phase::<BK>(0);
+    let k0 = p0 * BK;
     unsafe {
-        copy_b::<_, BM, BN, BK>(&first, b_acc, n, (blk, 0, tid));
+        copy_b::<_, BM, BN, BK>(&first, b_acc, n, (blk, k0, tid));
         commit_group();
-        let f = fetch_part::<T, BM, BN, BK, false>((a, b), (m, n, k), blk, 0, tid, (0, 1, false));
+        let f = fetch_part::<T, BM, BN, BK, false>((a, b), (m, n, k), blk, k0, tid, (0, 1, false));
         stash_part::<_, BM, BN, BK>(&first, &f, tid, (0, 1, false));
     }
     wait_group::<0>();
@@ -142,10 +184,10 @@ unsafe fn mainloop<
         tid,
         with_b: false,
     };
-    let mut phase = 0;
-    while phase + 1 < phases {
+    let mut phase = p0;
+    while phase + 1 < p1 {
         // Two calls, not a loop over an array of stages: that array went to local memory.
-        let (this, that) = ((phase, phases), (phase + 1, phases));
+        let (this, that) = ((phase, p1), (phase + 1, p1));
         frag = unsafe {
             one_phase::<T, BM, BN, BK, PARTS>(from, (&s0, &s1), &mut acc, frag, me, this)
         };
@@ -154,15 +196,14 @@ unsafe fn mainloop<
         };
         phase += 2;
     }
-    if phase < phases {
-        let last = (phase, phases);
+    if phase < p1 {
+        let last = (phase, p1);
         frag = unsafe {
             one_phase::<T, BM, BN, BK, PARTS>(from, (&s0, &s1), &mut acc, frag, me, last)
         };
     }
     let _ = frag; // the read after the last barrier: of no use
-    // Epilogue.
-    unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };
+    finish(&acc);
 }
 
 /// Phase `phase` of `phases`: starts the copy of B and the loads of A for the next phase

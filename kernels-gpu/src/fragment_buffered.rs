@@ -53,13 +53,40 @@ pub unsafe fn fragment_pipelined<
         )
     };
     let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
+    let phases = (0, k.div_ceil(BK));
+    let me = WarpTiled::coords::<BM, BN>(thread_idx_x());
+    let write_c =
+        |acc: &ThreadTile<T::Acc>| unsafe { epilogue::<_, BM, BN>(c, acc, (m, n), blk, me) };
     if SPECIALISE && blk.interior && k.is_multiple_of(BK) {
-        unsafe { mainloop::<T, WarpTiled, BM, BN, BK, PARTS, false>((a, b, c), (m, n, k), blk) }
+        unsafe {
+            mainloop::<T, WarpTiled, BM, BN, BK, PARTS, false>(
+                (a, b),
+                (m, n, k),
+                blk,
+                phases,
+                write_c,
+            )
+        }
     } else {
-        unsafe { mainloop::<T, WarpTiled, BM, BN, BK, PARTS, true>((a, b, c), (m, n, k), blk) }
+        unsafe {
+            mainloop::<T, WarpTiled, BM, BN, BK, PARTS, true>(
+                (a, b),
+                (m, n, k),
+                blk,
+                phases,
+                write_c,
+            )
+        }
     }
 }
 
+/// The thread tile of block tile `blk` over phases `p0..p1` (of BK steps of K), handed to
+/// `finish` (the epilogue): prologue and mainloop. Every thread of the block calls it; it
+/// reads shared memory after its last barrier (see `phase_steps`), so a caller that runs
+/// it again first waits at a barrier.
+///
+/// # Safety
+/// As the entry points; `CHECKED = false` promises an interior block and K a multiple of BK.
 #[inline(always)]
 pub(crate) unsafe fn mainloop<
     T: Element,
@@ -70,32 +97,34 @@ pub(crate) unsafe fn mainloop<
     const PARTS: u32,
     const CHECKED: bool,
 >(
-    (a, b, c): (*const T, *const T, *mut T::Acc),
+    (a, b): (*const T, *const T),
     (m, n, k): (u32, u32, u32),
     blk: Block,
+    (p0, p1): (u32, u32),
+    finish: impl FnOnce(&ThreadTile<T::Acc>),
 ) {
     let (tid, me, stages) = unsafe { start::<T::Acc, M, BM, BN, BK>() };
     let mut acc = [[T::Acc::ZERO; 8]; 8];
-    let phases = k.div_ceil(BK);
-    if phases == 0 {
-        // K = 0: C is zeros (uniform: no barrier is skipped by part of the block).
-        unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };
+    if p0 >= p1 {
+        // No phases (K = 0): zeros (uniform: no barrier is skipped by part of the block).
+        // `finish` in each path: see `async_copy::mainloop`.
+        finish(&acc);
         return;
     }
 
     // Prologue: the first stage, and the first K step's fragment.
     unsafe {
-        let f = fetch_as::<T, BM, BN, BK, CHECKED>((a, b), (m, n, k), blk, 0, tid);
+        let f = fetch_as::<T, BM, BN, BK, CHECKED>((a, b), (m, n, k), blk, p0 * BK, tid);
         stash::<_, BM, BN, BK>(&stages.phase::<BK>(0), &f, tid);
     }
     sync_threads();
     let mut frag = unsafe { Fragment::load::<BM, BN>(&stages.phase::<BK>(0), 0, me) };
     // Mainloop: global loads one phase ahead, fragments one K step ahead.
-    for phase in 0..phases {
-        let next = phase + 1 < phases;
+    for phase in p0..p1 {
+        let next = phase + 1 < p1;
         let (here, there) = (
-            stages.phase::<BK>(phase % 2),
-            stages.phase::<BK>((phase + 1) % 2),
+            stages.phase::<BK>((phase - p0) % 2),
+            stages.phase::<BK>((phase - p0 + 1) % 2),
         );
         let loads = Loads::<T, CHECKED> {
             ab: (a, b),
@@ -116,8 +145,7 @@ pub(crate) unsafe fn mainloop<
             )
         };
     }
-    // Epilogue.
-    unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };
+    finish(&acc);
 }
 
 /// What every fragment-buffered mainloop starts from: this thread's index, its place in the

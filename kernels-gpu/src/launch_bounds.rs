@@ -37,4 +37,7 @@ pub const LAUNCH_BOUNDS: &[(&str, u32, u32)] = &[
     ("paired_lanes_f32", 256, 2),
     ("paired_lanes_f16", 256, 2),
     ("paired_lanes_bf16", 256, 2),
+    ("stream_k_f32", 256, 2),
+    ("stream_k_f16", 256, 2),
+    ("stream_k_bf16", 256, 2),
 ];

@@ -37,6 +37,8 @@ pub mod naive;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod paired_lanes;
 pub mod register_tiled;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod stream_k;
 pub mod thin;
 pub mod tiled;
 pub mod vectorized;

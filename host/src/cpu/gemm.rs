@@ -3,7 +3,7 @@
 use super::executor::{CpuExecutor, CpuLaunch};
 use crate::element::Element;
 use crate::error::Result;
-use crate::kernels::{FixedTile, Kernel};
+use crate::kernels::{FixedTile, Kernel, stream_k_ctas, stream_k_fixup_config, stream_k_workspace};
 use crate::matrix::Matrix;
 use crate::props::DeviceProps;
 use crate::reference::check_product_shape;
@@ -15,6 +15,7 @@ use rgemm_kernels::element::Element as DeviceElement;
 use rgemm_kernels::fragment_buffered::{fragment_buffered, fragment_buffered_k16};
 use rgemm_kernels::paired_lanes::paired_lanes;
 use rgemm_kernels::register_tiled::register_tiled;
+use rgemm_kernels::stream_k::{stream_k, stream_k_fixup};
 use rgemm_kernels::thin::thin;
 use rgemm_kernels::vectorized::vectorized;
 use rgemm_kernels::warp_tiled::{warp_tiled, warp_tiled_64, warp_tiled_k16};
@@ -24,8 +25,10 @@ use rgemm_kernels::{naive::naive, tiled::tiled, tiled::tiled_dyn};
 type GemmBody<D> =
     unsafe fn(*const D, *const D, *mut <D as DeviceElement>::Acc, u32, u32, u32, u32);
 
-fn body<D: DeviceElement>(kernel: Kernel) -> GemmBody<D> {
-    match kernel {
+/// The kernel body of `kernel`; `None` for `stream_k`, which takes a workspace and runs
+/// as two launches ([`CpuExecutor::stream_k`]).
+fn body<D: DeviceElement>(kernel: Kernel) -> Option<GemmBody<D>> {
+    Some(match kernel {
         Kernel::Naive => |a, b, c, m, n, k, _| unsafe { naive::<D>(a, b, c, m, n, k) },
         Kernel::Tiled(FixedTile::W8) => {
             |a, b, c, m, n, k, _| unsafe { tiled::<D, 8>(a, b, c, m, n, k) }
@@ -63,7 +66,21 @@ fn body<D: DeviceElement>(kernel: Kernel) -> GemmBody<D> {
         Kernel::FragmentBufferedK16 => {
             |a, b, c, m, n, k, _| unsafe { fragment_buffered_k16::<D>(a, b, c, m, n, k) }
         }
-    }
+        Kernel::StreamK => return None,
+    })
+}
+
+/// `stream_k_fixup` for device element `D`'s accumulator.
+///
+/// # Safety
+/// As `stream_k_fixup`.
+unsafe fn fixup_body<D: DeviceElement>(
+    partials: *const D::Acc,
+    c: *mut D::Acc,
+    mnk: (u32, u32, u32),
+    ctas: u32,
+) {
+    unsafe { stream_k_fixup::<D::Acc>(partials, c, mnk, ctas) }
 }
 
 /// Raw pointers a kernel closure shares across the executor's OS threads; the kernels'
@@ -130,6 +147,9 @@ impl CpuExecutor {
     ) -> Result<Matrix<T::Out>> {
         let (m, n, k) = check_product_shape(a, b)?;
         let cfg = kernel.launch_config::<T>(&self.props(), m, n, k)?;
+        let Some(f) = body::<T::Device>(kernel) else {
+            return self.stream_k(a, b, cfg);
+        };
         let mut out = Matrix::<T::Out>::zeros(m, n)?.into_vec();
         let globals = [region(a.as_slice()), region(b.as_slice()), region(&out)];
         let name = kernel.entry_name::<T>();
@@ -140,7 +160,6 @@ impl CpuExecutor {
             shared_bytes: cfg.shared_mem_bytes as usize,
             globals: &globals,
         };
-        let f = body::<T::Device>(kernel);
         let ptrs = Shared((
             a.as_slice().as_ptr().cast::<T::Device>(),
             b.as_slice().as_ptr().cast::<T::Device>(),
@@ -153,6 +172,69 @@ impl CpuExecutor {
             // (T::Device is T's device twin); the launch follows `kernel`'s launch rules.
             unsafe { f(pa, pb, pc, mu, nu, ku, tile) }
         })?;
+        Matrix::from_vec(m, n, out)
+    }
+
+    /// `stream_k` as on the GPU: the main launch (grid `cfg`), then, where a tile is shared,
+    /// the fix-up launch that adds its parts.
+    fn stream_k<T: Element>(
+        &self,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        cfg: cudarc::driver::LaunchConfig,
+    ) -> Result<Matrix<T::Out>> {
+        let (m, n, k) = (a.rows(), b.cols(), a.cols());
+        let props = self.props();
+        let fixup = stream_k_fixup_config::<T>(&props, (m, n, k));
+        let slots = if fixup.is_some() {
+            stream_k_workspace::<T>(&props)
+        } else {
+            1
+        };
+        let mut out = Matrix::<T::Out>::zeros(m, n)?.into_vec();
+        let mut partials = Matrix::<T::Out>::zeros(1, slots)?.into_vec();
+        let globals = [
+            region(a.as_slice()),
+            region(b.as_slice()),
+            region(&out),
+            region(&partials),
+        ];
+        type Acc<T> = <<T as Element>::Device as DeviceElement>::Acc;
+        let ptrs = Shared((
+            a.as_slice().as_ptr().cast::<T::Device>(),
+            b.as_slice().as_ptr().cast::<T::Device>(),
+            out.as_mut_ptr().cast::<Acc<T>>(),
+            partials.as_mut_ptr().cast::<Acc<T>>(),
+        ));
+        let (mu, nu, ku) = (m as u32, n as u32, k as u32);
+        let ctas = stream_k_ctas::<T>(&props);
+        let name = Kernel::StreamK.entry_name::<T>();
+        let launch = CpuLaunch {
+            kernel: &name,
+            grid: cfg.grid_dim,
+            block: cfg.block_dim,
+            shared_bytes: cfg.shared_mem_bytes as usize,
+            globals: &globals,
+        };
+        self.launch(&launch, &move || {
+            let (pa, pb, pc, pp) = ptrs.get();
+            // SAFETY: as `matmul_with`, and `partials` holds the workspace of this grid.
+            unsafe { stream_k::<T::Device>(pa, pb, pc, (mu, nu, ku), (pp, ctas)) }
+        })?;
+        if let Some((name, cfg, ctas)) = fixup {
+            let launch = CpuLaunch {
+                kernel: &name,
+                grid: cfg.grid_dim,
+                block: cfg.block_dim,
+                shared_bytes: 0,
+                globals: &globals,
+            };
+            self.launch(&launch, &move || {
+                let (_, _, pc, pp) = ptrs.get();
+                // SAFETY: the main launch above wrote the parts; C holds m*n elements.
+                unsafe { fixup_body::<T::Device>(pp.cast_const(), pc, (mu, nu, ku), ctas) }
+            })?;
+        }
         Matrix::from_vec(m, n, out)
     }
 }

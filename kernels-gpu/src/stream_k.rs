@@ -1,0 +1,297 @@
+//! Stream-K: `paired_lanes`' block tile, with the last, partial wave of tiles shared out by
+//! K phases so no SM idles at the end. With 1024 tiles of 128 x 128 (4096^2) on 132 SMs at
+//! one block each (f64), a grid of one block per tile runs 7.76 waves of work in 8 waves of
+//! time; measured on an H200, 4096 x 4224 (8 whole waves) ran at 76.8-77.0% of the FP64 peak
+//! where 4096^2 ran at 74.9%.
+//!
+//! The schedule ([`Schedule`]), for `ctas` = the blocks the GPU holds at once: the tiles of
+//! the whole waves (`whole`, a multiple of `ctas`) each get a block of their own, as in
+//! `paired_lanes`. The phases (BK steps of K) of the tiles left over (`split`, fewer than
+//! `ctas`) are shared out evenly and in order among `ctas` more blocks, which the GPU runs
+//! as the last wave: a share covers the end of one tile and the start of the next at most.
+//! A block that covers a tile alone writes C; otherwise each block writes its part (partial
+//! sums) to a workspace slot, and a second launch, [`stream_k_fixup`], adds the parts in K
+//! order and writes C. No block waits on another (no spinning, no assumption about which
+//! blocks run at once), and the result does not depend on timing.
+//!
+//! Launch rules (host `kernels.rs`): `stream_k_*`: 256 threads, a 1D grid of `whole + ctas`
+//! blocks (`whole` if nothing is split), `ctas` = SMs x resident blocks per SM (1 for f64, 2
+//! for the others, as `launch_bounds` sets), shared bytes as `async_copy`, a workspace of
+//! `SLOTS_PER_CTA * ctas` tiles of `BM x BN` accumulators. `stream_k_fixup_*` (only when a
+//! tile is shared): 256 threads, a 1D grid of `split * FIXUP_CHUNKS` blocks, no shared
+//! memory. Both only in the sm_80 PTX module.
+use crate::async_copy::tile_product;
+use crate::block_tile::{Block, PairedLanes, ThreadMap, ThreadTile, epilogue};
+use crate::device::global::{load, store};
+use crate::device::thread::{block_idx_x, sync_threads, thread_idx_x};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::Bf16;
+use crate::element::{Accumulator, Element};
+
+/// The block tile and K step of `stream_k` (those of `paired_lanes`).
+pub const BM: u32 = 128;
+pub const BN: u32 = 128;
+pub const BK: u32 = 16;
+/// Workspace slots per block: its share of the split phases touches two tiles at most.
+pub const SLOTS_PER_CTA: u32 = 2;
+/// Threads of a fix-up block, and how many elements of a tile each adds.
+pub const FIXUP_THREADS: u32 = 256;
+const FIXUP_PER_THREAD: u32 = 4;
+/// Fix-up blocks per split tile.
+pub const FIXUP_CHUNKS: u32 = BM * BN / (FIXUP_THREADS * FIXUP_PER_THREAD);
+
+/// How a launch of `ctas` blocks shares out the `BM x BN` tiles of C and their phases. The
+/// same arithmetic runs in both kernels and on the host (which sizes the fix-up launch and
+/// checks [`Schedule::fits`] first: the kernels count tiles and phases in 32 bits, so that
+/// their loop state stays small).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    /// Tiles per row of tiles.
+    pub tiles_n: u32,
+    pub ctas: u32,
+    /// Phases per tile: `ceil(K / BK)`.
+    pub phases: u32,
+    /// Tiles computed whole, round-robin: a multiple of `ctas` (all of them if K = 0).
+    pub whole: u32,
+    /// Tiles after those whose phases are shared out: fewer than `ctas`.
+    pub split: u32,
+}
+
+impl Schedule {
+    /// Whether [`Schedule::new`]'s counts fit its 32-bit fields for this shape.
+    pub fn fits((m, n, k): (u32, u32, u32), ctas: u32) -> bool {
+        let tiles = m.div_ceil(BM) as u64 * n.div_ceil(BN) as u64;
+        let work = (tiles % ctas.max(1) as u64) * k.div_ceil(BK) as u64;
+        tiles <= u32::MAX as u64 && work <= u32::MAX as u64
+    }
+
+    /// The schedule of an `m x n` C with inner dimension `k` over `ctas` blocks (at least 1).
+    /// Valid where [`Schedule::fits`].
+    #[inline(always)]
+    pub fn new((m, n, k): (u32, u32, u32), ctas: u32) -> Self {
+        let tiles_n = n.div_ceil(BN);
+        let tiles = m.div_ceil(BM).wrapping_mul(tiles_n);
+        let ctas = ctas.max(1);
+        let phases = k.div_ceil(BK);
+        // K = 0: nothing to share; every tile is written (zeros) whole.
+        let split = if phases == 0 { 0 } else { tiles % ctas };
+        Self {
+            tiles_n,
+            ctas,
+            phases,
+            whole: tiles - split,
+            split,
+        }
+    }
+
+    /// Phases shared out: `split * phases`.
+    #[inline(always)]
+    fn work(&self) -> u64 {
+        self.split as u64 * self.phases as u64
+    }
+
+    /// `phases`, which is not 0 wherever a split phase exists; said so to the compiler,
+    /// which otherwise compiles a division-by-zero panic into the kernels.
+    #[inline(always)]
+    fn split_phases(&self) -> u32 {
+        self.phases.max(1)
+    }
+
+    /// Block `cta`'s share of the split phases, `[begin, end)` in split-phase order (tile
+    /// after tile, each from K = 0). Shares differ in length by one phase at most, and
+    /// none is longer than a tile (`split < ctas`), so a share touches two tiles at most.
+    #[inline(always)]
+    pub fn share(&self, cta: u32) -> (u32, u32) {
+        let (w, ctas, cta) = (self.work(), self.ctas as u64, cta as u64);
+        ((cta * w / ctas) as u32, ((cta + 1) * w / ctas) as u32)
+    }
+
+    /// The block whose share holds split phase `i` (`i < split * phases`).
+    #[inline(always)]
+    pub fn holder(&self, i: u32) -> u32 {
+        (((i as u64 + 1) * self.ctas as u64 - 1) / self.work().max(1)) as u32
+    }
+
+    /// The first and last block whose shares touch split tile `t`; the tile is shared
+    /// (and its parts go through the workspace) when they differ.
+    #[inline(always)]
+    pub fn holders(&self, t: u32) -> (u32, u32) {
+        (
+            self.holder(t * self.phases),
+            self.holder((t + 1) * self.phases - 1),
+        )
+    }
+
+    /// Workspace slot of block `cta`'s part of split tile `t`: `2 cta` when its share starts
+    /// in that tile, `2 cta + 1` when it started in the tile before.
+    #[inline(always)]
+    pub fn slot(&self, cta: u32, t: u32) -> u32 {
+        SLOTS_PER_CTA * cta + (self.share(cta).0 < t * self.phases) as u32
+    }
+
+    /// The block tile `tile` (in row-major tile order) of an `m x n` C.
+    #[inline(always)]
+    fn block<T: Element>(
+        &self,
+        abc: (*const T, *const T, *mut T::Acc),
+        mnk: (u32, u32, u32),
+        tile: u32,
+    ) -> Block {
+        let tiles_n = self.tiles_n.max(1); // 0 only for an empty C, which never launches
+        Block::new::<T, BM, BN>(abc, mnk, (tile / tiles_n, tile % tiles_n))
+    }
+}
+
+/// The stream-K kernel. Blocks `0..whole` compute one whole tile each, as `paired_lanes`
+/// does; blocks `whole..whole + ctas` (which the GPU starts as the whole tiles' blocks
+/// finish, in the last wave) each take one share of the split tiles' phases: the end of
+/// one tile and the start of the next at most, so two pieces.
+///
+/// # Safety
+/// As the GEMM entry points, plus: the grid is `whole + ctas` blocks (1D; `ctas` as passed
+/// to the fix-up), [`Schedule::fits`] holds; `partials` has room for
+/// `SLOTS_PER_CTA * ctas * BM * BN` accumulators, 16-byte aligned.
+#[inline(always)]
+pub unsafe fn stream_k<T: Element>(
+    a: *const T,
+    b: *const T,
+    c: *mut T::Acc,
+    (m, n, k): (u32, u32, u32),
+    (partials, ctas): (*mut T::Acc, u32),
+) {
+    type M = PairedLanes;
+    let s = Schedule::new((m, n, k), ctas);
+    let me = M::coords::<BM, BN>(thread_idx_x());
+    let write_c = |blk: Block| {
+        move |acc: &ThreadTile<T::Acc>| unsafe { epilogue::<_, BM, BN>(c, acc, (m, n), blk, me) }
+    };
+    let block = block_idx_x();
+    if block < s.whole {
+        let blk = s.block::<T>((a, b, c), (m, n, k), block);
+        let phases = Some((0, s.phases));
+        unsafe {
+            tile_product::<T, M, BM, BN, BK, 2>((a, b), (m, n, k), blk, phases, write_c(blk))
+        };
+        return;
+    }
+    // A share of the split phases: one or two pieces, each inside one tile.
+    let cta = block - s.whole;
+    let (mut i, end) = s.share(cta);
+    while i < end {
+        let (t, p0) = (i / s.split_phases(), i % s.split_phases());
+        let p1 = s.phases.min(p0 + (end - i));
+        let blk = s.block::<T>((a, b, c), (m, n, k), s.whole + t);
+        // A part (not the whole tile) goes to the block's workspace slot, as a BM x BN
+        // row-major tile (whole, even for an edge tile: the fix-up writes only what lies
+        // inside C).
+        let slot = (p1 - p0 < s.phases).then(|| s.slot(cta, t));
+        let finish = |acc: &ThreadTile<T::Acc>| match slot {
+            None => write_c(blk)(acc),
+            Some(slot) => unsafe {
+                let dst = partials.add(slot as usize * (BM * BN) as usize);
+                let whole_tile = Block {
+                    row0: 0,
+                    col0: 0,
+                    interior: true,
+                };
+                epilogue::<_, BM, BN>(dst, acc, (BM, BN), whole_tile, me)
+            },
+        };
+        // The first piece's last reads of shared memory are done before the second's stores.
+        sync_threads();
+        let phases = Some((p0, p1));
+        unsafe { tile_product::<T, M, BM, BN, BK, 2>((a, b), (m, n, k), blk, phases, finish) };
+        i += p1 - p0;
+    }
+}
+
+/// Adds the parts of every shared split tile in K order and writes them to C: block `x`
+/// takes chunk `x % FIXUP_CHUNKS` of split tile `x / FIXUP_CHUNKS`.
+///
+/// # Safety
+/// `partials` as written by the `stream_k` launch of `ctas` blocks for this shape, which
+/// finished before this launch; `c` is `m x n`; `FIXUP_THREADS` threads per block.
+#[inline(always)]
+pub unsafe fn stream_k_fixup<A: Accumulator>(
+    partials: *const A,
+    c: *mut A,
+    (m, n, k): (u32, u32, u32),
+    ctas: u32,
+) {
+    let s = Schedule::new((m, n, k), ctas);
+    let (t, chunk) = (block_idx_x() / FIXUP_CHUNKS, block_idx_x() % FIXUP_CHUNKS);
+    if t >= s.split {
+        return;
+    }
+    let (first, last) = s.holders(t);
+    if first == last {
+        return; // one block covered the tile and wrote C
+    }
+    let mut sum = [A::ZERO; FIXUP_PER_THREAD as usize];
+    let at =
+        |j: u32| chunk * (FIXUP_THREADS * FIXUP_PER_THREAD) + j * FIXUP_THREADS + thread_idx_x();
+    for cta in first..=last {
+        let (begin, end) = s.share(cta);
+        if begin == end {
+            continue; // an empty share (fewer phases than blocks) wrote nothing
+        }
+        let base = s.slot(cta, t) as usize * (BM * BN) as usize;
+        for j in 0..FIXUP_PER_THREAD {
+            let part = unsafe { load(partials, base + at(j) as usize) };
+            sum[j as usize] = sum[j as usize] + part;
+        }
+    }
+    let tile = s.whole + t;
+    let tiles_n = s.tiles_n.max(1);
+    let (row0, col0) = ((tile / tiles_n) * BM, (tile % tiles_n) * BN);
+    for j in 0..FIXUP_PER_THREAD {
+        let (row, col) = (row0 + at(j) / BN, col0 + at(j) % BN);
+        if row < m && col < n {
+            unsafe { store(c, row as usize * n as usize + col as usize, sum[j as usize]) };
+        }
+    }
+}
+
+macro_rules! stream_k_entry_points {
+    ($($name:ident: $elem:ty),* $(,)?) => {$(
+        #[cfg(target_arch = "nvptx64")]
+        /// # Safety
+        /// As the GEMM entry points, plus the workspace `partials` (see [`stream_k`]).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            a: *const $elem,
+            b: *const $elem,
+            c: *mut <$elem as Element>::Acc,
+            m: u32,
+            n: u32,
+            k: u32,
+            partials: *mut <$elem as Element>::Acc,
+            ctas: u32,
+        ) {
+            unsafe { stream_k(a, b, c, (m, n, k), (partials, ctas)) }
+        }
+    )*};
+}
+
+stream_k_entry_points!(stream_k_f32: f32, stream_k_f64: f64, stream_k_f16: f16, stream_k_bf16: Bf16);
+
+macro_rules! fixup_entry_points {
+    ($($name:ident: $acc:ty),* $(,)?) => {$(
+        #[cfg(target_arch = "nvptx64")]
+        /// # Safety
+        /// See [`stream_k_fixup`].
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            partials: *const $acc,
+            c: *mut $acc,
+            m: u32,
+            n: u32,
+            k: u32,
+            ctas: u32,
+        ) {
+            unsafe { stream_k_fixup(partials, c, (m, n, k), ctas) }
+        }
+    )*};
+}
+
+fixup_entry_points!(stream_k_fixup_f32: f32, stream_k_fixup_f64: f64);
