@@ -247,11 +247,19 @@ impl Context {
         let kernel = plan.kernel;
         let (m, n, k) = (a.rows, b.cols, a.cols);
         // `stream_k`: a workspace for the parts of shared tiles, and the launch that adds
-        // them (only where a tile is shared; otherwise a one-element stand-in).
+        // them (only where a tile is shared; otherwise a 16-byte stand-in). Its function is
+        // loaded before anything is queued, so a failure leaves C untouched.
         let fixup = match kernel {
             Kernel::StreamK => stream_k_fixup_config::<T>(&self.props, (m, n, k)),
             _ => None,
         };
+        let fixup = match fixup {
+            Some((entry, cfg, ctas)) => {
+                Some((self.function_named(&entry, Kernel::StreamK)?, cfg, ctas))
+            }
+            None => None,
+        };
+        let main = self.function::<T>(kernel)?;
         let bytes = match (kernel, &fixup) {
             (Kernel::StreamK, Some(_)) => {
                 stream_k_workspace::<T>(&self.props) * std::mem::size_of::<T::Out>()
@@ -286,8 +294,8 @@ impl Context {
             block_dim: plan.block,
             shared_mem_bytes: plan.shared_bytes,
         };
-        args.launch(&self.stream, &self.function::<T>(kernel)?, kernel, cfg)?;
-        if let (Some((entry, cfg, ctas)), Some(partials)) = (fixup, partials) {
+        args.launch(&self.stream, &main, kernel, cfg)?;
+        if let (Some((func, cfg, ctas)), Some(partials)) = (fixup, partials) {
             let args = FixupArgs::<T> {
                 partials,
                 c: &mut c.buf,
@@ -296,11 +304,7 @@ impl Context {
                 k: k as u32,
                 ctas,
             };
-            args.launch(
-                &self.stream,
-                &self.function_named(&entry, Kernel::StreamK)?,
-                cfg,
-            )?;
+            args.launch(&self.stream, &func, cfg)?;
         }
         Ok(())
     }

@@ -41,9 +41,8 @@ const FIXUP_PER_THREAD: u32 = 4;
 pub const FIXUP_CHUNKS: u32 = BM * BN / (FIXUP_THREADS * FIXUP_PER_THREAD);
 
 /// How a launch of `ctas` blocks shares out the `BM x BN` tiles of C and their phases. The
-/// same arithmetic runs in both kernels and on the host (which sizes the fix-up launch and
-/// checks [`Schedule::fits`] first: the kernels count tiles and phases in 32 bits, so that
-/// their loop state stays small).
+/// same arithmetic runs in both kernels and on the host (which sizes both launches and
+/// checks [`Schedule::fits`] first: the kernels count tiles and phases in 32 bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Schedule {
     /// Tiles per row of tiles.
@@ -51,7 +50,8 @@ pub struct Schedule {
     pub ctas: u32,
     /// Phases per tile: `ceil(K / BK)`.
     pub phases: u32,
-    /// Tiles computed whole, round-robin: a multiple of `ctas` (all of them if K = 0).
+    /// Tiles computed whole, each by a block of its own: a multiple of `ctas` (all of them
+    /// if K = 0).
     pub whole: u32,
     /// Tiles after those whose phases are shared out: fewer than `ctas`.
     pub split: u32,
