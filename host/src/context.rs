@@ -211,6 +211,10 @@ impl Context {
     /// winner for the life of the context ([`Context::chosen_kernel`] reports it); later
     /// calls go straight to it. The textbook tiled kernels are candidates, so the choice is
     /// never slower than them on the shapes it was timed on (within timing noise).
+    ///
+    /// [`Kernel::StreamK`] needs device scratch memory for the partial sums of the tiles it
+    /// shares out: two 128 x 128 accumulator tiles per block of one wave (34.6 MB on a
+    /// 132-SM H200), allocated on its first use and kept by the context for later calls.
     pub fn matmul_device<T: Element>(
         &self,
         a: &DeviceMatrix<T>,
