@@ -73,6 +73,23 @@ pub struct CpuLaunch<'a> {
     pub globals: &'a [GlobalRegion],
 }
 
+impl<'a> CpuLaunch<'a> {
+    /// Entry `kernel` launched as `cfg` says, over the buffers `globals`.
+    pub fn of(
+        kernel: &'a str,
+        cfg: &cudarc::driver::LaunchConfig,
+        globals: &'a [GlobalRegion],
+    ) -> Self {
+        Self {
+            kernel,
+            grid: cfg.grid_dim,
+            block: cfg.block_dim,
+            shared_bytes: cfg.shared_mem_bytes as usize,
+            globals,
+        }
+    }
+}
+
 /// Runs kernel launches on the CPU (see the module documentation). Clones share one pool
 /// of thread stacks, so repeated launches do not map fresh stacks.
 #[derive(Clone, Debug)]

@@ -153,13 +153,7 @@ impl CpuExecutor {
         let mut out = Matrix::<T::Out>::zeros(m, n)?.into_vec();
         let globals = [region(a.as_slice()), region(b.as_slice()), region(&out)];
         let name = kernel.entry_name::<T>();
-        let launch = CpuLaunch {
-            kernel: &name,
-            grid: cfg.grid_dim,
-            block: cfg.block_dim,
-            shared_bytes: cfg.shared_mem_bytes as usize,
-            globals: &globals,
-        };
+        let launch = CpuLaunch::of(&name, &cfg, &globals);
         let ptrs = Shared((
             a.as_slice().as_ptr().cast::<T::Device>(),
             b.as_slice().as_ptr().cast::<T::Device>(),
@@ -209,26 +203,14 @@ impl CpuExecutor {
         let (mu, nu, ku) = (m as u32, n as u32, k as u32);
         let ctas = stream_k_ctas::<T>(&props);
         let name = Kernel::StreamK.entry_name::<T>();
-        let launch = CpuLaunch {
-            kernel: &name,
-            grid: cfg.grid_dim,
-            block: cfg.block_dim,
-            shared_bytes: cfg.shared_mem_bytes as usize,
-            globals: &globals,
-        };
+        let launch = CpuLaunch::of(&name, &cfg, &globals);
         self.launch(&launch, &move || {
             let (pa, pb, pc, pp) = ptrs.get();
             // SAFETY: as `matmul_with`, and `partials` holds the workspace of this grid.
             unsafe { stream_k::<T::Device>(pa, pb, pc, (mu, nu, ku), (pp, ctas)) }
         })?;
         if let Some((name, cfg, ctas)) = fixup {
-            let launch = CpuLaunch {
-                kernel: &name,
-                grid: cfg.grid_dim,
-                block: cfg.block_dim,
-                shared_bytes: 0,
-                globals: &globals,
-            };
+            let launch = CpuLaunch::of(&name, &cfg, &globals);
             self.launch(&launch, &move || {
                 let (_, _, pc, pp) = ptrs.get();
                 // SAFETY: the main launch above wrote the parts; C holds m*n elements.
