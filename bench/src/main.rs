@@ -44,6 +44,9 @@ struct Args {
     /// Where bench.csv and the pictures go.
     #[arg(long, default_value = "bench-out")]
     out: PathBuf,
+    /// Only these kernels (names as in the table), besides cuBLAS; all if none are given.
+    #[arg(long, value_delimiter = ',')]
+    kernels: Vec<String>,
     #[arg(long, default_value_t = 0)]
     device: usize,
 }
@@ -113,6 +116,18 @@ fn main() -> ExitCode {
         eprintln!("rgemm-bench: shapes are MxNxK or S, got {:?}", args.shapes);
         return ExitCode::from(2);
     };
+    if let Some(unknown) = args
+        .kernels
+        .iter()
+        .find(|name| !Kernel::FIXED.iter().any(|k| k.to_string() == **name))
+    {
+        let known: Vec<_> = Kernel::FIXED.iter().map(|k| k.to_string()).collect();
+        eprintln!(
+            "rgemm-bench: no kernel named {unknown:?}; the kernels are {}",
+            known.join(", ")
+        );
+        return ExitCode::from(2);
+    }
     let ctx = match Context::new(args.device) {
         Ok(ctx) => ctx,
         Err(e) => {
@@ -194,7 +209,8 @@ fn measure_type<T: Element>(
             bytes: bytes_moved(None, (m, n, k), size),
         });
         let limit = rgemm::agreement_limit::<T>(k);
-        for kernel in Kernel::FIXED {
+        let wanted = |k: &Kernel| args.kernels.is_empty() || args.kernels.contains(&k.to_string());
+        for kernel in Kernel::FIXED.into_iter().filter(wanted) {
             if kernel.launch_config::<T>(ctx.props(), m, n, k).is_err() {
                 continue;
             }
