@@ -116,16 +116,8 @@ fn main() -> ExitCode {
         eprintln!("rgemm-bench: shapes are MxNxK or S, got {:?}", args.shapes);
         return ExitCode::from(2);
     };
-    if let Some(unknown) = args
-        .kernels
-        .iter()
-        .find(|name| !Kernel::FIXED.iter().any(|k| k.to_string() == **name))
-    {
-        let known: Vec<_> = Kernel::FIXED.iter().map(|k| k.to_string()).collect();
-        eprintln!(
-            "rgemm-bench: no kernel named {unknown:?}; the kernels are {}",
-            known.join(", ")
-        );
+    if let Err(e) = check_kernel_names(&args.kernels) {
+        eprintln!("rgemm-bench: {e}");
         return ExitCode::from(2);
     }
     let ctx = match Context::new(args.device) {
@@ -173,6 +165,24 @@ fn main() -> ExitCode {
     } else {
         eprintln!("rgemm-bench: some kernels disagree with cuBLAS (FAIL rows)");
         ExitCode::FAILURE
+    }
+}
+
+/// Every name in `--kernels` is one of the benchmarked kernels (checked before a GPU is
+/// opened, so a typo costs no run).
+fn check_kernel_names(names: &[String]) -> Result<(), String> {
+    match names
+        .iter()
+        .find(|name| !Kernel::FIXED.iter().any(|k| k.to_string() == **name))
+    {
+        None => Ok(()),
+        Some(unknown) => {
+            let known: Vec<_> = Kernel::FIXED.iter().map(|k| k.to_string()).collect();
+            Err(format!(
+                "no kernel named {unknown:?}; the kernels are {}",
+                known.join(", ")
+            ))
+        }
     }
 }
 
@@ -381,4 +391,36 @@ fn write_outputs(dir: &PathBuf, props: &DeviceProps, records: &[Record]) -> std:
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_names_are_checked() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(check_kernel_names(&[]), Ok(()));
+        assert_eq!(
+            check_kernel_names(&names(&["stream_k", "naive", "thin"])),
+            Ok(())
+        );
+        let err = check_kernel_names(&names(&["stream_k", "no_such_kernel"])).unwrap_err();
+        assert!(err.contains("no kernel named \"no_such_kernel\""), "{err}");
+        assert!(err.contains("paired_lanes"), "{err}");
+    }
+
+    #[test]
+    fn arguments_parse() {
+        let args = Args::try_parse_from([
+            "rgemm-bench",
+            "--kernels",
+            "stream_k,paired_lanes",
+            "--types",
+            "f64",
+        ])
+        .expect("valid arguments");
+        assert_eq!(args.kernels, ["stream_k", "paired_lanes"]);
+        assert!(Args::try_parse_from(["rgemm-bench", "--reps", "many"]).is_err());
+    }
 }
