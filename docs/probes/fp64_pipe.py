@@ -3,8 +3,9 @@
 Writes fp64_pipe.ptx: mainloops of one thread tile with nothing else in them (no global
 loads, no barriers), to find what the FP64 pipe sustains as the loop's operands change.
 Each entry takes (a, b, c, m, n, k) like the library's kernels; run it with 256 threads per
-block, one block per SM (ask for 100 KiB of dynamic shared memory), grid 4 x the SM count,
-k = K steps (a multiple of 16); FLOPs = 2 * threads * TM * TN * k. probe.rs (beside this
+block, one block per SM (ask for 100 KiB of dynamic shared memory), grid 4 x the SM count
+(entries for two blocks per SM: no dynamic shared memory, grid 8 x the SM count), k = K
+steps (a multiple of 16); FLOPs = 2 * threads * TM * TN * k. probe.rs (beside this
 file) is the runner used: a cudarc main that loads a PTX file, launches one entry and prints
 the median time of CUDA-event-timed runs.
 
@@ -12,13 +13,17 @@ The B values held constant come from global loads at one address for all lanes, 
 may keep them in uniform registers (it did for l8_0: DFMA R, R, UR, R). Not a library
 kernel: a measuring tool, kept so the numbers can be reproduced.
 """
-def kernel(name, TM=8, TN=8, la=8, lb=8, steps=16, dbA=True, dbB=True, order="rows"):
+def kernel(name, TM=8, TN=8, la=8, lb=8, steps=16, dbA=True, dbB=True, order="rows",
+           blocks_per_sm=1):
     """A TM x TN thread tile's mainloop and nothing else: per K step, la of A's TM values
     and lb of B's TN values come from shared memory (the others stay as loaded at the start),
     each fragment double-buffered or not; the DFMAs row by row ("rows") or with odd rows
-    right to left ("snake")."""
+    right to left ("snake"). blocks_per_sm > 1 asks ptxas for registers that let that many
+    256-thread blocks share an SM (run it with no dynamic shared memory)."""
     L=[]; e=L.append
     e(f".visible .entry {name}(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u32 pm, .param .u32 pn, .param .u32 pk)")
+    if blocks_per_sm > 1:
+        e(f".maxntid 256, 1, 1\n.minnctapersm {blocks_per_sm}")
     e("{")
     e(f"  .reg .pred %p<4>; .reg .b32 %r<48>; .reg .b64 %rd<16>; .reg .f64 %acc<{TM*TN}>; .reg .f64 %fa<{2*TM}>; .reg .f64 %fb<{2*TN}>;")
     e("  .shared .align 16 .b8 smem[40960];")
@@ -67,6 +72,8 @@ ENTRIES = [
     kernel("w10a", TN=10, lb=10, dbB=False),
     kernel("w12s", TN=12, lb=12, dbA=False, dbB=False),
     kernel("snake12", TN=12, lb=12, dbA=False, dbB=False, order="snake"),
+    kernel("snake4x8", TM=4, la=4, order="snake"),
+    kernel("snake4x8_2", TM=4, la=4, order="snake", blocks_per_sm=2),
 ]
 if __name__ == "__main__":
     with open("fp64_pipe.ptx", "w") as f:
