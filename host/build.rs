@@ -1,11 +1,16 @@
 //! Builds the kernels (`../kernels-gpu`, plain `no_std` Rust) into PTX with rustc's NVPTX
-//! backend and embeds it: `OUT_DIR/kernels.ptx` (sm_70) and `OUT_DIR/kernels_sm80.ptx`
-//! (sm_80: the kernels that need `cp.async`), read by `src/ptx.rs`.
+//! backend, one module per architecture of the catalogue (`rgemm_kernels::catalogue`): each
+//! module holds exactly the entry points of the kernels whose spec names its architecture,
+//! with their launch bounds. Writes `OUT_DIR/kernels_<target cpu>.ptx` and
+//! `OUT_DIR/modules.rs` (the table `src/ptx.rs` embeds); a module no kernel names is not
+//! built.
 //!
 //! The nvptx target links with `llvm-bitcode-linker`, which rustup cannot fetch here; the
 //! stand-in `kernels-gpu/ptx-linker` does its three steps with the `llvm-tools` component
 //! (llvm-link -> opt internalize + O3 -> llc).
+use rgemm_kernels::catalogue::{CATALOGUE, MODULES, Module};
 use std::env;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -33,21 +38,62 @@ fn main() {
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let tools = check_toolchain(&rustc);
 
-    // Plain SIMT kernels: sm_70 PTX, which the driver compiles for any newer GPU. Kernels
-    // with sm_80 instructions (cp.async) are only in the second module.
-    build_module(&kernels, &out_dir, &rustc, &tools, "sm_70", "kernels.ptx");
-    build_module(
-        &kernels,
-        &out_dir,
-        &rustc,
-        &tools,
-        "sm_80",
-        "kernels_sm80.ptx",
+    let mut table = String::from(
+        "/// The PTX modules built from the catalogue: `(architecture, PTX text)`.\n\
+         pub const MODULE_PTX: &[(rgemm_kernels::catalogue::Arch, &str)] = &[\n",
     );
+    for module in &MODULES {
+        let entries = entries_of(module);
+        if entries.is_empty() {
+            continue;
+        }
+        let name = format!("kernels_{}.ptx", module.target_cpu);
+        build_module(&kernels, &out_dir, &rustc, &tools, module, &entries, &name);
+        let _ = writeln!(
+            table,
+            "    (rgemm_kernels::catalogue::Arch::{:?}, include_str!({:?})),",
+            module.arch,
+            out_dir.join(&name).display().to_string()
+        );
+    }
+    table.push_str("];\n");
+    std::fs::write(out_dir.join("modules.rs"), table)
+        .unwrap_or_else(|e| fail(&format!("could not write modules.rs: {e}")));
 }
 
-/// Builds the kernel crate as PTX for `cpu` into `OUT_DIR/name`.
-fn build_module(kernels: &Path, out_dir: &Path, rustc: &str, tools: &Path, cpu: &str, name: &str) {
+/// The entry points `module` holds, with their launch bounds `(max threads, min blocks per
+/// SM)` where the spec sets them.
+fn entries_of(module: &Module) -> Vec<(String, Option<(u32, u32)>)> {
+    let mut entries = Vec::new();
+    for spec in CATALOGUE.iter().filter(|s| s.arch == module.arch) {
+        for (elem, name) in spec.entries() {
+            let bounds = spec
+                .min_blocks_per_sm
+                .of(elem)
+                .map(|blocks| (spec.fixed_threads(), blocks));
+            if bounds.is_some_and(|(threads, _)| threads == 0) {
+                fail(&format!("{name}: launch bounds need a fixed block shape"));
+            }
+            entries.push((name.to_string(), bounds));
+        }
+        for name in spec.fixup_entries() {
+            entries.push((name.to_string(), None));
+        }
+    }
+    entries
+}
+
+/// Builds the kernel crate as PTX for `module` into `OUT_DIR/name`, keeping only `entries`.
+fn build_module(
+    kernels: &Path,
+    out_dir: &Path,
+    rustc: &str,
+    tools: &Path,
+    module: &Module,
+    entries: &[(String, Option<(u32, u32)>)],
+    name: &str,
+) {
+    let cpu = module.target_cpu;
     let linker = kernels.join("ptx-linker");
     let target_dir = out_dir.join(format!("kernels-target-{cpu}"));
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -90,12 +136,17 @@ fn build_module(kernels: &Path, out_dir: &Path, rustc: &str, tools: &Path, cpu: 
             cmd.env_remove(&key);
         }
     }
-    let flags = [
+    let mut flags = vec![
         format!("-Ctarget-cpu={cpu}"),
         format!("-Clinker={}", linker.display()),
     ];
+    if let Some(isa) = module.ptx_isa {
+        flags.push(format!("-Ctarget-feature=+{isa}"));
+    }
+    let keep: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
     cmd.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
         .env("PTX_LLVM_TOOLS", tools)
+        .env("PTX_KEEP", keep.join(","))
         .env("RUSTC", rustc);
 
     let status = cmd
@@ -112,25 +163,36 @@ fn build_module(kernels: &Path, out_dir: &Path, rustc: &str, tools: &Path, cpu: 
         .join("rgemm_kernels.ptx");
     let text = std::fs::read_to_string(&ptx)
         .unwrap_or_else(|e| fail(&format!("no PTX at {}: {e}", ptx.display())));
-    std::fs::write(out_dir.join(name), with_launch_bounds(&text))
+    let found = text.matches(".visible .entry ").count();
+    for (entry, _) in entries {
+        if !text.contains(&format!(".visible .entry {entry}(")) {
+            fail(&format!(
+                "the catalogue names entry point {entry} for {cpu}, but the kernel crate does not declare it"
+            ));
+        }
+    }
+    if found != entries.len() {
+        fail(&format!(
+            "the {cpu} module has {found} entry points, the catalogue names {}",
+            entries.len()
+        ));
+    }
+    std::fs::write(out_dir.join(name), with_launch_bounds(&text, entries))
         .unwrap_or_else(|e| fail(&format!("could not write the PTX: {e}")));
 }
 
-#[path = "../kernels-gpu/src/launch_bounds.rs"]
-mod bounds;
-
-/// Writes `.maxntid` / `.minnctapersm` after the parameter list of every entry named in
-/// `kernels-gpu/src/launch_bounds.rs`, shared with the kernel crate (the PTX form of `__launch_bounds__`).
-fn with_launch_bounds(ptx: &str) -> String {
+/// Writes `.maxntid` / `.minnctapersm` (the PTX form of `__launch_bounds__`) after the
+/// parameter list of every entry whose spec sets them.
+fn with_launch_bounds(ptx: &str, entries: &[(String, Option<(u32, u32)>)]) -> String {
     let mut out = String::with_capacity(ptx.len() + 4096);
     let mut pending: Option<(u32, u32)> = None;
     for line in ptx.lines() {
         if let Some(name) = line.trim_start().strip_prefix(".visible .entry ") {
             let name = name.split('(').next().unwrap_or("");
-            pending = bounds::LAUNCH_BOUNDS
+            pending = entries
                 .iter()
-                .find(|(prefix, _, _)| name.starts_with(prefix) && name[prefix.len()..].is_empty())
-                .map(|&(_, threads, blocks)| (threads, blocks));
+                .find(|(entry, _)| entry == name)
+                .and_then(|(_, bounds)| *bounds);
         }
         out.push_str(line);
         out.push('\n');

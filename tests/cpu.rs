@@ -1,11 +1,13 @@
-//! Tests that need no GPU: the embedded PTX (entry points, parameter lists, barriers,
-//! shared memory), launch rules and shape checks, occupancy arithmetic, the CPU
-//! reference, and the no-driver path.
-use rgemm::ptx::{KERNELS_PTX, KERNELS_PTX_SM80};
+//! Tests that need no GPU: the catalogue and the embedded PTX (modules, entry points,
+//! parameter lists, launch bounds, barriers, shared memory), launch rules and shape checks,
+//! occupancy arithmetic, the CPU reference, the README's kernel table, and the no-driver
+//! path.
+use rgemm::kernels::{Arch, ENTRY_PARAMS};
 use rgemm::{
-    BlockResources, DeviceProps, Element, Error, FixedTile, Kernel, Limiter, Matrix, Occupancy,
-    PtxParam, bf16, f16,
+    BlockResources, DeviceProps, Element, Error, Kernel, Limiter, Matrix, Occupancy, PtxParam,
+    bf16, f16,
 };
+use rgemm_kernels::catalogue::{CATALOGUE, MODULES};
 
 /// Every entry point, for every element type.
 fn all_entries() -> Vec<(Kernel, String)> {
@@ -22,13 +24,14 @@ fn all_entries() -> Vec<(Kernel, String)> {
     out
 }
 
+/// The PTX of `arch`'s module.
+fn module(arch: Arch) -> &'static str {
+    rgemm::ptx::module(arch).unwrap_or_else(|| panic!("no {arch:?} module"))
+}
+
 /// The module a kernel is loaded from.
 fn module_of(kernel: Kernel) -> &'static str {
-    if kernel.min_compute_capability() >= (8, 0) {
-        KERNELS_PTX_SM80
-    } else {
-        KERNELS_PTX
-    }
+    module(kernel.spec().arch)
 }
 
 /// The text of entry `name` in `ptx`: from `.entry name(` to the closing brace at column 0.
@@ -56,59 +59,175 @@ fn ptx_params(ptx: &'static str, name: &str) -> Vec<PtxParam> {
     list.split(',')
         .map(|p| match p.split_whitespace().collect::<Vec<_>>()[..] {
             [".param", ".u64", ".ptr", ..] => PtxParam::Ptr,
-            [".param", ".u32", _] => PtxParam::U32,
+            [".param", ".align", align, ".b8", array] => {
+                let bytes = &array[array.find('[').unwrap() + 1..array.len() - 1];
+                PtxParam::Block {
+                    align: align.parse().unwrap(),
+                    bytes: bytes.parse().unwrap(),
+                }
+            }
             _ => panic!("{name}: unexpected parameter `{p}`"),
         })
         .collect()
 }
 
+/// The entry points of `arch`'s module: `.visible .entry NAME(`.
+fn entries_of(ptx: &str) -> Vec<String> {
+    ptx.match_indices(".visible .entry ")
+        .map(|(at, _)| {
+            let rest = &ptx[at + ".visible .entry ".len()..];
+            rest[..rest.find('(').unwrap()].to_string()
+        })
+        .collect()
+}
+
 #[test]
-fn ptx_targets_sm70_and_has_every_entry_with_the_declared_parameters() {
-    assert!(KERNELS_PTX.contains(".target sm_70"));
-    assert!(KERNELS_PTX_SM80.contains(".target sm_80"));
-    let entries = all_entries();
-    assert_eq!(entries.len(), 72);
-    for (kernel, name) in &entries {
-        // Every kernel is in the sm_80 module; all but the sm_80 ones in the sm_70 module.
-        assert_eq!(
-            ptx_params(KERNELS_PTX_SM80, name),
-            kernel.params(),
-            "{name}"
-        );
-        if module_of(*kernel) == KERNELS_PTX {
-            assert_eq!(ptx_params(KERNELS_PTX, name), kernel.params(), "{name}");
-        } else {
+fn each_module_holds_exactly_its_kernels_with_the_one_parameter_list() {
+    let mut built = 0;
+    for m in &MODULES {
+        let Some(ptx) = rgemm::ptx::module(m.arch) else {
             assert!(
-                !KERNELS_PTX.contains(&format!(".entry {name}(")),
-                "{name} in sm_70"
+                !CATALOGUE.iter().any(|s| s.arch == m.arch),
+                "{:?} has kernels but no module",
+                m.arch
+            );
+            continue;
+        };
+        built += 1;
+        assert!(
+            ptx.contains(&format!(".target {}", m.target_cpu)),
+            "{:?}",
+            m.arch
+        );
+        let mut want: Vec<String> = CATALOGUE
+            .iter()
+            .filter(|s| s.arch == m.arch)
+            .flat_map(|s| {
+                s.entries()
+                    .map(|(_, e)| e.to_string())
+                    .chain(s.fixup_entries().map(|e| e.to_string()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let mut have = entries_of(ptx);
+        want.sort();
+        have.sort();
+        assert_eq!(have, want, "{:?}: entries", m.arch);
+        for name in &have {
+            assert_eq!(ptx_params(ptx, name), ENTRY_PARAMS, "{name}");
+        }
+    }
+    assert_eq!(built, 2, "sm_70 and sm_80 today");
+    // Every kernel's entries are where its spec says, and only there.
+    for (kernel, name) in all_entries() {
+        for m in &MODULES {
+            let there = rgemm::ptx::module(m.arch)
+                .is_some_and(|ptx| ptx.contains(&format!(".entry {name}(")));
+            assert_eq!(
+                there,
+                kernel.spec().arch == m.arch,
+                "{name} in {:?}",
+                m.arch
             );
         }
     }
-    // `stream_k`'s second entries (one per output type), in the sm_80 module only.
-    let fixups: std::collections::BTreeMap<_, _> = entries
-        .iter()
-        .filter_map(|(kernel, name)| {
-            let element = name.rsplit('_').next().unwrap();
-            match element {
-                "f32" => kernel.fixup_entry::<f32>(),
-                "f64" => kernel.fixup_entry::<f64>(),
-                "f16" => kernel.fixup_entry::<f16>(),
-                _ => kernel.fixup_entry::<bf16>(),
-            }
-        })
-        .collect();
-    assert_eq!(fixups.len(), 2, "{fixups:?}");
-    for (name, params) in &fixups {
-        assert_eq!(ptx_params(KERNELS_PTX_SM80, name), *params, "{name}");
-        let text = entry_in(KERNELS_PTX_SM80, name);
+    // `stream_k`'s second entries: one per accumulator type.
+    let fixups: Vec<_> = Kernel::StreamK.spec().fixup_entries().collect();
+    assert_eq!(fixups.len(), 2);
+    for name in fixups {
+        let text = entry_in(module(Arch::Sm80), name.as_str());
         assert!(!text.contains(".local") && !text.contains("call"), "{name}");
-        assert!(!KERNELS_PTX.contains(&format!(".entry {name}(")), "{name}");
     }
-    assert_eq!(
-        KERNELS_PTX_SM80.matches(".entry ").count(),
-        entries.len() + fixups.len()
+}
+
+#[test]
+fn the_catalogue_is_consistent() {
+    let mut names: Vec<_> = CATALOGUE.iter().map(|s| s.name).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), CATALOGUE.len(), "entry names are unique");
+    // One spec per variant, in the catalogue's order.
+    let variants: Vec<_> = every_variant().iter().map(|k| k.spec().name).collect();
+    let specs: Vec<_> = CATALOGUE.iter().map(|s| s.name).collect();
+    assert_eq!(variants, specs);
+    for spec in CATALOGUE {
+        assert!(spec.file.starts_with("kernels-gpu/src/") && spec.file.ends_with(".rs"));
+        assert!(
+            !spec.idea.is_empty() && !spec.elements.is_empty(),
+            "{}",
+            spec.name
+        );
+        assert!(
+            spec.cpu,
+            "{}: every kernel runs on the CPU executor today",
+            spec.name
+        );
+    }
+}
+
+fn every_variant() -> Vec<Kernel> {
+    Kernel::FIXED
+        .into_iter()
+        .chain([Kernel::TiledDynamic(16)])
+        .collect()
+}
+
+/// The README's kernel table, rendered from the catalogue: a row per kernel.
+fn readme_rows() -> Vec<String> {
+    every_variant()
+        .into_iter()
+        .map(|kernel| {
+            let spec = kernel.spec();
+            let variant = match kernel {
+                Kernel::TiledDynamic(_) => "TiledDynamic(w)".to_string(),
+                other => format!("{other:?}"),
+            };
+            let block = match spec.threads {
+                rgemm_kernels::catalogue::Threads::Fixed(x, 1) => format!("{x}"),
+                rgemm_kernels::catalogue::Threads::Fixed(x, y) => format!("{x} x {y}"),
+                rgemm_kernels::catalogue::Threads::Square => "w x w".into(),
+            };
+            let tile = match spec.tile {
+                rgemm_kernels::catalogue::Tile::Fixed { rows, cols } => format!("{rows} x {cols}"),
+                rgemm_kernels::catalogue::Tile::Square => "w x w".into(),
+                rgemm_kernels::catalogue::Tile::Thin => "1 x 32 or 32 x n".into(),
+            };
+            let shared = match kernel {
+                Kernel::TiledDynamic(_) => "2 w^2 x acc".into(),
+                _ => format!(
+                    "{} / {}",
+                    kernel.shared_bytes::<f32>(),
+                    kernel.shared_bytes::<f64>()
+                ),
+            };
+            let bounds = match spec.min_blocks_per_sm.f32 {
+                Some(b) => format!("{b}/SM (f32 acc)"),
+                None => "-".into(),
+            };
+            format!(
+                "| `{}` (`{variant}`) | `{}` | {} | {} | {block} | {tile} | {shared} | {bounds} |",
+                spec.name,
+                spec.file.trim_start_matches("kernels-gpu/src/"),
+                spec.idea,
+                spec.arch.module().target_cpu,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_readme_lists_every_kernel_as_the_catalogue_says() {
+    let readme = include_str!("../README.md");
+    let rows = readme_rows();
+    let missing: Vec<_> = rows
+        .iter()
+        .filter(|r| !readme.contains(r.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "README.md's kernel table differs from the catalogue; these rows are expected:\n{}",
+        rows.join("\n")
     );
-    assert_eq!(KERNELS_PTX.matches(".entry ").count(), entries.len() - 12);
 }
 
 #[test]
@@ -187,7 +306,7 @@ fn the_sm80_pipeline_copies_asynchronously() {
         "stream_k_f32",
         "stream_k_f64",
     ] {
-        let text = entry_in(KERNELS_PTX_SM80, name);
+        let text = entry_in(module(Arch::Sm80), name);
         for op in [
             "cp.async.cg.shared.global",
             "cp.async.commit_group",
@@ -197,32 +316,35 @@ fn the_sm80_pipeline_copies_asynchronously() {
         }
     }
     assert!(
-        !KERNELS_PTX.contains("cp.async"),
+        !module(Arch::Sm70).contains("cp.async"),
         "cp.async in the sm_70 module"
     );
 }
 
 #[test]
-fn launch_bounds_in_the_ptx_match_the_launch_rules() {
+fn launch_bounds_in_the_ptx_follow_the_specs() {
     let mut bounded = 0;
     for (kernel, name) in all_entries() {
         let text = entry_text(&name);
         let body = &text[..text.find('{').expect("entry body")];
-        if let Some(at) = body.find(".maxntid ") {
-            let threads: u32 = body[at + 9..]
-                .split(',')
-                .next()
-                .unwrap()
-                .trim()
-                .parse()
-                .unwrap();
-            let (bx, by) = kernel.block();
-            assert_eq!(threads, bx * by, "{name}: .maxntid vs the launch rule");
-            assert!(body.contains(".minnctapersm 2"), "{name}");
-            bounded += 1;
+        let elem = match &name[name.rfind('_').unwrap() + 1..] {
+            "f64" => rgemm::Elem::F64,
+            _ => rgemm::Elem::F32,
+        };
+        match kernel.spec().min_blocks_per_sm.of(elem) {
+            Some(blocks) => {
+                let (bx, by) = kernel.block();
+                assert!(
+                    body.contains(&format!(".maxntid {}, 1, 1", bx * by)),
+                    "{name}"
+                );
+                assert!(body.contains(&format!(".minnctapersm {blocks}")), "{name}");
+                bounded += 1;
+            }
+            None => assert!(!body.contains(".maxntid"), "{name}"),
         }
     }
-    assert_eq!(bounded, rgemm_kernels::launch_bounds::LAUNCH_BOUNDS.len());
+    assert_eq!(bounded, 30, "10 kernels x 3 f32-accumulating types");
 }
 
 #[test]
@@ -332,7 +454,7 @@ fn occupancy_arithmetic_names_the_limiting_resource() {
 #[test]
 fn launch_rules_follow_the_shape() {
     let p = h100();
-    let cfg = Kernel::Tiled(FixedTile::W16)
+    let cfg = Kernel::Tiled16
         .launch_config::<f32>(&p, 300, 200, 100)
         .unwrap();
     assert_eq!(
@@ -346,9 +468,7 @@ fn launch_rules_follow_the_shape() {
         (cfg.grid_dim, cfg.block_dim, cfg.shared_mem_bytes),
         ((2, 3, 1), (12, 12, 1), 2304)
     );
-    let cfg = Kernel::Tiled(FixedTile::W32)
-        .launch_config::<bf16>(&p, 1, 1, 1)
-        .unwrap();
+    let cfg = Kernel::Tiled32.launch_config::<bf16>(&p, 1, 1, 1).unwrap();
     assert_eq!(cfg.shared_mem_bytes, 8192, "f16/bf16 tiles hold f32");
     let cfg = Kernel::Naive.launch_config::<f16>(&p, 17, 33, 5).unwrap();
     assert_eq!(
@@ -392,18 +512,37 @@ fn launch_rules_follow_the_shape() {
     }
     // Its fix-up launch: 16 blocks per split tile (4096^2 f64: 1024 tiles, 7 whole waves
     // of 132, 100 split), none when the tiles fill whole waves.
-    let fixup = rgemm::kernels::stream_k_fixup_config::<f64>(&p, (4096, 4096, 4096)).unwrap();
+    let sk = |m, n, k| Kernel::StreamK.launches::<f64>(&p, (m, n, k)).unwrap();
+    let l = sk(4096, 4096, 4096);
+    let fixup = l.fixup.unwrap();
     assert_eq!(
         (
-            fixup.0.as_str(),
-            fixup.1.grid_dim,
-            fixup.1.block_dim,
-            fixup.2
+            Kernel::StreamK.fixup_entry::<f64>().unwrap().as_str(),
+            fixup.grid_dim,
+            fixup.block_dim,
+            l.problem.ctas,
+            l.workspace
         ),
-        ("stream_k_fixup_f64", (1600, 1, 1), (256, 1, 1), 132)
+        (
+            "stream_k_fixup_f64",
+            (1600, 1, 1),
+            (256, 1, 1),
+            132,
+            2 * 132 * 128 * 128
+        )
     );
-    assert!(rgemm::kernels::stream_k_fixup_config::<f64>(&p, (4096, 4224, 64)).is_none());
-    assert!(rgemm::kernels::stream_k_fixup_config::<f32>(&p, (300, 300, 0)).is_none());
+    assert_eq!(
+        Kernel::StreamK.fixup_entry::<bf16>().unwrap(),
+        "stream_k_fixup_f32"
+    );
+    assert!(sk(4096, 4224, 64).fixup.is_none() && sk(4096, 4224, 64).workspace == 0);
+    assert!(
+        Kernel::StreamK
+            .launches::<f32>(&p, (300, 300, 0))
+            .unwrap()
+            .fixup
+            .is_none()
+    );
     // Few rows put m in grid.y: beyond its limit the launch is refused, not truncated.
     let r = Kernel::Thin.launch_config::<f32>(&p, 70_000, 80_000, 1);
     assert!(matches!(r, Err(Error::ShapeTooLarge { .. })), "{r:?}");
@@ -425,20 +564,46 @@ fn launch_rules_reject_what_the_device_or_kernels_cannot_do() {
         matches!(r, Err(Error::ShapeTooLarge { m, .. }) if m == tall),
         "{r:?}"
     );
-    let r = Kernel::Tiled(FixedTile::W8).launch_config::<f32>(&p, 0, 0, rgemm::MAX_DIM + 1);
+    let r = Kernel::Tiled8.launch_config::<f32>(&p, 0, 0, rgemm::MAX_DIM + 1);
     assert!(matches!(r, Err(Error::ShapeTooLarge { .. })), "{r:?}");
     let small = DeviceProps {
         max_threads_per_block: 256,
         ..h100()
     };
     assert!(
-        Kernel::Tiled(FixedTile::W32)
+        Kernel::Tiled32
             .launch_config::<f32>(&small, 8, 8, 8)
             .is_err()
     );
     assert!(
-        Kernel::Tiled(FixedTile::W16)
+        Kernel::Tiled16
             .launch_config::<f32>(&small, 8, 8, 8)
+            .is_ok()
+    );
+    // Widths whose `w * w` threads or `2 w^2` shared elements overflow 32 bits: a typed
+    // error, no panic and no wrap.
+    for tile in [46_341, 65_536, u32::MAX] {
+        let kernel = Kernel::TiledDynamic(tile);
+        let r = kernel.launch_config::<f64>(&p, 8, 8, 8);
+        assert!(
+            matches!(r, Err(Error::UnsupportedTile { tile: t, .. }) if t == tile),
+            "{tile}: {r:?}"
+        );
+        assert!(
+            kernel.threads() > u32::MAX as u64 / 2
+                && kernel.shared_bytes::<f64>() > u32::MAX as u64
+        );
+    }
+    // A kernel built for sm_80 on an sm_75 device.
+    let turing = DeviceProps {
+        compute_capability: (7, 5),
+        ..h100()
+    };
+    let r = Kernel::StreamK.launch_config::<f32>(&turing, 8, 8, 8);
+    assert!(matches!(r, Err(Error::UnsupportedKernel { .. })), "{r:?}");
+    assert!(
+        Kernel::Tiled16
+            .launch_config::<f32>(&turing, 8, 8, 8)
             .is_ok()
     );
 }

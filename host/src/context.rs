@@ -2,18 +2,19 @@
 //! every GPU operation of this crate goes through one.
 use crate::element::{Element, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::{
-    FixupArgs, GemmArgs, Kernel, stream_k_ctas, stream_k_fixup_config, stream_k_workspace,
-};
+use crate::kernels::{Arch, Elem, Kernel, Launches};
 use crate::matrix::{DeviceMatrix, Matrix, element_count};
 use crate::occupancy::{BlockResources, Occupancy};
 use crate::props::DeviceProps;
-use crate::ptx::{KERNELS_PTX, KERNELS_PTX_SM80};
 use crate::reference::{check_output_shape, check_product_shape, product_dims};
 use cudarc::driver::sys::CUfunction_attribute as FuncAttr;
 use cudarc::driver::sys::cudaError_enum as CuResult;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig,
+    PushKernelArg,
+};
 use cudarc::nvrtc::Ptx;
+use rgemm_kernels::problem::Problem;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -50,7 +51,30 @@ pub struct LaunchPlan {
     pub occupancy: Occupancy,
 }
 
+/// A kernel made ready for one element type on this device, once: its functions loaded
+/// (module included), its shared-memory limit raised where it needs more than the default,
+/// its occupancy computed. Later launches of it make no driver queries.
+#[derive(Debug)]
+struct Resolved {
+    entry: String,
+    main: CudaFunction,
+    /// The second launch's function (`stream_k`'s fix-up).
+    fixup: Option<CudaFunction>,
+    occupancy: Occupancy,
+}
+
+/// The problem block as a kernel parameter (passed by value: the driver copies its bytes).
+#[repr(transparent)]
+struct ProblemArg(Problem);
+
+// SAFETY: `Problem` is `#[repr(C)]` plain data, laid out as the kernels declare it (the PTX
+// test checks its size and alignment against every entry point).
+unsafe impl DeviceRepr for ProblemArg {}
+
 /// A CUDA device with its stream and the loaded kernels.
+///
+/// Work is queued on a stream of the context's own, created non-blocking: it does not wait
+/// for (or hold up) work on the legacy default stream or other streams of the process.
 ///
 /// ```
 /// use rgemm::{Context, Matrix};
@@ -75,11 +99,11 @@ pub struct LaunchPlan {
 pub struct Context {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    module: Arc<CudaModule>,
-    /// The sm_80 module, loaded on first use of a kernel that needs it.
-    module_sm80: Mutex<Option<Arc<CudaModule>>>,
+    /// The PTX modules, each loaded on first use of one of its kernels.
+    modules: Mutex<HashMap<Arch, Arc<CudaModule>>>,
     props: DeviceProps,
-    functions: Mutex<HashMap<String, CudaFunction>>,
+    /// Kernels made ready per (kernel, element type).
+    resolved: Mutex<HashMap<(Kernel, Elem), Arc<Resolved>>>,
     /// The kernel `matmul` chose per (element type, m, n, k): timed on first use.
     choices: Mutex<HashMap<ChoiceKey, Kernel>>,
     /// Scratch memory for kernels that need it (`stream_k`'s parts of shared tiles).
@@ -95,23 +119,22 @@ impl std::fmt::Debug for Context {
 }
 
 impl Context {
-    /// Opens device `ordinal` and loads the kernels.
+    /// Opens device `ordinal` with a non-blocking stream of its own. Kernel modules load on
+    /// first use.
     pub fn new(ordinal: usize) -> Result<Self> {
         let count = device_count()?;
         if ordinal >= count {
             return Err(Error::NoDevice { ordinal, count });
         }
         let ctx = CudaContext::new(ordinal)?;
-        let stream = ctx.default_stream();
-        let module = ctx.load_module(Ptx::from_src(KERNELS_PTX))?;
+        let stream = ctx.new_stream()?;
         let props = DeviceProps::query(&ctx)?;
         Ok(Self {
             ctx,
             stream,
-            module,
-            module_sm80: Mutex::new(None),
+            modules: Mutex::new(HashMap::new()),
             props,
-            functions: Mutex::new(HashMap::new()),
+            resolved: Mutex::new(HashMap::new()),
             choices: Mutex::new(HashMap::new()),
             workspace: Mutex::new(None),
         })
@@ -122,7 +145,7 @@ impl Context {
         &self.props
     }
 
-    /// The stream every operation of this context is queued on.
+    /// The stream every operation of this context is queued on (non-blocking).
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }
@@ -193,7 +216,7 @@ impl Context {
         let (m, n, k) = check_product_shape(a, b)?;
         // Validate the whole launch before any device work.
         match kernel {
-            Some(kernel) => drop(kernel.launch_config::<T>(&self.props, m, n, k)?),
+            Some(kernel) => drop(kernel.launches::<T>(&self.props, (m, n, k))?),
             None => drop(self.candidates::<T>(m, n, k)?),
         }
         let (da, db) = (self.upload(a)?, self.upload(b)?);
@@ -204,6 +227,10 @@ impl Context {
 
     /// `C = A * B` on device matrices, queued on the stream. Returns what ran. `C` is left
     /// untouched on error.
+    ///
+    /// One way through: check the operands, choose the kernel, take its ready launch
+    /// (functions, occupancy: made once per kernel and element type), compute the grid,
+    /// launch.
     ///
     /// `kernel: None` picks the fastest of [`Context::candidates`] for this element type
     /// and exact shape: the first call with a new shape times each candidate on these very
@@ -233,82 +260,52 @@ impl Context {
             Some(kernel) => kernel,
             None => self.choose_by_timing(a, b, c)?,
         };
-        let plan = self.plan::<T>(kernel, m, n, k)?;
-        if m == 0 || n == 0 {
-            return Ok(plan); // an empty product: nothing to compute
+        let launches = kernel.launches::<T>(&self.props, (m, n, k))?;
+        let ready = self.resolve::<T>(kernel)?;
+        if m > 0 && n > 0 {
+            self.launch(a, b, c, &ready, &launches)?;
         }
-        self.launch(a, b, c, &plan)?;
-        Ok(plan)
+        Ok(plan(kernel, &ready, &launches.main))
     }
 
+    /// Queues the launches of one product.
     fn launch<T: Element>(
         &self,
         a: &DeviceMatrix<T>,
         b: &DeviceMatrix<T>,
         c: &mut DeviceMatrix<T::Out>,
-        plan: &LaunchPlan,
+        ready: &Resolved,
+        launches: &Launches,
     ) -> Result<()> {
-        let kernel = plan.kernel;
-        let (m, n, k) = (a.rows, b.cols, a.cols);
-        // `stream_k`: a workspace for the parts of shared tiles, and the launch that adds
-        // them (only where a tile is shared; otherwise a 16-byte stand-in). Its function is
-        // loaded before anything is queued, so a failure leaves C untouched.
-        let fixup = match kernel {
-            Kernel::StreamK => stream_k_fixup_config::<T>(&self.props, (m, n, k)),
-            _ => None,
-        };
-        let fixup = match fixup {
-            Some((entry, cfg, ctas)) => {
-                Some((self.function_named(&entry, Kernel::StreamK)?, cfg, ctas))
-            }
-            None => None,
-        };
-        let main = self.function::<T>(kernel)?;
-        let bytes = match (kernel, &fixup) {
-            (Kernel::StreamK, Some(_)) => {
-                stream_k_workspace::<T>(&self.props) * std::mem::size_of::<T::Out>()
-            }
-            _ => 16,
-        };
-        // Held until both launches are queued; later users of it queue after them on the
-        // same stream, so they cannot overwrite it early.
-        let mut workspace = (kernel == Kernel::StreamK)
+        // Held until every launch is queued; later users of it queue after them on the same
+        // stream, so they cannot overwrite it early.
+        let mut workspace = (launches.workspace > 0)
             .then(|| self.workspace.lock().unwrap_or_else(|e| e.into_inner()));
-        let mut partials = match &mut workspace {
+        let bytes = launches.workspace * std::mem::size_of::<T::Out>();
+        let mut scratch = match &mut workspace {
             Some(workspace) => Some(Self::grown(&self.stream, workspace, bytes)?),
             None => None,
         };
-        let args = GemmArgs {
-            a: &a.buf,
-            b: &b.buf,
-            c: &mut c.buf,
-            m: m as u32,
-            n: n as u32,
-            k: k as u32,
-            tile: match kernel {
-                Kernel::TiledDynamic(t) => Some(t),
-                _ => None,
-            },
-            partials: partials
-                .as_deref_mut()
-                .map(|p| (p, stream_k_ctas::<T>(&self.props))),
-        };
-        let cfg = LaunchConfig {
-            grid_dim: plan.grid,
-            block_dim: plan.block,
-            shared_mem_bytes: plan.shared_bytes,
-        };
-        args.launch(&self.stream, &main, kernel, cfg)?;
-        if let (Some((func, cfg, ctas)), Some(partials)) = (fixup, partials) {
-            let args = FixupArgs::<T> {
-                partials,
-                c: &mut c.buf,
-                m: m as u32,
-                n: n as u32,
-                k: k as u32,
-                ctas,
+        let problem = ProblemArg(launches.problem);
+        let null = 0u64;
+        let mut queue = |func: &CudaFunction, cfg: LaunchConfig| -> Result<()> {
+            let mut builder = self.stream.launch_builder(func);
+            builder.arg(&a.buf).arg(&b.buf).arg(&mut c.buf);
+            match scratch.as_deref_mut() {
+                Some(scratch) => builder.arg(scratch),
+                None => builder.arg(&null),
             };
-            args.launch(&self.stream, &func, cfg)?;
+            builder.arg(&problem);
+            // SAFETY: every entry takes `(a, b, c, workspace, problem)` (checked against
+            // the PTX by the test suite); the buffers hold m*k, k*n and m*n elements
+            // (checked by the caller), the workspace what `launches` asks for; `cfg` comes
+            // from the kernel's spec.
+            unsafe { builder.launch(cfg) }?;
+            Ok(())
+        };
+        queue(&ready.main, launches.main)?;
+        if let (Some(cfg), Some(func)) = (launches.fixup, &ready.fixup) {
+            queue(func, cfg)?;
         }
         Ok(())
     }
@@ -330,20 +327,20 @@ impl Context {
         Ok(workspace.as_mut().expect("just set"))
     }
 
-    /// The kernels `matmul` chooses among for this shape: the textbook tiled kernels (all
-    /// three fixed tile widths) and every kernel past them, each if this device can launch
-    /// it for the shape; `thin` only where C has at most [`Kernel::THIN_SIDE`] rows or
-    /// columns. An error (the textbook kernel's) if none can.
+    /// The kernels `matmul` chooses among for this shape: every kernel whose spec makes it a
+    /// candidate for this shape (the textbook tiled kernels and every kernel past them;
+    /// `thin` only for thin shapes) and that this device can launch for it. An error (the
+    /// textbook kernel's) if none can.
     pub fn candidates<T: Element>(&self, m: usize, n: usize, k: usize) -> Result<Vec<Kernel>> {
         let textbook = self.textbook_kernel::<T>()?;
         let all: Vec<Kernel> = Kernel::FIXED
-            .into_iter()
-            .filter(|kernel| *kernel != Kernel::Naive)
-            .filter(|kernel| *kernel != Kernel::Thin || m.min(n) <= Kernel::THIN_SIDE)
-            .filter(|kernel| kernel.launch_config::<T>(&self.props, m, n, k).is_ok())
+            .iter()
+            .copied()
+            .filter(|kernel| kernel.is_candidate(m, n))
+            .filter(|kernel| kernel.launches::<T>(&self.props, (m, n, k)).is_ok())
             .collect();
         if all.is_empty() {
-            textbook.launch_config::<T>(&self.props, m, n, k)?;
+            textbook.launches::<T>(&self.props, (m, n, k))?;
         }
         Ok(all)
     }
@@ -370,8 +367,10 @@ impl Context {
         }
         let mut best: Option<(f64, Kernel)> = None;
         for kernel in candidates {
-            let plan = self.plan::<T>(kernel, m, n, k)?;
-            let runs = crate::timing::time_ms(self, 1, 3, || self.launch(a, b, c, &plan))?;
+            let launches = kernel.launches::<T>(&self.props, (m, n, k))?;
+            let ready = self.resolve::<T>(kernel)?;
+            let runs =
+                crate::timing::time_ms(self, 1, 3, || self.launch(a, b, c, &ready, &launches))?;
             let ms = runs.into_iter().fold(f64::INFINITY, f64::min);
             if best.is_none_or(|(t, _)| ms < t) {
                 best = Some((ms, kernel));
@@ -391,15 +390,8 @@ impl Context {
         n: usize,
         k: usize,
     ) -> Result<LaunchPlan> {
-        let cfg = kernel.launch_config::<T>(&self.props, m, n, k)?;
-        Ok(LaunchPlan {
-            kernel,
-            entry: kernel.entry_name::<T>(),
-            grid: cfg.grid_dim,
-            block: cfg.block_dim,
-            shared_bytes: cfg.shared_mem_bytes,
-            occupancy: self.occupancy::<T>(kernel)?,
-        })
+        let launches = kernel.launches::<T>(&self.props, (m, n, k))?;
+        Ok(plan(kernel, &*self.resolve::<T>(kernel)?, &launches.main))
     }
 
     /// The textbook's choice: the tiled kernel with the fixed tile width (8, 16 or 32) that
@@ -409,8 +401,7 @@ impl Context {
     /// memory fewer times (`n / tile` and `m / tile`).
     pub fn textbook_kernel<T: Element>(&self) -> Result<Kernel> {
         let mut best: Option<(Kernel, u32)> = None;
-        for tile in crate::kernels::FixedTile::ALL {
-            let kernel = Kernel::Tiled(tile);
+        for kernel in [Kernel::Tiled8, Kernel::Tiled16, Kernel::Tiled32] {
             if kernel.check_device::<T>(&self.props).is_err() {
                 continue;
             }
@@ -429,80 +420,85 @@ impl Context {
 
     /// What one block of `kernel` uses (registers from the compiled kernel).
     pub fn block_resources<T: Element>(&self, kernel: Kernel) -> Result<BlockResources> {
-        let func = self.function::<T>(kernel)?;
-        let (bx, by) = kernel.block();
-        let static_shared = func.get_attribute(FuncAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
-        Ok(BlockResources {
-            threads: bx * by,
-            shared_bytes: kernel.shared_bytes::<T>() + static_shared.max(0) as u32,
-            registers_per_thread: func
-                .get_attribute(FuncAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?
-                .max(0) as u32,
-        })
+        Ok(self.resolve::<T>(kernel)?.occupancy.resources)
     }
 
     /// The textbook occupancy of `kernel` on this device (see [`crate::occupancy`]).
     pub fn occupancy<T: Element>(&self, kernel: Kernel) -> Result<Occupancy> {
-        kernel.check_device::<T>(&self.props)?;
-        Ok(Occupancy::compute(
-            &self.props,
-            self.block_resources::<T>(kernel)?,
-        ))
+        Ok(self.resolve::<T>(kernel)?.occupancy)
     }
 
     /// The driver's own count of resident blocks per SM for `kernel`
     /// (`cuOccupancyMaxActiveBlocksPerMultiprocessor`), to check [`Context::occupancy`].
     pub fn driver_blocks_per_sm<T: Element>(&self, kernel: Kernel) -> Result<u32> {
-        let func = self.function::<T>(kernel)?;
-        let (bx, by) = kernel.block();
-        Ok(func.occupancy_max_active_blocks_per_multiprocessor(
-            bx * by,
-            kernel.shared_bytes::<T>() as usize,
+        let ready = self.resolve::<T>(kernel)?;
+        let resources = ready.occupancy.resources;
+        Ok(ready.main.occupancy_max_active_blocks_per_multiprocessor(
+            resources.threads,
+            kernel.shared_bytes::<T>() as usize, // checked by resolve
             None,
         )?)
     }
 
-    fn function<T: Element>(&self, kernel: Kernel) -> Result<CudaFunction> {
-        let f = self.function_named(&kernel.entry_name::<T>(), kernel)?;
+    /// `kernel` for `T`, made ready on first use (see [`Resolved`]); checks that this device
+    /// can run it.
+    fn resolve<T: Element>(&self, kernel: Kernel) -> Result<Arc<Resolved>> {
+        let key = (kernel, T::ELEM);
+        if let Some(ready) = self
+            .resolved
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return Ok(ready.clone());
+        }
+        kernel.check_device::<T>(&self.props)?;
+        let module = self.module(kernel.spec().arch)?;
+        let entry = kernel.entry_name::<T>();
+        let main = module.load_function(&entry)?;
+        let fixup = match kernel.fixup_entry::<T>() {
+            Some(name) => Some(module.load_function(&name)?),
+            None => None,
+        };
+        // Checked against the device's limit by `check_device`.
+        let shared = kernel.shared_bytes::<T>() as u32;
         // Beyond the default 48 KiB a kernel must opt in to its dynamic shared memory.
-        let shared = kernel.shared_bytes::<T>();
         if shared > self.props.shared_bytes_per_block {
-            f.set_attribute(
+            main.set_attribute(
                 FuncAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 shared as i32,
             )?;
         }
-        Ok(f)
+        let static_shared = main.get_attribute(FuncAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+        let registers = main.get_attribute(FuncAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?;
+        let resources = BlockResources {
+            threads: kernel.threads() as u32, // at most the device's limit: checked above
+            shared_bytes: shared + static_shared.max(0) as u32,
+            registers_per_thread: registers.max(0) as u32,
+        };
+        let ready = Arc::new(Resolved {
+            entry,
+            main,
+            fixup,
+            occupancy: Occupancy::compute(&self.props, resources),
+        });
+        let mut cache = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(cache.entry(key).or_insert(ready).clone())
     }
 
-    /// Entry `name`, from the module `kernel` is in (loaded on first use).
-    fn function_named(&self, name: &str, kernel: Kernel) -> Result<CudaFunction> {
-        let mut cache = self.functions.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = cache.get(name) {
-            return Ok(f.clone());
+    /// `arch`'s module, loaded on first use.
+    fn module(&self, arch: Arch) -> Result<Arc<CudaModule>> {
+        let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(module) = modules.get(&arch) {
+            return Ok(module.clone());
         }
-        let module = if kernel.min_compute_capability() >= (8, 0) {
-            let (major, minor) = kernel.min_compute_capability();
-            if self.props.compute_capability < (major, minor) {
-                return Err(Error::UnsupportedKernel {
-                    kernel: kernel.to_string(),
-                    device: self.props.name.clone(),
-                    reason: format!("needs compute capability {major}.{minor}"),
-                });
-            }
-            let mut sm80 = self.module_sm80.lock().unwrap_or_else(|e| e.into_inner());
-            match &*sm80 {
-                Some(module) => module.clone(),
-                None => sm80
-                    .insert(self.ctx.load_module(Ptx::from_src(KERNELS_PTX_SM80))?)
-                    .clone(),
-            }
-        } else {
-            self.module.clone()
-        };
-        let f = module.load_function(name)?;
-        cache.insert(name.to_string(), f.clone());
-        Ok(f)
+        let text = crate::ptx::module(arch).ok_or_else(|| Error::UnsupportedKernel {
+            kernel: format!("{arch:?} module"),
+            device: self.props.name.clone(),
+            reason: "no kernel of this build is in it".into(),
+        })?;
+        let module = self.ctx.load_module(Ptx::from_src(text))?;
+        Ok(modules.entry(arch).or_insert(module).clone())
     }
 
     fn check_owner<T>(&self, m: &DeviceMatrix<T>) -> Result<()> {
@@ -516,5 +512,17 @@ impl Context {
     /// The underlying cudarc context, for interoperation.
     pub fn cuda_context(&self) -> &Arc<CudaContext> {
         &self.ctx
+    }
+}
+
+/// What a product of `kernel` launches as, for the caller.
+fn plan(kernel: Kernel, ready: &Resolved, cfg: &LaunchConfig) -> LaunchPlan {
+    LaunchPlan {
+        kernel,
+        entry: ready.entry.clone(),
+        grid: cfg.grid_dim,
+        block: cfg.block_dim,
+        shared_bytes: cfg.shared_mem_bytes,
+        occupancy: ready.occupancy,
     }
 }

@@ -32,6 +32,8 @@ pub trait Element: Scalar + sealed::Sealed {
     type Device: rgemm_kernels::element::Element<Acc = Self::Out>;
     /// The suffix of this type's kernel entry points (`naive_f32`, ...).
     const NAME: &'static str;
+    /// The same, as the catalogue names element types.
+    const ELEM: rgemm_kernels::catalogue::Elem;
     /// Unit roundoff of the accumulation (`2^-24` for f32, `2^-53` for f64).
     const ACC_UNIT_ROUNDOFF: f64;
     /// cuBLAS `gemmEx` types: A/B, C, compute.
@@ -89,6 +91,7 @@ impl Element for f32 {
     type Out = f32;
     type Device = f32;
     const NAME: &'static str = "f32";
+    const ELEM: rgemm_kernels::catalogue::Elem = rgemm_kernels::catalogue::Elem::F32;
     const ACC_UNIT_ROUNDOFF: f64 = F32_U;
     const CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = F32_CUBLAS;
     const ONE: f32 = 1.0;
@@ -98,6 +101,7 @@ impl Element for f64 {
     type Out = f64;
     type Device = f64;
     const NAME: &'static str = "f64";
+    const ELEM: rgemm_kernels::catalogue::Elem = rgemm_kernels::catalogue::Elem::F64;
     const ACC_UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
     const CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = (
         cudaDataType_t::CUDA_R_64F,
@@ -111,6 +115,7 @@ impl Element for half::f16 {
     type Out = f32;
     type Device = rgemm_kernels::element::F16;
     const NAME: &'static str = "f16";
+    const ELEM: rgemm_kernels::catalogue::Elem = rgemm_kernels::catalogue::Elem::F16;
     const ACC_UNIT_ROUNDOFF: f64 = F32_U;
     const CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = (
         cudaDataType_t::CUDA_R_16F,
@@ -124,6 +129,7 @@ impl Element for half::bf16 {
     type Out = f32;
     type Device = rgemm_kernels::element::Bf16;
     const NAME: &'static str = "bf16";
+    const ELEM: rgemm_kernels::catalogue::Elem = rgemm_kernels::catalogue::Elem::Bf16;
     const ACC_UNIT_ROUNDOFF: f64 = F32_U;
     const CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = (
         cudaDataType_t::CUDA_R_16BF,

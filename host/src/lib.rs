@@ -6,7 +6,7 @@
 //! builds, and its CPU parts run, on machines without CUDA.
 //!
 //! ```
-//! use rgemm::{Context, Kernel, FixedTile, Matrix};
+//! use rgemm::{Context, Kernel, Matrix};
 //!
 //! # fn main() -> Result<(), rgemm::Error> {
 //! let a = Matrix::from_fn(64, 32, |r, c| (r + c) as f32)?;
@@ -14,7 +14,7 @@
 //! let expected = rgemm::matmul_reference(&a, &b)?; // f64 accumulation on the CPU
 //! match Context::new(0) {
 //!     Ok(ctx) => {
-//!         let c = ctx.matmul_with(&a, &b, Kernel::Tiled(FixedTile::W16))?;
+//!         let c = ctx.matmul_with(&a, &b, Kernel::Tiled16)?;
 //!         for (x, y) in c.as_slice().iter().zip(expected.as_slice()) {
 //!             assert_eq!(*x as f64, *y); // small integers: exact
 //!         }
@@ -28,8 +28,8 @@
 //! ```
 //!
 //! Layout: [`Context`] (device, stream, kernels, [`DeviceProps`]), [`Matrix`] and
-//! [`DeviceMatrix`] (row-major), [`Kernel`] (the catalogue and each kernel's launch
-//! rules), [`Occupancy`] (the textbook's occupancy arithmetic), [`matmul_reference`] (the
+//! [`DeviceMatrix`] (row-major), [`Kernel`] (the catalogue: each kernel's [`KernelSpec`]
+//! and the launch rules it implies), [`Occupancy`] (the textbook's occupancy arithmetic), [`matmul_reference`] (the
 //! CPU reference), [`Cublas`] (the yardstick), [`Error`].
 pub mod context;
 pub mod cpu;
@@ -50,7 +50,7 @@ pub use cublas::Cublas;
 pub use element::{Element, Scalar};
 pub use error::{Error, Result};
 pub use half::{bf16, f16};
-pub use kernels::{FixedTile, Kernel, MAX_DIM, PtxParam};
+pub use kernels::{Arch, ENTRY_PARAMS, Elem, Kernel, Launches, MAX_DIM, PtxParam};
 pub use matrix::{DeviceMatrix, Matrix};
 pub use occupancy::{BlockResources, Limiter, Occupancy};
 pub use props::DeviceProps;
@@ -58,6 +58,8 @@ pub use reference::{
     abs_product, agreement_limit, check_output_shape, check_product_shape, matmul_reference,
     max_relative_error, product_dims,
 };
+pub use rgemm_kernels::catalogue::KernelSpec;
+pub use rgemm_kernels::problem::Problem;
 
 /// Parses a product shape written `S` (for S x S x S) or `MxNxK` (C is M x N, the inner
 /// dimension K), as the binaries take them on their command lines.

@@ -1,8 +1,13 @@
-//! The kernels' PTX, built from `kernels-gpu/` by `build.rs` and embedded here.
+//! The kernels' PTX, one module per architecture, built from `kernels-gpu/` by `build.rs`
+//! from the catalogue and embedded here.
+use rgemm_kernels::catalogue::Arch;
 
-/// PTX text of every kernel (`.target sm_70`; the driver JIT-compiles it for the GPU).
-pub const KERNELS_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
+include!(concat!(env!("OUT_DIR"), "/modules.rs"));
 
-/// The same kernels built for `sm_80`, plus those that need it (`cp.async`): loaded on GPUs
-/// of compute capability 8.0 and newer.
-pub const KERNELS_PTX_SM80: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels_sm80.ptx"));
+/// The PTX text of `arch`'s module, if any kernel is built into it.
+pub fn module(arch: Arch) -> Option<&'static str> {
+    MODULE_PTX
+        .iter()
+        .find(|(a, _)| *a == arch)
+        .map(|(_, text)| *text)
+}

@@ -19,19 +19,30 @@
 //! and f16/bf16 inputs (widened on the way), run `fragment_buffered`'s checked mainloop on
 //! the same shared layout. Per block, so every barrier stays in uniform control flow.
 //!
-//! Launch rules (host `kernels.rs`): 256 threads, block tile 128 x 128 stepping BK = 16,
+//! Launch rules ([`SPEC`]): 256 threads, block tile 128 x 128 stepping BK = 16,
 //! grid `ceil(n / 128) x ceil(m / 128)`, shared bytes `2 * (BK * (BM + 4) + BK * BN) *
 //! size_of(Acc)`; only in the sm_80 PTX module.
 use crate::block_tile::{
     Block, Fragment, Stage, ThreadMap, ThreadTile, WarpTiled, b_group, epilogue, fetch_part,
     splits_into, stash_part, threads,
 };
+use crate::catalogue::{Arch, KernelSpec};
 use crate::device::async_copy::{commit_group, wait_group};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
-use crate::element::{Accumulator, Element, gemm_entry_points};
-use crate::fragment_buffered::{self, Loads, phase_steps};
+use crate::element::{Accumulator, Element};
+use crate::fragment_buffered::{self, Loads, padded_stages, phase_steps};
+use crate::problem::{Gemm, entry_points};
+
+pub const SPEC: KernelSpec = crate::block_tile::spec(
+    ("async_copy", file!()),
+    "B copied by `cp.async` (no registers, no shared stores), A still through registers; two phases per mainloop iteration (constant stages)",
+    Arch::Sm80,
+    (128, 128),
+    padded_stages(16),
+    Some(2),
+);
 
 /// Starts copying phase `k0`'s tile of B into `st`, 16 bytes per copy.
 ///
@@ -248,16 +259,14 @@ unsafe fn one_phase<T: Element, const BM: u32, const BN: u32, const BK: u32, con
 /// # Safety
 /// See the entry points; 256 threads per block.
 #[inline(always)]
-pub unsafe fn async_copy<T: Element>(
-    a: *const T,
-    b: *const T,
-    c: *mut T::Acc,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    unsafe { async_pipelined::<T, WarpTiled, 128, 128, 16, 2>(a, b, c, m, n, k) }
+pub unsafe fn async_copy<T: Element>(g: Gemm<T>) {
+    let (a, b, c, m, n, k) = g.plain();
+    unsafe {
+        async_pipelined::<T, WarpTiled, { SPEC.rows() }, { SPEC.cols() }, { SPEC.bk() }, 2>(
+            a, b, c, m, n, k,
+        )
+    }
 }
 
-gemm_entry_points!(async_copy;
+entry_points!(async_copy;
     async_copy_f32: f32, async_copy_f64: f64, async_copy_f16: f16, async_copy_bf16: Bf16);

@@ -15,11 +15,45 @@
 //! store 4 elements per access; edge blocks load element by element with zero padding and
 //! store only inside C. The choice is per block (and per phase for the last, partial K
 //! step), so it is uniform and every barrier is reached by every thread.
+use crate::catalogue::{
+    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Shared, Threads, Tile,
+};
 use crate::coarse::load_or_zero;
 use crate::device::global::{load4, store, store2, store4};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::vector::aligned4;
 use crate::element::{Accumulator, Element};
+
+/// The spec of a kernel built on this block tile: `(rows, cols)` of C per block, one thread
+/// per 8 x 8 thread tile, a grid of tiles, every element type; `f32_blocks_per_sm` is the
+/// launch bound of the f32-accumulating entries (the f64 ones, at ~250 registers, have
+/// none). The rest of a spec is what `name` and `file` say.
+pub const fn spec(
+    (name, file): (&'static str, &'static str),
+    idea: &'static str,
+    arch: Arch,
+    (rows, cols): (u32, u32),
+    shared: Shared,
+    f32_blocks_per_sm: Option<u32>,
+) -> KernelSpec {
+    KernelSpec {
+        name,
+        file,
+        idea,
+        arch,
+        threads: Threads::Fixed(threads(rows, cols), 1),
+        tile: Tile::Fixed { rows, cols },
+        grid: Grid::Tiles,
+        shared,
+        min_blocks_per_sm: PerAcc {
+            f32: f32_blocks_per_sm,
+            f64: None,
+        },
+        elements: ALL_ELEMENTS,
+        candidate: Candidate::Always,
+        cpu: true,
+    }
+}
 
 /// Threads of a `BM x BN` block tile (8 x 8 elements each).
 pub const fn threads(bm: u32, bn: u32) -> u32 {

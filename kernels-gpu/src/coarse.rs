@@ -1,21 +1,46 @@
 //! Thread coarsening (1D): each thread computes TM = 8 elements of one column of C, so each
 //! element of B it reads from shared memory serves 8 multiply-adds instead of 1.
 //!
-//! Launch rules (host `kernels.rs`): 512 threads in a 1D block, block tile BM x BN =
+//! Launch rules ([`SPEC`]): 512 threads in a 1D block, block tile BM x BN =
 //! 64 x 64 stepping BK = 8 along K, grid `ceil(n / 64) x ceil(m / 64)`, shared bytes
 //! `(BM * BK + BK * BN) * size_of(Acc)`. Every load and store is bounds-checked.
+use crate::catalogue::{
+    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Shared, Threads, Tile,
+};
 use crate::device::global::{load, store};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
-use crate::element::{Accumulator, Element, gemm_entry_points};
+use crate::element::{Accumulator, Element};
+use crate::problem::{Gemm, entry_points};
 
-pub const BM: u32 = 64;
-pub const BN: u32 = 64;
-pub const BK: u32 = 8;
+pub const SPEC: KernelSpec = KernelSpec {
+    name: "coarse",
+    file: file!(),
+    idea: "thread coarsening: 8 elements of a column of C per thread",
+    arch: Arch::Sm70,
+    threads: Threads::Fixed(64 * 64 / 8, 1),
+    tile: Tile::Fixed { rows: 64, cols: 64 },
+    grid: Grid::Tiles,
+    shared: Shared::Stages {
+        stages: 1,
+        bk: 8,
+        a_pad: 0,
+    },
+    min_blocks_per_sm: PerAcc {
+        f32: None,
+        f64: None,
+    },
+    elements: ALL_ELEMENTS,
+    candidate: Candidate::Always,
+    cpu: true,
+};
+pub const BM: u32 = SPEC.rows();
+pub const BN: u32 = SPEC.cols();
+pub const BK: u32 = SPEC.bk();
 pub const TM: u32 = 8;
-pub const THREADS: u32 = BM * BN / TM;
+pub const THREADS: u32 = SPEC.fixed_threads();
 
 /// Element `(row, col)` of a `rows x cols` row-major matrix, widened; zero outside it.
 ///
@@ -39,7 +64,8 @@ pub(crate) unsafe fn load_or_zero<T: Element>(
 /// # Safety
 /// See the entry points; 512 threads per block.
 #[inline(always)]
-pub unsafe fn coarse<T: Element>(a: *const T, b: *const T, c: *mut T::Acc, m: u32, n: u32, k: u32) {
+pub unsafe fn coarse<T: Element>(g: Gemm<T>) {
+    let (a, b, c, m, n, k) = g.plain();
     let tid = thread_idx_x();
     let (tr, tc) = (tid / BN, tid % BN); // rows tr*TM.., column tc of the block tile
     let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
@@ -76,4 +102,4 @@ pub unsafe fn coarse<T: Element>(a: *const T, b: *const T, c: *mut T::Acc, m: u3
     }
 }
 
-gemm_entry_points!(coarse; coarse_f32: f32, coarse_f64: f64, coarse_f16: f16, coarse_bf16: Bf16);
+entry_points!(coarse; coarse_f32: f32, coarse_f64: f64, coarse_f16: f16, coarse_bf16: Bf16);

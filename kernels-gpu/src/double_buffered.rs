@@ -3,15 +3,30 @@
 //! the other stage afterwards, so one barrier per phase suffices and global latency hides
 //! behind the multiply-adds. Same layout and edge handling as `vectorized`.
 //!
-//! Launch rules (host `kernels.rs`): 256 threads in a 1D block, block tile 128 x 128
+//! Launch rules ([`SPEC`]): 256 threads in a 1D block, block tile 128 x 128
 //! stepping BK = 8, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes
 //! `2 * (BK * BM + BK * BN) * size_of(Acc)`.
 use crate::block_tile::{Block, RowMajor, Stage, ThreadMap, epilogue, fetch_as, multiply, stash};
+use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
-use crate::element::{Accumulator, Element, gemm_entry_points};
+use crate::element::{Accumulator, Element};
+use crate::problem::{Gemm, entry_points};
+
+pub const SPEC: KernelSpec = crate::block_tile::spec(
+    ("double_buffered", file!()),
+    "two shared stages; the next phase's loads in flight (registers) during the multiply-adds; one barrier per phase",
+    Arch::Sm70,
+    (128, 128),
+    Shared::Stages {
+        stages: 2,
+        bk: 8,
+        a_pad: 0,
+    },
+    Some(2),
+);
 
 /// The double-buffered kernel for a `BM x BN` block tile stepping `BK`, with thread mapping
 /// `M` (also used by the `warp_tiled` kernels). With `SPECIALISE`, interior blocks whose K is
@@ -116,16 +131,14 @@ unsafe fn mainloop<
 /// # Safety
 /// See the entry points; 256 threads per block.
 #[inline(always)]
-pub unsafe fn double_buffered<T: Element>(
-    a: *const T,
-    b: *const T,
-    c: *mut T::Acc,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    unsafe { pipelined::<T, RowMajor, 128, 128, 8, false>(a, b, c, m, n, k) }
+pub unsafe fn double_buffered<T: Element>(g: Gemm<T>) {
+    let (a, b, c, m, n, k) = g.plain();
+    unsafe {
+        pipelined::<T, RowMajor, { SPEC.rows() }, { SPEC.cols() }, { SPEC.bk() }, false>(
+            a, b, c, m, n, k,
+        )
+    }
 }
 
-gemm_entry_points!(double_buffered;
+entry_points!(double_buffered;
     double_buffered_f32: f32, double_buffered_f64: f64, double_buffered_f16: f16, double_buffered_bf16: Bf16);

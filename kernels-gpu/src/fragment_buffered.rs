@@ -6,21 +6,49 @@
 //! block at once. A^T's rows are padded by 4 elements, so the transposed stores of A hit 32
 //! banks (they hit 16 in `double_buffered`).
 //!
-//! Launch rules (host `kernels.rs`): `(BM / 8) * (BN / 8)` threads in a 1D block, grid
+//! Launch rules ([`FRAGMENT_BUFFERED`], [`FRAGMENT_BUFFERED_K16`]): `(BM / 8) * (BN / 8)` threads in a 1D block, grid
 //! `ceil(n / BN) x ceil(m / BM)`, shared bytes `2 * (BK * (BM + 4) + BK * BN) *
 //! size_of(Acc)`.
 use crate::block_tile::{
     Block, Fetch, Fragment, Stage, ThreadMap, ThreadTile, WarpTiled, epilogue, fetch_as,
     fetch_part, splits_into, stash, stash_part,
 };
+use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
-use crate::element::{Accumulator, Element, gemm_entry_points};
+use crate::element::{Accumulator, Element};
+use crate::problem::{Gemm, entry_points};
 
 /// Padding of A^T's rows, in elements (a multiple of 4 keeps 16-byte reads aligned).
 pub const PAD: u32 = 4;
+
+/// Two stages of `bk` K steps, A^T's rows padded.
+pub(crate) const fn padded_stages(bk: u32) -> Shared {
+    Shared::Stages {
+        stages: 2,
+        bk,
+        a_pad: PAD,
+    }
+}
+
+pub const FRAGMENT_BUFFERED: KernelSpec = crate::block_tile::spec(
+    ("fragment_buffered", file!()),
+    "fragment double buffering: each K step's shared reads one step ahead, across the barrier too; f64 thread tiles in 16-byte runs; A^T rows padded",
+    Arch::Sm70,
+    (128, 128),
+    padded_stages(8),
+    Some(2),
+);
+pub const FRAGMENT_BUFFERED_K16: KernelSpec = crate::block_tile::spec(
+    ("fragment_buffered_k16", file!()),
+    "BK = 16, the next phase's loads in two parts (half the staging registers), unchecked interior mainloop",
+    Arch::Sm70,
+    (128, 128),
+    padded_stages(16),
+    Some(2),
+);
 
 /// The kernel for a `BM x BN` block tile stepping `BK`; `SPECIALISE` as in
 /// `double_buffered::pipelined` (a second, unchecked mainloop for interior blocks). The next
@@ -238,32 +266,26 @@ pub(crate) unsafe fn phase_steps<
 /// # Safety
 /// See the entry points; 256 threads per block.
 #[inline(always)]
-pub unsafe fn fragment_buffered<T: Element>(
-    a: *const T,
-    b: *const T,
-    c: *mut T::Acc,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    unsafe { fragment_pipelined::<T, 128, 128, 8, 1, false>(a, b, c, m, n, k) }
+pub unsafe fn fragment_buffered<T: Element>(g: Gemm<T>) {
+    const S: KernelSpec = FRAGMENT_BUFFERED;
+    let (a, b, c, m, n, k) = g.plain();
+    unsafe {
+        fragment_pipelined::<T, { S.rows() }, { S.cols() }, { S.bk() }, 1, false>(a, b, c, m, n, k)
+    }
 }
 
 /// # Safety
 /// See the entry points; 256 threads per block.
 #[inline(always)]
-pub unsafe fn fragment_buffered_k16<T: Element>(
-    a: *const T,
-    b: *const T,
-    c: *mut T::Acc,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    unsafe { fragment_pipelined::<T, 128, 128, 16, 2, true>(a, b, c, m, n, k) }
+pub unsafe fn fragment_buffered_k16<T: Element>(g: Gemm<T>) {
+    const S: KernelSpec = FRAGMENT_BUFFERED_K16;
+    let (a, b, c, m, n, k) = g.plain();
+    unsafe {
+        fragment_pipelined::<T, { S.rows() }, { S.cols() }, { S.bk() }, 2, true>(a, b, c, m, n, k)
+    }
 }
 
-gemm_entry_points!(fragment_buffered;
+entry_points!(fragment_buffered;
     fragment_buffered_f32: f32, fragment_buffered_f64: f64, fragment_buffered_f16: f16, fragment_buffered_bf16: Bf16);
-gemm_entry_points!(fragment_buffered_k16;
+entry_points!(fragment_buffered_k16;
     fragment_buffered_k16_f32: f32, fragment_buffered_k16_f64: f64, fragment_buffered_k16_f16: f16, fragment_buffered_k16_bf16: Bf16);

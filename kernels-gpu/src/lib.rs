@@ -1,9 +1,10 @@
 //! rgemm's GPU kernels: plain `no_std` Rust, compiled by rustc's NVPTX backend to PTX
 //! while the host crate builds (see `host/build.rs`).
 //!
-//! Every entry point is `extern "ptx-kernel"` and `#[unsafe(no_mangle)]`; its name, its
-//! parameter list and its launch rules (block shape, shared bytes, grid) are declared once
-//! more on the host side, in `host/src/kernels.rs`, and a test compares the two.
+//! Every entry point is `extern "ptx-kernel"` and `#[unsafe(no_mangle)]`, with the same
+//! parameters (`problem.rs`); each kernel's launch rules (block shape, block tile, shared
+//! bytes, module, launch bounds) are its spec, declared next to its code and listed in
+//! `catalogue.rs`, which the host, the build script and the tests read.
 //!
 //! The same source also builds for the host, where the kernel bodies (`naive::naive`,
 //! `tiled::tiled`, ...) run on rgemm's CPU executor: `device` then implements the CUDA
@@ -27,15 +28,16 @@
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod async_copy;
 pub mod block_tile;
+pub mod catalogue;
 pub mod coarse;
 pub mod device;
 pub mod double_buffered;
 pub mod element;
 pub mod fragment_buffered;
-pub mod launch_bounds;
 pub mod naive;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod paired_lanes;
+pub mod problem;
 pub mod register_tiled;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod stream_k;

@@ -1,19 +1,43 @@
 //! One thread per element of C: the textbook's first kernel.
 //!
-//! Launch rules (host `kernels.rs`): 2D block (any shape; 32 x 8, a warp per row), grid
+//! Launch rules ([`SPEC`]): 2D block (any shape; 32 x 8, a warp per row), grid
 //! `ceil(n / block.x) x ceil(m / block.y)`, no shared memory. Thread (x, y) of block
 //! (bx, by) computes C[row = by*block.y + y][col = bx*block.x + x].
+use crate::catalogue::{
+    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Shared, Threads, Tile,
+};
 use crate::device::global::{load, store};
 use crate::device::thread::{block_dim_x, block_dim_y, block_idx_x, block_idx_y};
 use crate::device::thread::{thread_idx_x, thread_idx_y};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
-use crate::element::{Accumulator, Element, gemm_entry_points};
+use crate::element::{Accumulator, Element};
+use crate::problem::{Gemm, entry_points};
+
+/// A warp spans 32 columns of one row of C.
+pub const SPEC: KernelSpec = KernelSpec {
+    name: "naive",
+    file: file!(),
+    idea: "one thread per element of C",
+    arch: Arch::Sm70,
+    threads: Threads::Fixed(32, 8),
+    tile: Tile::Fixed { rows: 8, cols: 32 },
+    grid: Grid::Tiles,
+    shared: Shared::None,
+    min_blocks_per_sm: PerAcc {
+        f32: None,
+        f64: None,
+    },
+    elements: ALL_ELEMENTS,
+    candidate: Candidate::Never,
+    cpu: true,
+};
 
 /// # Safety
 /// See the entry points.
 #[inline(always)]
-pub unsafe fn naive<T: Element>(a: *const T, b: *const T, c: *mut T::Acc, m: u32, n: u32, k: u32) {
+pub unsafe fn naive<T: Element>(g: Gemm<T>) {
+    let (a, b, c, m, n, k) = g.plain();
     let row = block_idx_y() * block_dim_y() + thread_idx_y();
     let col = block_idx_x() * block_dim_x() + thread_idx_x();
     // Threads past the edge of C exist (the grid rounds up) and do nothing.
@@ -29,4 +53,4 @@ pub unsafe fn naive<T: Element>(a: *const T, b: *const T, c: *mut T::Acc, m: u32
     }
 }
 
-gemm_entry_points!(naive; naive_f32: f32, naive_f64: f64, naive_f16: f16, naive_bf16: Bf16);
+entry_points!(naive; naive_f32: f32, naive_f64: f64, naive_f16: f16, naive_bf16: Bf16);

@@ -11,28 +11,38 @@
 //! +0.3-1.5% for f64 and no change for f32: neither was bound by shared memory. What bounds
 //! f64 is in `docs/PERF.md` ("What limits f64").
 //!
-//! Launch rules: as `async_copy` (host `kernels.rs`): 256 threads, block tile 128 x 128
+//! Launch rules ([`SPEC`]): as `async_copy`: 256 threads, block tile 128 x 128
 //! stepping BK = 16, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes `2 * (BK * (BM + 4) +
 //! BK * BN) * size_of(Acc)`; only in the sm_80 PTX module.
 use crate::async_copy::async_pipelined;
 use crate::block_tile::PairedLanes;
+use crate::catalogue::{Arch, KernelSpec};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
-use crate::element::{Element, gemm_entry_points};
+use crate::element::Element;
+use crate::fragment_buffered::padded_stages;
+use crate::problem::{Gemm, entry_points};
+
+pub const SPEC: KernelSpec = crate::block_tile::spec(
+    ("paired_lanes", file!()),
+    "`async_copy` with lanes `n`, `n ^ 1` sharing A's reads and `n`, `n ^ 2` B's: 2 shared wavefronts per 16-byte fragment read instead of 3",
+    Arch::Sm80,
+    (128, 128),
+    padded_stages(16),
+    Some(2),
+);
 
 /// # Safety
 /// See the entry points; 256 threads per block.
 #[inline(always)]
-pub unsafe fn paired_lanes<T: Element>(
-    a: *const T,
-    b: *const T,
-    c: *mut T::Acc,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
-    unsafe { async_pipelined::<T, PairedLanes, 128, 128, 16, 2>(a, b, c, m, n, k) }
+pub unsafe fn paired_lanes<T: Element>(g: Gemm<T>) {
+    let (a, b, c, m, n, k) = g.plain();
+    unsafe {
+        async_pipelined::<T, PairedLanes, { SPEC.rows() }, { SPEC.cols() }, { SPEC.bk() }, 2>(
+            a, b, c, m, n, k,
+        )
+    }
 }
 
-gemm_entry_points!(paired_lanes;
+entry_points!(paired_lanes;
     paired_lanes_f32: f32, paired_lanes_f64: f64, paired_lanes_f16: f16, paired_lanes_bf16: Bf16);

@@ -2,35 +2,43 @@
 //! column of A and a row of B in registers per K step: 16 shared loads feed 64
 //! multiply-adds (the textbook tiled kernel: 2 feed 1).
 //!
-//! Launch rules (host `kernels.rs`): 256 threads in a 1D block, block tile BM x BN =
+//! Launch rules ([`SPEC`]): 256 threads in a 1D block, block tile BM x BN =
 //! 128 x 128 stepping BK = 8, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes
 //! `(BM * BK + BK * BN) * size_of(Acc)`. Every load and store is bounds-checked.
+use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::coarse::load_or_zero;
 use crate::device::global::store;
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
-use crate::element::{Accumulator, Element, gemm_entry_points};
+use crate::element::{Accumulator, Element};
+use crate::problem::{Gemm, entry_points};
 
-pub const BM: u32 = 128;
-pub const BN: u32 = 128;
-pub const BK: u32 = 8;
+pub const SPEC: KernelSpec = crate::block_tile::spec(
+    ("register_tiled", file!()),
+    "2D register tiling: an 8 x 8 thread tile",
+    Arch::Sm70,
+    (128, 128),
+    Shared::Stages {
+        stages: 1,
+        bk: 8,
+        a_pad: 0,
+    },
+    Some(2),
+);
+pub const BM: u32 = SPEC.rows();
+pub const BN: u32 = SPEC.cols();
+pub const BK: u32 = SPEC.bk();
 pub const TM: u32 = 8;
 pub const TN: u32 = 8;
-pub const THREADS: u32 = (BM / TM) * (BN / TN);
+pub const THREADS: u32 = SPEC.fixed_threads();
 
 /// # Safety
 /// See the entry points; 256 threads per block.
 #[inline(always)]
-pub unsafe fn register_tiled<T: Element>(
-    a: *const T,
-    b: *const T,
-    c: *mut T::Acc,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
+pub unsafe fn register_tiled<T: Element>(g: Gemm<T>) {
+    let (a, b, c, m, n, k) = g.plain();
     let tid = thread_idx_x();
     let (tr, tc) = (tid / (BN / TN), tid % (BN / TN));
     let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
@@ -81,5 +89,5 @@ pub unsafe fn register_tiled<T: Element>(
     }
 }
 
-gemm_entry_points!(register_tiled;
+entry_points!(register_tiled;
     register_tiled_f32: f32, register_tiled_f64: f64, register_tiled_f16: f16, register_tiled_bf16: Bf16);

@@ -14,7 +14,7 @@
 //! order and writes C. No block waits on another (no spinning, no assumption about which
 //! blocks run at once), and the result does not depend on timing.
 //!
-//! Launch rules (host `kernels.rs`): `stream_k_*`: 256 threads, a 1D grid of `whole + ctas`
+//! Launch rules ([`SPEC`]): `stream_k_*`: 256 threads, a 1D grid of `whole + ctas`
 //! blocks (`whole` if nothing is split), `ctas` = SMs x resident blocks per SM (1 for f64, 2
 //! for the others, as `launch_bounds` sets), shared bytes as `async_copy`, a workspace of
 //! `SLOTS_PER_CTA * ctas` tiles of `BM x BN` accumulators. `stream_k_fixup_*` (only when a
@@ -22,16 +22,35 @@
 //! memory. Both only in the sm_80 PTX module.
 use crate::async_copy::tile_product;
 use crate::block_tile::{Block, PairedLanes, ThreadMap, ThreadTile, epilogue};
+use crate::catalogue::{Arch, Grid, KernelSpec};
 use crate::device::global::{load, store};
 use crate::device::thread::{block_idx_x, sync_threads, thread_idx_x};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
+use crate::fragment_buffered::padded_stages;
+use crate::problem::{Gemm, entry_points};
+
+/// `paired_lanes`' block tile, on a stream-K grid; the launch bound also sets `ctas`: one
+/// wave is `SMs x` its min blocks per SM (1 for f64).
+pub const SPEC: KernelSpec = KernelSpec {
+    grid: Grid::StreamK {
+        fixup: "stream_k_fixup",
+    },
+    ..crate::block_tile::spec(
+        ("stream_k", file!()),
+        "`paired_lanes`' tile with the last, partial wave of tiles shared out by K phases among one wave of blocks, their partial sums added in K order by a second launch (`stream_k_fixup_*`); no block waits on another",
+        Arch::Sm80,
+        (128, 128),
+        padded_stages(16),
+        Some(2),
+    )
+};
 
 /// The block tile and K step of `stream_k` (those of `paired_lanes`).
-pub const BM: u32 = 128;
-pub const BN: u32 = 128;
-pub const BK: u32 = 16;
+pub const BM: u32 = SPEC.rows();
+pub const BN: u32 = SPEC.cols();
+pub const BK: u32 = SPEC.bk();
 /// Workspace slots per block: its share of the split phases touches two tiles at most.
 pub const SLOTS_PER_CTA: u32 = 2;
 /// Threads of a fix-up block, and how many elements of a tile each adds.
@@ -148,17 +167,13 @@ impl Schedule {
 /// one tile and the start of the next at most, so two pieces.
 ///
 /// # Safety
-/// As the GEMM entry points, plus: the grid is `whole + ctas` blocks (1D; `ctas` as passed
-/// to the fix-up), [`Schedule::fits`] holds; `partials` has room for
-/// `SLOTS_PER_CTA * ctas * BM * BN` accumulators, 16-byte aligned.
+/// As the GEMM entry points, plus: the grid is `whole + ctas` blocks (1D; `ctas =
+/// g.p.ctas`, as passed to the fix-up), [`Schedule::fits`] holds; the workspace (`partials`)
+/// has room for `SLOTS_PER_CTA * ctas * BM * BN` accumulators, 16-byte aligned.
 #[inline(always)]
-pub unsafe fn stream_k<T: Element>(
-    a: *const T,
-    b: *const T,
-    c: *mut T::Acc,
-    (m, n, k): (u32, u32, u32),
-    (partials, ctas): (*mut T::Acc, u32),
-) {
+pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
+    let (a, b, c, m, n, k) = g.plain();
+    let (partials, ctas) = (g.workspace, g.p.ctas);
     type M = PairedLanes;
     let s = Schedule::new((m, n, k), ctas);
     let me = M::coords::<BM, BN>(thread_idx_x());
@@ -209,15 +224,14 @@ pub unsafe fn stream_k<T: Element>(
 /// takes chunk `x % FIXUP_CHUNKS` of split tile `x / FIXUP_CHUNKS`.
 ///
 /// # Safety
-/// `partials` as written by the `stream_k` launch of `ctas` blocks for this shape, which
-/// finished before this launch; `c` is `m x n`; `FIXUP_THREADS` threads per block.
+/// The workspace as written by the `stream_k` launch of `ctas` blocks for this shape, which
+/// finished before this launch; `c` is `m x n`; `FIXUP_THREADS` threads per block. A and B
+/// are not read.
 #[inline(always)]
-pub unsafe fn stream_k_fixup<A: Accumulator>(
-    partials: *const A,
-    c: *mut A,
-    (m, n, k): (u32, u32, u32),
-    ctas: u32,
-) {
+pub unsafe fn stream_k_fixup<T: Element>(g: Gemm<T>) {
+    type A<T> = <T as Element>::Acc;
+    let (_, _, c, m, n, k) = g.plain();
+    let (partials, ctas) = (g.workspace.cast_const(), g.p.ctas);
     let s = Schedule::new((m, n, k), ctas);
     let (t, chunk) = (block_idx_x() / FIXUP_CHUNKS, block_idx_x() % FIXUP_CHUNKS);
     if t >= s.split {
@@ -227,7 +241,7 @@ pub unsafe fn stream_k_fixup<A: Accumulator>(
     if first == last {
         return; // one block covered the tile and wrote C
     }
-    let mut sum = [A::ZERO; FIXUP_PER_THREAD as usize];
+    let mut sum = [A::<T>::ZERO; FIXUP_PER_THREAD as usize];
     let at =
         |j: u32| chunk * (FIXUP_THREADS * FIXUP_PER_THREAD) + j * FIXUP_THREADS + thread_idx_x();
     for cta in first..=last {
@@ -252,46 +266,6 @@ pub unsafe fn stream_k_fixup<A: Accumulator>(
     }
 }
 
-macro_rules! stream_k_entry_points {
-    ($($name:ident: $elem:ty),* $(,)?) => {$(
-        #[cfg(target_arch = "nvptx64")]
-        /// # Safety
-        /// As the GEMM entry points, plus the workspace `partials` (see [`stream_k`]).
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(
-            a: *const $elem,
-            b: *const $elem,
-            c: *mut <$elem as Element>::Acc,
-            m: u32,
-            n: u32,
-            k: u32,
-            partials: *mut <$elem as Element>::Acc,
-            ctas: u32,
-        ) {
-            unsafe { stream_k(a, b, c, (m, n, k), (partials, ctas)) }
-        }
-    )*};
-}
-
-stream_k_entry_points!(stream_k_f32: f32, stream_k_f64: f64, stream_k_f16: f16, stream_k_bf16: Bf16);
-
-macro_rules! fixup_entry_points {
-    ($($name:ident: $acc:ty),* $(,)?) => {$(
-        #[cfg(target_arch = "nvptx64")]
-        /// # Safety
-        /// See [`stream_k_fixup`].
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(
-            partials: *const $acc,
-            c: *mut $acc,
-            m: u32,
-            n: u32,
-            k: u32,
-            ctas: u32,
-        ) {
-            unsafe { stream_k_fixup(partials, c, (m, n, k), ctas) }
-        }
-    )*};
-}
-
-fixup_entry_points!(stream_k_fixup_f32: f32, stream_k_fixup_f64: f64);
+entry_points!(stream_k; stream_k_f32: f32, stream_k_f64: f64, stream_k_f16: f16, stream_k_bf16: Bf16);
+// One fix-up per accumulator type; f16 and bf16 products launch the f32 one.
+entry_points!(stream_k_fixup; stream_k_fixup_f32: f32, stream_k_fixup_f64: f64);

@@ -18,15 +18,40 @@
 //! Each thread keeps `UNROLL` independent partial sums, so that many of its loads are in
 //! flight at once. Every load and store is bounds-checked.
 //!
-//! Launch rules (host `kernels.rs`): 1024 threads in a 1D block; grid `ceil(n / 32) x m`
+//! Launch rules ([`SPEC`]): 1024 threads in a 1D block; grid `ceil(n / 32) x m`
 //! (few rows) or `1 x ceil(m / 32)` (few columns); shared bytes `32 * 33 * size_of(Acc)`.
+use crate::catalogue::{
+    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Shared, Threads, Tile,
+};
 use crate::device::global::{load, load4, store};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::vector::aligned4;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
-use crate::element::{Accumulator, Element, gemm_entry_points};
+use crate::element::{Accumulator, Element};
+use crate::problem::{Gemm, entry_points};
+
+/// A candidate only where C has at most 32 rows or columns: it reads the larger input once
+/// per row (or column) of C, so past a few it cannot win, and timing it on first use of a
+/// large square shape cost seconds (f64 8192^3: 1.0 s a run, f32 0.5 s; measured on an H200).
+pub const SPEC: KernelSpec = KernelSpec {
+    name: "thin",
+    file: file!(),
+    idea: "thin products (row vector x matrix, matrix x column vector): the K loop split among 1024 threads, coalesced loads, partial sums added in shared memory",
+    arch: Arch::Sm70,
+    threads: Threads::Fixed(LANES * WARPS, 1),
+    tile: Tile::Thin,
+    grid: Grid::Tiles,
+    shared: Shared::Elements(WARPS * (LANES + 1)),
+    min_blocks_per_sm: PerAcc {
+        f32: None,
+        f64: None,
+    },
+    elements: ALL_ELEMENTS,
+    candidate: Candidate::WhenSideAtMost(32),
+    cpu: true,
+};
 
 /// Threads per warp, and warps per block (1024 threads): each is one side of the 32 x 32
 /// partial sums.
@@ -74,7 +99,8 @@ unsafe fn row_sum<A: Accumulator>(partial: &SharedTile<A>, r: u32) -> A {
 /// # Safety
 /// See the entry points; 1024 threads per block, the grid of the launch rules.
 #[inline(always)]
-pub unsafe fn thin<T: Element>(a: *const T, b: *const T, c: *mut T::Acc, m: u32, n: u32, k: u32) {
+pub unsafe fn thin<T: Element>(g: Gemm<T>) {
+    let (a, b, c, m, n, k) = g.plain();
     let tid = thread_idx_x();
     let (warp, lane) = (tid / LANES, tid % LANES);
     // SAFETY: the launch provides WARPS * (LANES + 1) accumulator elements of shared memory.
@@ -146,4 +172,4 @@ pub unsafe fn thin<T: Element>(a: *const T, b: *const T, c: *mut T::Acc, m: u32,
     }
 }
 
-gemm_entry_points!(thin; thin_f32: f32, thin_f64: f64, thin_f16: f16, thin_bf16: Bf16);
+entry_points!(thin; thin_f32: f32, thin_f64: f64, thin_f16: f16, thin_bf16: Bf16);

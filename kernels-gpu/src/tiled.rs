@@ -1,6 +1,6 @@
 //! Shared-memory tiling: the textbook's second kernel, with its boundary checks.
 //!
-//! Launch rules (host `kernels.rs`): block `TILE x TILE` threads, grid
+//! Launch rules ([`TILED16`] and its siblings): block `TILE x TILE` threads, grid
 //! `ceil(n / TILE) x ceil(m / TILE)`, shared bytes `2 * TILE * TILE * size_of(Acc)`
 //! (the A tile, then the B tile, in the accumulator type).
 //!
@@ -10,46 +10,88 @@
 //! boundary checks (load A, load B, store C) are independent: a thread whose C element is
 //! outside the matrix still loads for its neighbours. Both barriers sit in block-uniform
 //! control flow: every thread runs the same number of phases.
+use crate::catalogue::{
+    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Shared, Threads, Tile,
+};
 use crate::device::global::{load, store};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
-use crate::element::{Accumulator, Element, gemm_entry_points};
+use crate::element::{Accumulator, Element};
+use crate::problem::{Gemm, entry_points};
+
+/// The spec of the tiled kernel of width `w` compiled in (`threads`, `tile`) or given at
+/// launch (`Square`).
+const fn tiled_spec(
+    (name, idea): (&'static str, &'static str),
+    threads: Threads,
+    tile: Tile,
+    shared: Shared,
+) -> KernelSpec {
+    KernelSpec {
+        name,
+        file: file!(),
+        idea,
+        arch: Arch::Sm70,
+        threads,
+        tile,
+        grid: Grid::Tiles,
+        shared,
+        min_blocks_per_sm: PerAcc {
+            f32: None,
+            f64: None,
+        },
+        elements: ALL_ELEMENTS,
+        candidate: Candidate::Always,
+        cpu: true,
+    }
+}
+
+const fn fixed_width(name: &'static str, w: u32) -> KernelSpec {
+    let tile = Tile::Fixed { rows: w, cols: w };
+    let one_stage = Shared::Stages {
+        stages: 1,
+        bk: w,
+        a_pad: 0,
+    };
+    let idea = "TILE x TILE shared tiles, collaborative loads, a barrier after loading and one after use, three independent boundary checks with zero padding; width compiled in";
+    tiled_spec((name, idea), Threads::Fixed(w, w), tile, one_stage)
+}
+
+pub const TILED8: KernelSpec = fixed_width("tiled8", 8);
+pub const TILED16: KernelSpec = fixed_width("tiled16", 16);
+pub const TILED32: KernelSpec = fixed_width("tiled32", 32);
+/// The width a launch argument, the shared memory sized at launch.
+pub const TILED_DYN: KernelSpec = tiled_spec(
+    (
+        "tiled_dyn",
+        "the same, width a launch argument, shared memory sized at launch",
+    ),
+    Threads::Square,
+    Tile::Square,
+    Shared::Squares { tiles: 2 },
+);
 
 /// Tile width known at compile time: the inner loop unrolls.
 ///
 /// # Safety
 /// See the entry points; block is `TILE x TILE`.
 #[inline(always)]
-pub unsafe fn tiled<T: Element, const TILE: u32>(
-    a: *const T,
-    b: *const T,
-    c: *mut T::Acc,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
+pub unsafe fn tiled<T: Element, const TILE: u32>(g: Gemm<T>) {
+    let (a, b, c, m, n, k) = g.plain();
     unsafe { tiled_body(a, b, c, m, n, k, TILE) }
 }
 
 /// Tile width chosen at launch (the textbook's run-time `TILE_WIDTH`, with shared memory
-/// sized at launch). The block must be `tile x tile`.
+/// sized at launch). The block must be `tile x tile` (`Problem::tile`).
 ///
 /// # Safety
 /// See the entry points.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn tiled_dyn<T: Element>(
-    a: *const T,
-    b: *const T,
-    c: *mut T::Acc,
-    m: u32,
-    n: u32,
-    k: u32,
-    tile: u32,
-) {
-    unsafe { tiled_body(a, b, c, m, n, k, tile) }
+pub unsafe fn tiled_dyn<T: Element>(g: Gemm<T>) {
+    let (a, b, c, m, n, k) = g.plain();
+    unsafe { tiled_body(a, b, c, m, n, k, g.p.tile) }
 }
 
 #[inline(always)]
@@ -111,11 +153,11 @@ unsafe fn tiled_body<T: Element>(
     }
 }
 
-gemm_entry_points!(tiled::<_, 8>;
+entry_points!(tiled::<_, 8>;
     tiled8_f32: f32, tiled8_f64: f64, tiled8_f16: f16, tiled8_bf16: Bf16);
-gemm_entry_points!(tiled::<_, 16>;
+entry_points!(tiled::<_, 16>;
     tiled16_f32: f32, tiled16_f64: f64, tiled16_f16: f16, tiled16_bf16: Bf16);
-gemm_entry_points!(tiled::<_, 32>;
+entry_points!(tiled::<_, 32>;
     tiled32_f32: f32, tiled32_f64: f64, tiled32_f16: f16, tiled32_bf16: Bf16);
-gemm_entry_points!(tiled_dyn, extra(tile);
+entry_points!(tiled_dyn;
     tiled_dyn_f32: f32, tiled_dyn_f64: f64, tiled_dyn_f16: f16, tiled_dyn_bf16: Bf16);

@@ -3,31 +3,39 @@
 //! load, and a conflict-free thread-tile layout (`block_tile`). One shared stage: load,
 //! barrier, multiply, barrier.
 //!
-//! Launch rules (host `kernels.rs`): 256 threads in a 1D block, block tile 128 x 128
+//! Launch rules ([`SPEC`]): 256 threads in a 1D block, block tile 128 x 128
 //! stepping BK = 8, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes
 //! `(BK * BM + BK * BN) * size_of(Acc)`.
 use crate::block_tile::{Block, RowMajor, Stage, ThreadMap, epilogue, fetch, multiply, stash};
+use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
-use crate::element::{Accumulator, Element, gemm_entry_points};
+use crate::element::{Accumulator, Element};
+use crate::problem::{Gemm, entry_points};
 
-const BM: u32 = 128;
-const BN: u32 = 128;
-const BK: u32 = 8;
+pub const SPEC: KernelSpec = crate::block_tile::spec(
+    ("vectorized", file!()),
+    "16-byte global and shared accesses, A transposed in shared memory, conflict-free thread-tile layout, fast interior path / checked edges",
+    Arch::Sm70,
+    (128, 128),
+    Shared::Stages {
+        stages: 1,
+        bk: 8,
+        a_pad: 0,
+    },
+    Some(2),
+);
+const BM: u32 = SPEC.rows();
+const BN: u32 = SPEC.cols();
+const BK: u32 = SPEC.bk();
 
 /// # Safety
 /// See the entry points; 256 threads per block.
 #[inline(always)]
-pub unsafe fn vectorized<T: Element>(
-    a: *const T,
-    b: *const T,
-    c: *mut T::Acc,
-    m: u32,
-    n: u32,
-    k: u32,
-) {
+pub unsafe fn vectorized<T: Element>(g: Gemm<T>) {
+    let (a, b, c, m, n, k) = g.plain();
     let tid = thread_idx_x();
     let me = RowMajor::coords::<BM, BN>(tid);
     let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
@@ -47,5 +55,5 @@ pub unsafe fn vectorized<T: Element>(
     unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };
 }
 
-gemm_entry_points!(vectorized;
+entry_points!(vectorized;
     vectorized_f32: f32, vectorized_f64: f64, vectorized_f16: f16, vectorized_bf16: Bf16);

@@ -35,6 +35,34 @@ impl Backend {
             Backend::Cpu(cpu) => cpu.matmul_with(a, b, kernel),
         }
     }
+
+    /// `C = A * B` into an existing C, which may hold anything (poison, to see that every
+    /// element is written): on the GPU through device buffers, on the CPU in place.
+    pub fn matmul_into<T: Element>(
+        &self,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        c: &mut Matrix<T::Out>,
+        kernel: Kernel,
+    ) -> rgemm::Result<()> {
+        match self {
+            Backend::Gpu(ctx) => {
+                let (da, db) = (ctx.upload(a)?, ctx.upload(b)?);
+                let mut dc = ctx.upload(c)?;
+                ctx.matmul_device(&da, &db, &mut dc, Some(kernel))?;
+                *c = ctx.download(&dc)?;
+                Ok(())
+            }
+            Backend::Cpu(cpu) => cpu.matmul_into(a, b, c, kernel),
+        }
+    }
+}
+
+/// Every kernel, and the sized one at `width`.
+pub fn every_kernel(width: u32) -> impl Iterator<Item = Kernel> {
+    Kernel::FIXED
+        .into_iter()
+        .chain([Kernel::TiledDynamic(width)])
 }
 
 /// Which kernel a property test drives; `Auto` is the backend's own choice and `Dynamic`
@@ -266,10 +294,7 @@ pub fn fixed_cases() -> Vec<Case> {
                 .unwrap();
                 let b = Matrix::from_fn(19, 45, |r, c| T::from_f64(((r * 5 + c) % 7) as f64 - 3.0))
                     .unwrap();
-                for kernel in Kernel::FIXED
-                    .into_iter()
-                    .chain([Kernel::TiledDynamic(5), Kernel::TiledDynamic(32)])
-                {
+                for kernel in every_kernel(5).chain([Kernel::TiledDynamic(32)]) {
                     exact(be, &a, &b, kernel)?;
                 }
                 Ok(())
@@ -307,17 +332,38 @@ pub fn fixed_cases() -> Vec<Case> {
             ints::<rgemm::bf16>(be)
         }),
         ("shapes::zero_sized_dimensions_follow_the_maths", |be| {
+            // C starts as NaN: K = 0 must write zeros, not leave C as it was.
             for (m, n, k) in [(0, 5, 3), (5, 0, 3), (0, 0, 0), (4, 6, 0), (1, 1, 0)] {
                 let a = Matrix::<f32>::zeros(m, k).unwrap();
                 let b = Matrix::<f32>::zeros(k, n).unwrap();
-                for kernel in Kernel::FIXED.into_iter().chain([Kernel::TiledDynamic(3)]) {
-                    let c = be.matmul_with(&a, &b, kernel).map_err(fail)?;
+                for kernel in every_kernel(3) {
+                    let mut c = Matrix::from_vec(m, n, vec![f32::NAN; m * n]).unwrap();
+                    be.matmul_into(&a, &b, &mut c, kernel).map_err(fail)?;
                     if c.shape() != (m, n) || c.as_slice().iter().any(|v| *v != 0.0) {
                         return Err(format!("{kernel} {m}x{n}x{k}: {c:?}"));
                     }
                 }
             }
             Ok(())
+        }),
+        ("shapes::every_output_element_is_written", |be| {
+            // C starts as NaN; every element of the product must replace it (interior and
+            // edge tiles: 67 x 129 is no multiple of any block tile).
+            fn each<T: Element>(be: &Backend) -> Result<(), String> {
+                let (m, n, k) = (67, 129, 33);
+                let a = random_matrix::<T>(m, k, 1);
+                let b = random_matrix::<T>(k, n, 2);
+                for kernel in every_kernel(7) {
+                    let mut c = Matrix::from_vec(m, n, vec![T::Out::from_f64(f64::NAN); m * n])
+                        .map_err(fail)?;
+                    be.matmul_into(&a, &b, &mut c, kernel).map_err(fail)?;
+                    check_product(&a, &b, &c).map_err(|e| format!("{kernel}: {e}"))?;
+                }
+                Ok(())
+            }
+            each::<f32>(be)?;
+            each::<f64>(be)?;
+            each::<rgemm::bf16>(be)
         }),
     ]
 }

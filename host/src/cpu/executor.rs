@@ -97,6 +97,8 @@ pub struct CpuExecutor {
     workers: usize,
     stack_bytes: usize,
     stacks: Arc<Mutex<Vec<FreeStack>>>,
+    /// The device whose launch limits and SM count the launches follow (see `emulating`).
+    device: Option<Arc<crate::props::DeviceProps>>,
 }
 
 /// A coroutine stack no coroutine is using: plain memory, free to move between threads.
@@ -167,7 +169,22 @@ impl CpuExecutor {
             workers,
             stack_bytes: 256 * 1024,
             stacks: Arc::default(),
+            device: None,
         }
+    }
+
+    /// Launches as they would be on the device `props` describes: its launch limits, and
+    /// its SM count where a kernel's grid follows it (`stream_k`'s sharing wave), so the
+    /// executor computes what that GPU computes, in the same order.
+    pub fn emulating(props: crate::props::DeviceProps) -> Self {
+        Self {
+            device: Some(Arc::new(props)),
+            ..Self::new()
+        }
+    }
+
+    pub(crate) fn emulated(&self) -> Option<&crate::props::DeviceProps> {
+        self.device.as_deref()
     }
 
     /// The same, with `workers` OS threads running blocks.

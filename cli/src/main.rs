@@ -161,7 +161,7 @@ fn run_shape_cpu<T: Element>(
             shape: (m, n, k),
             dtype: T::NAME,
             kernel: kernel.to_string(),
-            chosen: kernel == Kernel::Tiled(rgemm::FixedTile::W16),
+            chosen: kernel == Kernel::Tiled16,
             ms: median(&times),
             cublas_ms: None,
             rel_err: err,
@@ -195,7 +195,7 @@ fn run_shape<T: Element>(
     let chosen = ctx
         .matmul_device(&a, &b, &mut ctx.zeros(m, n)?, None)?
         .kernel;
-    let tile = ctx.textbook_kernel::<T>()?.tile().unwrap_or(16);
+    let tile = ctx.textbook_kernel::<T>()?.spec().rows();
     let mut kernels = Kernel::FIXED.to_vec();
     kernels.push(Kernel::TiledDynamic(tile));
     let limit = rgemm::agreement_limit::<T>(k);

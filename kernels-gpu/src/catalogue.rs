@@ -1,0 +1,382 @@
+//! The kernel catalogue: one [`KernelSpec`] per kernel, declared next to its code, and one
+//! list, [`for_each_kernel!`], that everything else reads: the host's launch rules and its
+//! public `Kernel` enum, the CPU executor's dispatch, the build script (which module holds
+//! which entry points, launch bounds), the tests, the benchmark and the README's table.
+//!
+//! Adding a kernel: write its file (body, entry points, `SPEC`), add it to `lib.rs`, and add
+//! one line to [`for_each_kernel!`]. Every field of a spec is required (there is no
+//! `Default`), so a kernel missing a fact does not compile.
+
+/// The PTX module families, lowest first. A kernel lives in exactly the module of its
+/// [`KernelSpec::arch`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Arch {
+    /// Plain SIMT code: PTX for sm_70, which the driver compiles for any newer GPU.
+    Sm70,
+    /// `cp.async` (and later `mma.sync`, `ldmatrix`): compute capability 8.0 and newer.
+    Sm80,
+    /// Hopper's arch-specific instructions (`wgmma`, `setmaxnreg`): runs on exactly 9.0.
+    Sm90a,
+}
+
+/// Which devices can load a module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunsOn {
+    AtLeast(u32, u32),
+    /// Arch-specific PTX (`sm_90a`) runs on this compute capability only.
+    Exactly(u32, u32),
+}
+
+impl RunsOn {
+    pub const fn admits(self, cc: (u32, u32)) -> bool {
+        match self {
+            RunsOn::AtLeast(major, minor) => cc.0 > major || (cc.0 == major && cc.1 >= minor),
+            RunsOn::Exactly(major, minor) => cc.0 == major && cc.1 == minor,
+        }
+    }
+}
+
+/// One PTX module: how the build script makes it and which devices load it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Module {
+    pub arch: Arch,
+    /// `-C target-cpu` of the kernel build (and `llc -mcpu`).
+    pub target_cpu: &'static str,
+    /// PTX ISA version the module needs beyond the target's default (`llc -mattr=+ptxNN`).
+    pub ptx_isa: Option<&'static str>,
+    pub runs_on: RunsOn,
+}
+
+/// Every module, one per [`Arch`], in the order of [`Arch`].
+pub const MODULES: [Module; 3] = [
+    Module {
+        arch: Arch::Sm70,
+        target_cpu: "sm_70",
+        ptx_isa: None,
+        runs_on: RunsOn::AtLeast(7, 0),
+    },
+    Module {
+        arch: Arch::Sm80,
+        target_cpu: "sm_80",
+        ptx_isa: None,
+        runs_on: RunsOn::AtLeast(8, 0),
+    },
+    Module {
+        arch: Arch::Sm90a,
+        target_cpu: "sm_90a",
+        ptx_isa: Some("ptx80"),
+        runs_on: RunsOn::Exactly(9, 0),
+    },
+];
+
+impl Arch {
+    pub const fn module(self) -> &'static Module {
+        &MODULES[self as usize]
+    }
+}
+
+/// The element types of A and B, by the suffix of their entry points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Elem {
+    F32,
+    F64,
+    F16,
+    Bf16,
+}
+
+impl Elem {
+    pub const ALL: [Elem; 4] = [Elem::F32, Elem::F64, Elem::F16, Elem::Bf16];
+
+    /// The entry-point suffix: `f32`, `f64`, `f16`, `bf16`.
+    pub const fn suffix(self) -> &'static str {
+        match self {
+            Elem::F32 => "f32",
+            Elem::F64 => "f64",
+            Elem::F16 => "f16",
+            Elem::Bf16 => "bf16",
+        }
+    }
+
+    /// The accumulator (and output) type: f64 for f64, f32 for the others.
+    pub const fn acc(self) -> Elem {
+        match self {
+            Elem::F64 => Elem::F64,
+            Elem::F32 | Elem::F16 | Elem::Bf16 => Elem::F32,
+        }
+    }
+
+    /// Bytes of the accumulator type.
+    pub const fn acc_bytes(self) -> u32 {
+        match self.acc() {
+            Elem::F64 => 8,
+            _ => 4,
+        }
+    }
+}
+
+/// The block's threads, `(x, y)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Threads {
+    Fixed(u32, u32),
+    /// `tile x tile`, the tile width given at launch (`Problem::tile`).
+    Square,
+}
+
+/// The block tile: the `rows x cols` of C one block computes. The grid is `ceil(n / cols)
+/// x ceil(m / rows)` blocks unless [`Grid`] says otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tile {
+    Fixed {
+        rows: u32,
+        cols: u32,
+    },
+    /// `tile x tile`, the width given at launch.
+    Square,
+    /// `thin`: 32 elements of one row when C has no more rows than columns (`m <= n`), else
+    /// 32 whole rows.
+    Thin,
+}
+
+/// How the grid follows from the shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grid {
+    /// One block per block tile, 2D.
+    Tiles,
+    /// Stream-K: one block per tile of the whole waves, then one wave of blocks sharing the
+    /// phases of the tiles left over (1D), whose parts the `fixup` entry points
+    /// (`<fixup>_<accumulator>`) add; a workspace of partial sums.
+    StreamK { fixup: &'static str },
+}
+
+/// Dynamic shared memory per block, in elements of the accumulator type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shared {
+    None,
+    /// `stages` stages of A^T (`bk x (rows + a_pad)`) and B (`bk x cols`) for the block tile.
+    Stages {
+        stages: u32,
+        bk: u32,
+        a_pad: u32,
+    },
+    /// `tiles` square tiles of the launch's tile width.
+    Squares {
+        tiles: u32,
+    },
+    Elements(u32),
+}
+
+/// Whether `matmul`'s automatic choice considers the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Candidate {
+    Never,
+    Always,
+    /// Only where C has at most this many rows or columns.
+    WhenSideAtMost(u32),
+}
+
+/// A value per accumulator type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PerAcc<T> {
+    pub f32: T,
+    pub f64: T,
+}
+
+impl<T: Copy> PerAcc<T> {
+    pub const fn of(&self, elem: Elem) -> T {
+        match elem.acc() {
+            Elem::F64 => self.f64,
+            _ => self.f32,
+        }
+    }
+}
+
+/// Everything rgemm knows about a kernel, in one place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelSpec {
+    /// The entry points' family name: entry `<name>_<element>`, e.g. `tiled16_f32`.
+    pub name: &'static str,
+    /// The kernel's source file.
+    pub file: &'static str,
+    /// One line: the idea this kernel adds (the README's table).
+    pub idea: &'static str,
+    /// The module it is built into, which decides the devices that can run it.
+    pub arch: Arch,
+    pub threads: Threads,
+    pub tile: Tile,
+    pub grid: Grid,
+    pub shared: Shared,
+    /// Launch bounds (CUDA's `__launch_bounds__(threads, min blocks)`), per accumulator type:
+    /// `Some(min blocks per SM)` writes `.maxntid` and `.minnctapersm` into the PTX.
+    pub min_blocks_per_sm: PerAcc<Option<u32>>,
+    /// The element types it has entry points for.
+    pub elements: &'static [Elem],
+    pub candidate: Candidate,
+    /// Whether the CPU executor runs it.
+    pub cpu: bool,
+}
+
+impl KernelSpec {
+    /// Block tile rows and columns of a fixed tile (0 for the others): for kernel code that
+    /// takes them as const parameters.
+    pub const fn rows(&self) -> u32 {
+        match self.tile {
+            Tile::Fixed { rows, .. } => rows,
+            Tile::Square | Tile::Thin => 0,
+        }
+    }
+
+    pub const fn cols(&self) -> u32 {
+        match self.tile {
+            Tile::Fixed { cols, .. } => cols,
+            Tile::Square | Tile::Thin => 0,
+        }
+    }
+
+    /// The K step of a staged kernel (0 for the others).
+    pub const fn bk(&self) -> u32 {
+        match self.shared {
+            Shared::Stages { bk, .. } => bk,
+            Shared::None | Shared::Squares { .. } | Shared::Elements(_) => 0,
+        }
+    }
+
+    /// Threads per block of a fixed block shape (0 for `Threads::Square`).
+    pub const fn fixed_threads(&self) -> u32 {
+        match self.threads {
+            Threads::Fixed(x, y) => x * y,
+            Threads::Square => 0,
+        }
+    }
+
+    /// The entry points of this kernel: `(element, <name>_<element>)`.
+    pub fn entries(&self) -> impl Iterator<Item = (Elem, EntryName)> + '_ {
+        self.elements
+            .iter()
+            .map(|&e| (e, EntryName::new(self.name, e.suffix())))
+    }
+
+    /// The second launch's entry points (`stream_k`'s fix-up), one per accumulator type of
+    /// its elements.
+    pub fn fixup_entries(&self) -> impl Iterator<Item = EntryName> + '_ {
+        let fixup = match self.grid {
+            Grid::StreamK { fixup } => Some(fixup),
+            Grid::Tiles => None,
+        };
+        [Elem::F32, Elem::F64]
+            .into_iter()
+            .filter(move |acc| self.elements.iter().any(|e| e.acc() == *acc))
+            .filter_map(move |acc| fixup.map(|f| EntryName::new(f, acc.suffix())))
+    }
+}
+
+/// An entry point's name, `<family>_<suffix>`, without allocating (no_std).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EntryName {
+    bytes: [u8; 64],
+    len: usize,
+}
+
+impl EntryName {
+    pub const fn new(family: &str, suffix: &str) -> Self {
+        let (f, s) = (family.as_bytes(), suffix.as_bytes());
+        assert!(f.len() + 1 + s.len() <= 64, "entry name too long");
+        let mut bytes = [0u8; 64];
+        let mut i = 0;
+        while i < f.len() {
+            bytes[i] = f[i];
+            i += 1;
+        }
+        bytes[i] = b'_';
+        let mut j = 0;
+        while j < s.len() {
+            bytes[i + 1 + j] = s[j];
+            j += 1;
+        }
+        Self {
+            bytes,
+            len: f.len() + 1 + s.len(),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Made of two `&str`s and an ASCII byte.
+        core::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
+    }
+}
+
+impl core::fmt::Display for EntryName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Every element type: what most kernels have entry points for.
+pub const ALL_ELEMENTS: &[Elem] = &Elem::ALL;
+
+/// The list of kernels, in the order of the progression: calls `$then!` with one line per
+/// kernel, `Variant => spec, body;` (`spec, body, fixup_body;` for a second launch), in two
+/// groups: `fixed`, whose launch needs nothing but the shape, and `sized`, whose variant
+/// carries the tile width. The host crate turns it into its public `Kernel` enum and the
+/// CPU executor's dispatch; the build script and the tests read [`CATALOGUE`].
+///
+/// The doc comment on each line is the variant's documentation.
+#[macro_export]
+macro_rules! for_each_kernel {
+    ($then:ident) => {
+        $then! {
+            fixed {
+                /// One thread per element of C (`naive.rs`).
+                Naive => $crate::naive::SPEC, $crate::naive::naive;
+                /// Shared-memory tiling, 8 x 8 tiles (`tiled.rs`).
+                Tiled8 => $crate::tiled::TILED8, $crate::tiled::tiled::<_, 8>;
+                /// Shared-memory tiling, 16 x 16 tiles (`tiled.rs`).
+                Tiled16 => $crate::tiled::TILED16, $crate::tiled::tiled::<_, 16>;
+                /// Shared-memory tiling, 32 x 32 tiles (`tiled.rs`).
+                Tiled32 => $crate::tiled::TILED32, $crate::tiled::tiled::<_, 32>;
+                /// Thread coarsening: 8 elements of a column of C per thread (`coarse.rs`).
+                Coarse => $crate::coarse::SPEC, $crate::coarse::coarse;
+                /// 2D register tiling: an 8 x 8 thread tile (`register_tiled.rs`).
+                RegisterTiled => $crate::register_tiled::SPEC, $crate::register_tiled::register_tiled;
+                /// 16-byte accesses, A transposed in shared memory (`vectorized.rs`).
+                Vectorized => $crate::vectorized::SPEC, $crate::vectorized::vectorized;
+                /// Two shared stages, the next phase's loads in flight (`double_buffered.rs`).
+                DoubleBuffered => $crate::double_buffered::SPEC, $crate::double_buffered::double_buffered;
+                /// Each warp owns a compact patch of thread tiles (`warp_tiled.rs`).
+                WarpTiled => $crate::warp_tiled::WARP_TILED, $crate::warp_tiled::warp_tiled;
+                /// Warp tiling with BK = 16 and an unchecked interior mainloop (`warp_tiled.rs`).
+                WarpTiledK16 => $crate::warp_tiled::WARP_TILED_K16, $crate::warp_tiled::warp_tiled_k16;
+                /// Warp tiling with 64 x 64 block tiles for small products (`warp_tiled.rs`).
+                WarpTiled64 => $crate::warp_tiled::WARP_TILED_64, $crate::warp_tiled::warp_tiled_64;
+                /// Fragment double buffering: shared reads one K step ahead (`fragment_buffered.rs`).
+                FragmentBuffered => $crate::fragment_buffered::FRAGMENT_BUFFERED, $crate::fragment_buffered::fragment_buffered;
+                /// Fragment double buffering with BK = 16, loads in two parts (`fragment_buffered.rs`).
+                FragmentBufferedK16 => $crate::fragment_buffered::FRAGMENT_BUFFERED_K16, $crate::fragment_buffered::fragment_buffered_k16;
+                /// B copied by `cp.async` (`async_copy.rs`; compute capability 8.0+).
+                AsyncCopy => $crate::async_copy::SPEC, $crate::async_copy::async_copy;
+                /// Lanes paired for 2-wavefront fragment reads (`paired_lanes.rs`; 8.0+).
+                PairedLanes => $crate::paired_lanes::SPEC, $crate::paired_lanes::paired_lanes;
+                /// The last partial wave shared out by K phases (`stream_k.rs`; 8.0+).
+                StreamK => $crate::stream_k::SPEC, $crate::stream_k::stream_k,
+                    $crate::stream_k::stream_k_fixup;
+                /// Thin products: the K loop split among 1024 threads (`thin.rs`).
+                Thin => $crate::thin::SPEC, $crate::thin::thin;
+            }
+            sized {
+                /// Shared-memory tiling with the tile width chosen at launch (`tiled.rs`).
+                TiledDynamic => $crate::tiled::TILED_DYN, $crate::tiled::tiled_dyn;
+            }
+        }
+    };
+}
+
+macro_rules! spec_list {
+    (
+        fixed { $( $(#[$fdoc:meta])* $fixed:ident => $fspec:path, $fbody:expr $(, $ffix:expr)? ; )* }
+        sized { $( $(#[$sdoc:meta])* $sized:ident => $sspec:path, $sbody:expr ; )* }
+    ) => {
+        /// Every kernel's spec, in the order of [`for_each_kernel!`].
+        pub const CATALOGUE: &[KernelSpec] = &[$($fspec,)* $($sspec,)*];
+    };
+}
+#[cfg(not(target_arch = "nvptx64"))]
+for_each_kernel!(spec_list);
