@@ -75,6 +75,12 @@ unsafe impl DeviceRepr for ProblemArg {}
 ///
 /// Work is queued on a stream of the context's own, created non-blocking: it does not wait
 /// for (or hold up) work on the legacy default stream or other streams of the process.
+/// Everything a context does with a device buffer (allocation, copies, products, cuBLAS,
+/// the free when it drops) is queued on that one stream, in program order, so the buffers
+/// need no per-use events and cudarc's event tracking is off for the context. Using a
+/// buffer on another stream ([`DeviceMatrix::as_cuda_slice`]) is the caller's to order:
+/// [`Context::synchronize`] (or an event on [`Context::stream`]) before, and again before
+/// the context touches it next.
 ///
 /// ```
 /// use rgemm::{Context, Matrix};
@@ -127,6 +133,11 @@ impl Context {
             return Err(Error::NoDevice { ordinal, count });
         }
         let ctx = CudaContext::new(ordinal)?;
+        // SAFETY: every buffer of this context is allocated, used and freed on its one
+        // stream, in order, so cudarc's per-buffer events (a record and a wait per buffer per
+        // launch, host time inside a timed product) order nothing; a caller who hands a
+        // buffer to another stream synchronizes first (see the type's documentation).
+        unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream()?;
         let props = DeviceProps::query(&ctx)?;
         Ok(Self {
