@@ -13,7 +13,9 @@ use rgemm_kernels::catalogue::{CATALOGUE, MODULES};
 fn all_entries() -> Vec<(Kernel, String)> {
     fn of<T: Element>(out: &mut Vec<(Kernel, String)>) {
         for kernel in Kernel::FIXED.into_iter().chain([Kernel::TiledDynamic(4)]) {
-            out.push((kernel, kernel.entry_name::<T>()));
+            if kernel.supports::<T>() {
+                out.push((kernel, kernel.entry_name::<T>()));
+            }
         }
     }
     let mut out = Vec::new();
@@ -192,8 +194,11 @@ fn readme_rows() -> Vec<String> {
                 rgemm_kernels::catalogue::Tile::Square => "w x w".into(),
                 rgemm_kernels::catalogue::Tile::Thin => "1 x 32 or 32 x n".into(),
             };
-            let shared = match kernel {
-                Kernel::TiledDynamic(_) => "2 w^2 x acc".into(),
+            let shared = match (kernel, spec.shared) {
+                (Kernel::TiledDynamic(_), _) => "2 w^2 x acc".into(),
+                (_, rgemm_kernels::catalogue::Shared::InputElements(_)) => {
+                    format!("{} (16-bit inputs)", kernel.shared_bytes::<f16>())
+                }
                 _ => format!(
                     "{} / {}",
                     kernel.shared_bytes::<f32>(),
@@ -385,8 +390,12 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
             assert_eq!(barriers, 0, "{name}");
             assert!(!text.contains(".shared"), "{name}");
         }
-        // Fused multiply-add, no stack frame, no calls (panic paths all compiled away).
-        assert!(text.contains("fma.rn.f"), "{name}: no fma");
+        // Fused multiply-adds (or tensor-core ones), no stack frame, no calls (panic paths
+        // all compiled away).
+        match kernel.spec().tensor_cores {
+            true => assert!(text.contains("mma.sync.aligned.m16n8k16"), "{name}: no mma"),
+            false => assert!(text.contains("fma.rn.f"), "{name}: no fma"),
+        }
         assert!(!text.contains(".local") && !text.contains("call"), "{name}");
     }
 }

@@ -32,7 +32,8 @@ struct Args {
         default_value = "4096x4096x1024,8192x1024x8192,1x4096x4096,4096x1x4096"
     )]
     shapes: Vec<String>,
-    /// Element types: f32, f64.
+    /// Element types: f32, f64, f16, bf16 (16-bit inputs accumulate in f32; cuBLAS runs them
+    /// on the tensor cores).
     #[arg(long, value_delimiter = ',', default_value = "f32,f64")]
     types: Vec<String>,
     /// Timed repetitions per kernel (the median is reported; at least 10 for the record).
@@ -97,11 +98,12 @@ pub fn bytes_moved(kernel: Option<Kernel>, shape: (usize, usize, usize), size: u
     (reads + m * n) * s
 }
 
+/// The roof of each type: FP64 and FP32 SIMT, and the dense 16-bit tensor-core rate.
 fn peak(props: &DeviceProps, dtype: &str) -> f64 {
-    if dtype == "f64" {
-        props.fp64_peak_flops()
-    } else {
-        props.fp32_peak_flops()
+    match dtype {
+        "f64" => props.fp64_peak_flops(),
+        "f16" | "bf16" => props.tensor16_peak_flops(),
+        _ => props.fp32_peak_flops(),
     }
 }
 
@@ -140,8 +142,10 @@ fn main() -> ExitCode {
         let result = match dtype.as_str() {
             "f32" => measure_type::<f32>(&ctx, &args, &shapes, &mut records),
             "f64" => measure_type::<f64>(&ctx, &args, &shapes, &mut records),
+            "f16" => measure_type::<rgemm::f16>(&ctx, &args, &shapes, &mut records),
+            "bf16" => measure_type::<rgemm::bf16>(&ctx, &args, &shapes, &mut records),
             other => {
-                eprintln!("rgemm-bench: type {other} is not benchmarked (f32, f64)");
+                eprintln!("rgemm-bench: type {other} is not benchmarked (f32, f64, f16, bf16)");
                 Ok(())
             }
         };

@@ -147,7 +147,8 @@ fn run_shape_cpu<T: Element>(
     let b = Matrix::<T>::random(k, n, seed + 1)?;
     let reference = rgemm::matmul_reference(&a, &b)?;
     let mut rows = Vec::new();
-    for kernel in Kernel::FIXED.into_iter().chain([Kernel::TiledDynamic(16)]) {
+    let kernels = Kernel::FIXED.into_iter().chain([Kernel::TiledDynamic(16)]);
+    for kernel in kernels.filter(|k| k.supports::<T>()) {
         let mut times = Vec::new();
         let mut c = None;
         for _ in 0..args.reps.clamp(1, 3) {
@@ -198,6 +199,8 @@ fn run_shape<T: Element>(
     let tile = ctx.textbook_kernel::<T>()?.spec().rows();
     let mut kernels = Kernel::FIXED.to_vec();
     kernels.push(Kernel::TiledDynamic(tile));
+    // Those this device can launch for this type (the tensor-core kernels take 16-bit inputs).
+    kernels.retain(|kernel| kernel.launches::<T>(ctx.props(), (m, n, k)).is_ok());
     let limit = rgemm::agreement_limit::<T>(k);
     let mut rows = Vec::new();
     for kernel in kernels {

@@ -143,6 +143,7 @@ impl Kernel {
         let spec = self.spec();
         let elements = match spec.shared {
             Shared::None => 0,
+            Shared::InputElements(e) => return e as u64 * T::ELEM.bytes() as u64,
             Shared::Stages { stages, bk, a_pad } => {
                 let (rows, cols) = (spec.rows() as u64, spec.cols() as u64);
                 stages as u64 * bk as u64 * (rows + a_pad as u64 + cols)
@@ -154,6 +155,11 @@ impl Kernel {
             Shared::Elements(e) => e as u64,
         };
         elements * T::ELEM.acc_bytes() as u64
+    }
+
+    /// Whether the kernel has entry points for element type `T`.
+    pub fn supports<T: Element>(&self) -> bool {
+        self.spec().elements.contains(&T::ELEM)
     }
 
     /// Whether `matmul`'s automatic choice considers this kernel for an `m x n` C.
@@ -190,7 +196,7 @@ impl Kernel {
         if self.width() == Some(0) {
             return Err(unsupported("a tile must be at least 1 wide".into()));
         }
-        if !spec.elements.contains(&T::ELEM) {
+        if !self.supports::<T>() {
             return Err(unsupported(format!("it has no {} entry point", T::NAME)));
         }
         let module = spec.arch.module();

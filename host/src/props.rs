@@ -99,6 +99,19 @@ impl DeviceProps {
         self.multiprocessors as f64 * lanes * 2.0 * self.clock_khz as f64 * 1e3
     }
 
+    /// Dense f16/bf16 tensor-core peak with f32 accumulation, FLOP/s: SMs x FLOP per SM per
+    /// clock (4096 on 9.0: 4 tensor cores of 512 multiply-adds; 2048 on 8.0; 1024 on the other
+    /// 8.x and 7.x parts, for f32 accumulation) x clock. NVIDIA quotes 989 TFLOP/s for an
+    /// H100 SXM, at a lower clock (1.83 GHz) than the rated one read here.
+    pub fn tensor16_peak_flops(&self) -> f64 {
+        let per_sm_clock = match self.compute_capability {
+            (9, 0) => 4096.0,
+            (8, 0) => 2048.0,
+            _ => 1024.0,
+        };
+        self.multiprocessors as f64 * per_sm_clock * self.clock_khz as f64 * 1e3
+    }
+
     /// Peak device-memory bandwidth, bytes/s: memory clock x 2 (double data rate) x bus
     /// width.
     pub fn memory_bandwidth(&self) -> f64 {

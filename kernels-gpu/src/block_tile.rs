@@ -52,6 +52,7 @@ pub const fn spec(
         elements: ALL_ELEMENTS,
         candidate: Candidate::Always,
         cpu: true,
+        tensor_cores: false,
     }
 }
 

@@ -105,6 +105,15 @@ impl Elem {
         }
     }
 
+    /// Bytes of the element type.
+    pub const fn bytes(self) -> u32 {
+        match self {
+            Elem::F64 => 8,
+            Elem::F32 => 4,
+            Elem::F16 | Elem::Bf16 => 2,
+        }
+    }
+
     /// Bytes of the accumulator type.
     pub const fn acc_bytes(self) -> u32 {
         match self.acc() {
@@ -148,10 +157,12 @@ pub enum Grid {
     StreamK { fixup: &'static str },
 }
 
-/// Dynamic shared memory per block, in elements of the accumulator type.
+/// Dynamic shared memory per block, in elements of the accumulator type unless said otherwise.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shared {
     None,
+    /// Elements of the input type (tiles kept as they are loaded, for the tensor cores).
+    InputElements(u32),
     /// `stages` stages of A^T (`bk x (rows + a_pad)`) and B (`bk x cols`) for the block tile.
     Stages {
         stages: u32,
@@ -179,6 +190,14 @@ pub enum Candidate {
 pub struct PerAcc<T> {
     pub f32: T,
     pub f64: T,
+}
+
+impl PerAcc<Option<u32>> {
+    /// No launch bounds.
+    pub const NONE: Self = PerAcc {
+        f32: None,
+        f64: None,
+    };
 }
 
 impl<T: Copy> PerAcc<T> {
@@ -213,6 +232,10 @@ pub struct KernelSpec {
     pub candidate: Candidate,
     /// Whether the CPU executor runs it.
     pub cpu: bool,
+    /// Whether it multiplies on the tensor cores, whose additions are not IEEE's
+    /// round-to-nearest in a documented order: its results agree with the CPU executor's
+    /// within tolerance, not bit for bit.
+    pub tensor_cores: bool,
 }
 
 impl KernelSpec {
@@ -236,7 +259,10 @@ impl KernelSpec {
     pub const fn bk(&self) -> u32 {
         match self.shared {
             Shared::Stages { bk, .. } => bk,
-            Shared::None | Shared::Squares { .. } | Shared::Elements(_) => 0,
+            Shared::None
+            | Shared::InputElements(_)
+            | Shared::Squares { .. }
+            | Shared::Elements(_) => 0,
         }
     }
 
@@ -360,6 +386,9 @@ macro_rules! for_each_kernel {
                     $crate::stream_k::stream_k_fixup;
                 /// Thin products: the K loop split among 1024 threads (`thin.rs`).
                 Thin => $crate::thin::SPEC, $crate::thin::thin;
+                /// Tensor cores: `mma.sync` m16n8k16, fragments from shared memory
+                /// (`mma_sync.rs`; f16/bf16, 8.0+).
+                MmaSync => $crate::mma_sync::SPEC, $crate::mma_sync::mma_sync;
             }
             sized {
                 /// Shared-memory tiling with the tile width chosen at launch (`tiled.rs`).

@@ -28,11 +28,9 @@ pub const SPEC: KernelSpec = KernelSpec {
         bk: 8,
         a_pad: 0,
     },
-    min_blocks_per_sm: PerAcc {
-        f32: None,
-        f64: None,
-    },
+    min_blocks_per_sm: PerAcc::NONE,
     elements: ALL_ELEMENTS,
+    tensor_cores: false,
     candidate: Candidate::Always,
     cpu: true,
 };

@@ -35,28 +35,78 @@ impl Accumulator for f64 {
 /// An input element of A and B.
 pub trait Element: Copy + Pack4 {
     type Acc: Accumulator;
+    /// Zero, as loaded for padding.
+    const ZERO: Self;
     /// Whether the element is its own accumulator type (f32, f64), so its bytes can be
     /// copied into shared memory as they are (`cp.async`) instead of widened.
     const IS_ACC: bool;
     fn widen(self) -> Self::Acc;
+    /// The bits of a 16-bit input (tensor-core fragments pack two per 32-bit register).
+    /// Wider types have no tensor-core kernel here: they trap.
+    fn bits16(self) -> u16;
+    /// `D = A B + C` for one 16 x 8 x 16 tile on the tensor cores (`mma.sync.aligned.m16n8k16
+    /// .row.col.f32.<type>.<type>.f32`), with the fragments each lane holds as the PTX ISA
+    /// lays them out; see [`crate::device::mma`]. Wider types: traps.
+    fn mma_m16n8k16(a: [u32; 4], b: [u32; 2], c: [Self::Acc; 4]) -> [Self::Acc; 4];
+}
+
+/// The tensor-core operations of a type without them: never launched (a kernel's spec lists
+/// the element types it has entry points for), so reaching one is a bug, reported by a trap.
+macro_rules! no_tensor_cores {
+    () => {
+        #[inline(always)]
+        fn bits16(self) -> u16 {
+            crate::device::thread::trap()
+        }
+        #[inline(always)]
+        fn mma_m16n8k16(_: [u32; 4], _: [u32; 2], _: [Self::Acc; 4]) -> [Self::Acc; 4] {
+            crate::device::thread::trap()
+        }
+    };
+}
+
+/// The tensor-core operations of a 16-bit type: `$mma` in `device::mma` (sm_80 and the
+/// host); the sm_70 module has no tensor-core kernel and traps.
+macro_rules! tensor_cores {
+    ($bits:expr, $mma:ident) => {
+        #[inline(always)]
+        fn bits16(self) -> u16 {
+            $bits(self)
+        }
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        fn mma_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+            #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+            return crate::device::mma::$mma(a, b, c);
+            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
+            {
+                let _ = (a, b, c);
+                crate::device::thread::trap()
+            }
+        }
+    };
 }
 
 impl Element for f32 {
     type Acc = f32;
+    const ZERO: Self = 0.0;
     const IS_ACC: bool = true;
     #[inline(always)]
     fn widen(self) -> f32 {
         self
     }
+    no_tensor_cores!();
 }
 
 impl Element for f64 {
     type Acc = f64;
+    const ZERO: Self = 0.0;
     const IS_ACC: bool = true;
     #[inline(always)]
     fn widen(self) -> f64 {
         self
     }
+    no_tensor_cores!();
 }
 
 /// IEEE binary16 (Rust's `f16`), under a name other crates can use without the `f16`
@@ -66,11 +116,13 @@ pub type F16 = f16;
 /// Widened by `cvt.f32.f16` on the GPU.
 impl Element for f16 {
     type Acc = f32;
+    const ZERO: Self = 0.0;
     const IS_ACC: bool = false;
     #[inline(always)]
     fn widen(self) -> f32 {
         self as f32
     }
+    tensor_cores!(f16::to_bits, m16n8k16_f16);
 }
 
 /// bfloat16 bits; same layout as the host's `half::bf16`. Widening is exact: the bits are
@@ -81,9 +133,11 @@ pub struct Bf16(pub u16);
 
 impl Element for Bf16 {
     type Acc = f32;
+    const ZERO: Self = Bf16(0);
     const IS_ACC: bool = false;
     #[inline(always)]
     fn widen(self) -> f32 {
         f32::from_bits((self.0 as u32) << 16)
     }
+    tensor_cores!(|x: Bf16| x.0, m16n8k16_bf16);
 }

@@ -34,6 +34,8 @@ pub mod device;
 pub mod double_buffered;
 pub mod element;
 pub mod fragment_buffered;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod mma_sync;
 pub mod naive;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod paired_lanes;

@@ -24,11 +24,9 @@ pub const SPEC: KernelSpec = KernelSpec {
     tile: Tile::Fixed { rows: 8, cols: 32 },
     grid: Grid::Tiles,
     shared: Shared::None,
-    min_blocks_per_sm: PerAcc {
-        f32: None,
-        f64: None,
-    },
+    min_blocks_per_sm: PerAcc::NONE,
     elements: ALL_ELEMENTS,
+    tensor_cores: false,
     candidate: Candidate::Never,
     cpu: true,
 };

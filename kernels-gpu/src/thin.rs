@@ -44,11 +44,9 @@ pub const SPEC: KernelSpec = KernelSpec {
     tile: Tile::Thin,
     grid: Grid::Tiles,
     shared: Shared::Elements(WARPS * (LANES + 1)),
-    min_blocks_per_sm: PerAcc {
-        f32: None,
-        f64: None,
-    },
+    min_blocks_per_sm: PerAcc::NONE,
     elements: ALL_ELEMENTS,
+    tensor_cores: false,
     candidate: Candidate::WhenSideAtMost(32),
     cpu: true,
 };

@@ -38,12 +38,10 @@ const fn tiled_spec(
         tile,
         grid: Grid::Tiles,
         shared,
-        min_blocks_per_sm: PerAcc {
-            f32: None,
-            f64: None,
-        },
+        min_blocks_per_sm: PerAcc::NONE,
         elements: ALL_ELEMENTS,
         candidate: Candidate::Always,
+        tensor_cores: false,
         cpu: true,
     }
 }

@@ -8,14 +8,19 @@
 //! nanoseconds), where one OS thread per GPU thread would cost a kernel-level wake-up per
 //! thread per barrier. Blocks are independent, so they are spread over a few OS threads.
 //!
+//! Warp-wide operations (`mma.sync`, and later `ldmatrix`, shuffles) are barriers of the
+//! warp: each lane hands in its operands and waits; when all 32 lanes of the warp wait at
+//! the same operation, they resume and each computes its own part from what all handed in.
+//!
 //! Misuse ends the launch with [`Error::KernelFault`] naming the kernel, block and thread:
 //! threads waiting at different `sync_threads()` calls (a divergent barrier), a thread that
-//! returns while others wait at a barrier, and any panic in the kernel: out-of-bounds
-//! shared or global access, a shared tile larger than the launch's shared bytes, `trap`.
+//! returns while others wait at a barrier, a warp-wide operation that not every lane of the
+//! warp reaches, and any panic in the kernel: out-of-bounds shared or global access, a
+//! shared tile larger than the launch's shared bytes, `trap`.
 use crate::error::{Error, Result};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use rgemm_kernels::device::host::{GlobalRegion, HostThread, set_current};
+use rgemm_kernels::device::host::{EXCHANGE_WORDS, GlobalRegion, HostThread, set_current};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, Location, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -34,6 +39,13 @@ pub enum Fault {
     ExitedWhileOthersWait {
         waiting_thread: (u32, u32, u32),
         waiting_at: String,
+    },
+    /// This lane waits at a warp-wide operation that another lane of its warp does not
+    /// reach: it waits elsewhere (`other`) or has returned.
+    WarpDivergence {
+        here: String,
+        other_lane: (u32, u32, u32),
+        other: String,
     },
     /// The kernel panicked: an out-of-bounds shared or global access, `trap`, ...
     Panic(String),
@@ -56,6 +68,14 @@ impl std::fmt::Display for Fault {
             } => write!(
                 f,
                 "returned while thread {waiting_thread:?} waits at sync_threads() at {waiting_at}: a barrier not every thread reaches"
+            ),
+            Fault::WarpDivergence {
+                here,
+                other_lane,
+                other,
+            } => write!(
+                f,
+                "waits at a warp-wide operation at {here} that thread {other_lane:?} of its warp does not reach ({other})"
             ),
             Fault::Panic(message) => write!(f, "panicked: {message}"),
         }
@@ -119,24 +139,43 @@ impl Default for CpuExecutor {
     }
 }
 
-type ThreadCoroutine = Coroutine<(), &'static Location<'static>, (), DefaultStack>;
-type ThreadYielder = Yielder<(), &'static Location<'static>>;
+/// Where a suspended thread waits.
+#[derive(Clone, Copy, Debug)]
+enum Wait {
+    /// At `sync_threads()`, for the whole block.
+    Block(&'static Location<'static>),
+    /// At a warp-wide operation, for the lanes of its warp.
+    Warp(&'static Location<'static>),
+}
+
+type ThreadCoroutine = Coroutine<(), Wait, (), DefaultStack>;
+type ThreadYielder = Yielder<(), Wait>;
 
 thread_local! {
     /// The yielder of the coroutine running on this OS thread.
     static YIELDER: Cell<*const ThreadYielder> = const { Cell::new(std::ptr::null()) };
 }
 
-/// `sync_threads()` on the host: suspend this GPU thread, telling the scheduler where.
-fn barrier(call_site: &'static Location<'static>) {
+/// Suspends this GPU thread, telling the scheduler where it waits.
+fn suspend(wait: Wait) {
     let yielder = YIELDER.get();
     // SAFETY: set by this coroutine's entry below, restored after every suspension; the
     // yielder lives as long as the coroutine.
-    unsafe { (*yielder).suspend(call_site) };
+    unsafe { (*yielder).suspend(wait) };
     YIELDER.set(yielder);
 }
 
-fn site(l: &Location) -> String {
+/// `sync_threads()` on the host.
+fn barrier(call_site: &'static Location<'static>) {
+    suspend(Wait::Block(call_site));
+}
+
+/// A warp-wide operation on the host (see `rgemm_kernels::device::host::warp_exchange`).
+fn warp_barrier(call_site: &'static Location<'static>) {
+    suspend(Wait::Warp(call_site));
+}
+
+fn site_of(l: &Location) -> String {
     format!("{}:{}:{}", l.file(), l.line(), l.column())
 }
 
@@ -255,6 +294,8 @@ struct Worker<'l> {
     executor: &'l CpuExecutor,
     stacks: Vec<DefaultStack>,
     shared: Vec<SharedChunk>,
+    /// One exchange area per warp (see `HostThread::exchange`).
+    exchange: Vec<[[[u32; EXCHANGE_WORDS]; 32]; 2]>,
     threads: usize,
 }
 
@@ -276,6 +317,7 @@ impl<'l> Worker<'l> {
             executor,
             stacks: Vec::new(),
             shared: vec![SharedChunk([0; 32]); launch.shared_bytes.div_ceil(32)],
+            exchange: vec![[[[0; EXCHANGE_WORDS]; 32]; 2]; threads.div_ceil(32)],
             threads,
         }
     }
@@ -306,6 +348,7 @@ impl<'l> Worker<'l> {
         // Uninitialised shared memory: 0xFF bytes read as NaN in f32 and f64.
         self.shared.fill(SharedChunk([0xFF; 32]));
         let shared = self.shared.as_mut_ptr().cast::<u8>();
+        let exchange = self.exchange.as_mut_ptr();
         let records: Vec<HostThread> = (0..self.threads as u64)
             .map(|t| {
                 let (x, y, z) = unflatten(t, launch.block);
@@ -318,6 +361,10 @@ impl<'l> Worker<'l> {
                     shared_len: launch.shared_bytes,
                     globals: launch.globals as *const [GlobalRegion],
                     barrier,
+                    warp_barrier,
+                    // In bounds: one area per 32 threads.
+                    exchange: exchange.wrapping_add(t as usize / 32),
+                    collectives: Cell::new(0),
                 }
             })
             .collect();
@@ -343,53 +390,97 @@ impl<'l> Worker<'l> {
             thread: unflatten(thread as u64, launch.block),
             fault,
         };
-        let mut done = vec![false; self.threads];
-        let outcome = loop {
-            let mut waiting: Option<(usize, &'static Location<'static>)> = None;
-            let mut error = None;
+        #[derive(Clone, Copy)]
+        enum State {
+            Run,
+            Waits(Wait),
+            Done,
+        }
+        let mut state = vec![State::Run; self.threads];
+        let outcome = 'blk: loop {
+            // Every runnable thread runs until it waits or returns.
             for (i, co) in coroutines.iter_mut().enumerate() {
-                if done[i] {
+                if !matches!(state[i], State::Run) {
                     continue;
                 }
                 match catch_unwind(AssertUnwindSafe(|| co.resume(()))) {
-                    Ok(CoroutineResult::Yield(at)) => match waiting {
-                        None => waiting = Some((i, at)),
-                        Some((j, other)) if !same_site(at, other) => {
-                            error = Some(fault(
-                                i,
-                                Fault::DivergentBarrier {
-                                    here: site(at),
-                                    other_thread: unflatten(j as u64, launch.block),
-                                    other: site(other),
-                                },
-                            ));
-                            break;
-                        }
-                        Some(_) => {}
-                    },
-                    Ok(CoroutineResult::Return(())) => done[i] = true,
+                    Ok(CoroutineResult::Yield(wait)) => state[i] = State::Waits(wait),
+                    Ok(CoroutineResult::Return(())) => state[i] = State::Done,
                     Err(payload) => {
-                        done[i] = true;
-                        error = Some(fault(i, Fault::Panic(panic_message(&*payload))));
-                        break;
+                        state[i] = State::Done;
+                        break 'blk Err(fault(i, Fault::Panic(panic_message(&*payload))));
                     }
                 }
             }
-            if let Some(e) = error {
-                break Err(e);
-            }
-            match (waiting, done.iter().position(|d| *d)) {
-                (None, _) => break Ok(()), // every thread returned
-                (Some((j, at)), Some(exited)) => {
-                    break Err(fault(
-                        exited,
-                        Fault::ExitedWhileOthersWait {
-                            waiting_thread: unflatten(j as u64, launch.block),
-                            waiting_at: site(at),
+            // Warps whose lanes all wait at one warp-wide operation go on; a warp with a
+            // lane there and another anywhere else can never complete it.
+            let mut released = false;
+            for warp in (0..self.threads).step_by(32) {
+                let lanes = warp..(warp + 32).min(self.threads);
+                let Some((first, site)) = lanes.clone().find_map(|i| match state[i] {
+                    State::Waits(Wait::Warp(site)) => Some((i, site)),
+                    _ => None,
+                }) else {
+                    continue;
+                };
+                for i in lanes.clone() {
+                    let other = match state[i] {
+                        State::Waits(Wait::Warp(at)) if same_site(at, site) => continue,
+                        State::Waits(Wait::Warp(at)) | State::Waits(Wait::Block(at)) => site_of(at),
+                        State::Done => "it has returned".to_string(),
+                        State::Run => unreachable!("every runnable thread ran"),
+                    };
+                    break 'blk Err(fault(
+                        first,
+                        Fault::WarpDivergence {
+                            here: site_of(site),
+                            other_lane: unflatten(i as u64, launch.block),
+                            other,
                         },
                     ));
                 }
-                (Some(_), None) => {} // all at one barrier: release them
+                for i in lanes {
+                    state[i] = State::Run;
+                }
+                released = true;
+            }
+            if released {
+                continue;
+            }
+            // The block barrier: every thread that has not returned waits at one call site.
+            let waiting = state.iter().enumerate().find_map(|(i, s)| match s {
+                State::Waits(Wait::Block(at)) => Some((i, *at)),
+                _ => None,
+            });
+            let Some((j, at)) = waiting else {
+                break Ok(()); // every thread returned
+            };
+            for (i, s) in state.iter().enumerate() {
+                match s {
+                    State::Waits(Wait::Block(other)) if !same_site(other, at) => {
+                        break 'blk Err(fault(
+                            i,
+                            Fault::DivergentBarrier {
+                                here: site_of(other),
+                                other_thread: unflatten(j as u64, launch.block),
+                                other: site_of(at),
+                            },
+                        ));
+                    }
+                    State::Done => {
+                        break 'blk Err(fault(
+                            i,
+                            Fault::ExitedWhileOthersWait {
+                                waiting_thread: unflatten(j as u64, launch.block),
+                                waiting_at: site_of(at),
+                            },
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+            for s in state.iter_mut() {
+                *s = State::Run;
             }
         };
         // SAFETY: no coroutine of this block runs any more.

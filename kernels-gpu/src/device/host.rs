@@ -27,7 +27,19 @@ pub struct HostThread {
     pub globals: *const [GlobalRegion],
     /// Waits at the block barrier; the argument is the `sync_threads()` call site.
     pub barrier: fn(&'static Location<'static>),
+    /// Waits until every lane of this thread's warp has reached the same warp-wide
+    /// operation (`mma.sync` and the like); the argument is its call site.
+    pub warp_barrier: fn(&'static Location<'static>),
+    /// This warp's exchange area: what each lane hands in to a warp-wide operation, in two
+    /// copies used alternately (a lane that runs ahead into the next operation writes the
+    /// other copy while its warp still reads this one).
+    pub exchange: *mut [[[u32; EXCHANGE_WORDS]; 32]; 2],
+    /// Warp-wide operations this thread has taken part in (which copy is next).
+    pub collectives: Cell<u32>,
 }
+
+/// 32-bit words a lane hands in to one warp-wide operation, at most.
+pub const EXCHANGE_WORDS: usize = 8;
 
 thread_local! {
     static CURRENT: Cell<*const HostThread> = const { Cell::new(std::ptr::null()) };
@@ -57,6 +69,35 @@ pub(crate) fn barrier(call_site: &'static Location<'static>) {
     (current().barrier)(call_site);
     // Other simulated threads ran on this OS thread meanwhile: be this one again.
     CURRENT.set(me);
+}
+
+/// This lane's part in a warp-wide operation: hands in `mine`, waits until every lane of the
+/// warp has reached the same call site, and returns what each lane handed in (by lane).
+/// A lane that never arrives (it waits elsewhere or has returned) is reported by the
+/// executor as a fault naming both places.
+#[track_caller]
+pub fn warp_exchange(mine: [u32; EXCHANGE_WORDS]) -> [[u32; EXCHANGE_WORDS]; 32] {
+    let site = Location::caller();
+    let me = current();
+    let copy = (me.collectives.get() % 2) as usize;
+    me.collectives.set(me.collectives.get().wrapping_add(1));
+    let lane = lane_id() as usize;
+    // SAFETY: the executor gives every warp its own area for the block's lifetime, and only
+    // this block's OS thread touches it; lanes write their own slot.
+    unsafe { (*me.exchange)[copy][lane] = mine };
+    let this = CURRENT.get();
+    (me.warp_barrier)(site);
+    CURRENT.set(this);
+    // SAFETY: as above; every lane wrote this copy before the warp barrier released.
+    unsafe { (*current().exchange)[copy] }
+}
+
+/// This thread's lane in its warp (threads are numbered x fastest, then y, then z).
+pub fn lane_id() -> u32 {
+    let me = current();
+    let linear = me.thread_idx[0]
+        + me.block_dim[0] * (me.thread_idx[1] + me.block_dim[1] * me.thread_idx[2]);
+    linear % 32
 }
 
 #[track_caller]

@@ -139,6 +139,25 @@ impl<T: Copy> SharedTile<T> {
     }
 }
 
+impl<T: Copy> SharedTile<T> {
+    /// Elements `(row, col)` and `(row, col + 1)` of a tile of a 16-bit type as one 32-bit
+    /// read, the first in the low half (a tensor-core fragment register).
+    ///
+    /// # Safety
+    /// As [`SharedTile::get`] for the two elements; `col` and the tile's row length are even
+    /// (so the read is 4-byte aligned).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn get_pair_bits(&self, row: u32, col: u32) -> u32 {
+        // A constant: no code for 16-bit types (other types have no tensor-core kernel).
+        if size_of::<T>() != 2 {
+            super::thread::trap();
+        }
+        let at = self.offset(row, col + 1) - 1;
+        unsafe { super::vector::read_packed(self.base.add(at).cast::<u32>()) }
+    }
+}
+
 impl<T: Pack4> SharedTile<T> {
     /// Elements `(row, col..col + 4)` as one access.
     ///

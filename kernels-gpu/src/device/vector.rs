@@ -75,7 +75,7 @@ pack2! {
 /// # Safety
 /// `ptr` points to a readable `P` (aligned on the GPU).
 #[inline(always)]
-unsafe fn read_packed<P: Copy>(ptr: *const P) -> P {
+pub(crate) unsafe fn read_packed<P: Copy>(ptr: *const P) -> P {
     #[cfg(target_arch = "nvptx64")]
     return unsafe { ptr.read() };
     #[cfg(not(target_arch = "nvptx64"))]
