@@ -327,6 +327,58 @@ fn the_sm80_pipeline_copies_asynchronously() {
 }
 
 #[test]
+fn the_tensor_core_rungs_use_their_instructions() {
+    let sm80 = module(Arch::Sm80);
+    for t in ["f16", "bf16"] {
+        let mma = format!("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32");
+        for (kernel, ops) in [
+            (
+                "mma_sync",
+                vec![mma.as_str(), "ld.shared.b32", "ld.shared.b16"],
+            ),
+            (
+                "mma_ldmatrix",
+                vec![
+                    mma.as_str(),
+                    "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+                ],
+            ),
+            (
+                "mma_async",
+                vec![
+                    mma.as_str(),
+                    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+                    "cp.async.cg.shared.global",
+                    "cp.async.wait_group 2",
+                ],
+            ),
+        ] {
+            let text = entry_in(sm80, &format!("{kernel}_{t}"));
+            for op in ops {
+                assert!(text.contains(op), "{kernel}_{t} lacks {op}");
+            }
+            assert!(
+                !text.contains("ld.local") && !text.contains("st.local"),
+                "{kernel}_{t}"
+            );
+        }
+        // Every K step of 16: 6 ldmatrix for 16 mma (A: 4, B: 2).
+        let text = entry_in(sm80, &format!("mma_ldmatrix_{t}"));
+        assert_eq!(
+            text.matches("mma.sync").count(),
+            32,
+            "mma_ldmatrix_{t}: 2 K steps of 16"
+        );
+        assert_eq!(
+            text.matches("ldmatrix.sync").count(),
+            12,
+            "mma_ldmatrix_{t}"
+        );
+    }
+}
+
+#[test]
 fn launch_bounds_in_the_ptx_follow_the_specs() {
     let mut bounded = 0;
     for (kernel, name) in all_entries() {
@@ -375,13 +427,13 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 Kernel::StreamK if asynchronous => 13,
                 Kernel::StreamK => 5,
                 Kernel::Thin => 3,
+                // One per phase in the pipeline, and the one-stage loop for other launches.
+                Kernel::MmaAsync => 3,
                 _ => 2,
             };
             assert_eq!(barriers, expected, "{name}: barriers");
-            assert!(
-                text.contains("st.shared") && text.contains("ld.shared"),
-                "{name}"
-            );
+            let reads = text.contains("ld.shared") || text.contains("ldmatrix");
+            assert!(text.contains("st.shared") && reads, "{name}");
             assert!(
                 text.contains("gpu_launch_sized_workgroup_mem"),
                 "{name}: launch-sized shared"

@@ -389,6 +389,10 @@ macro_rules! for_each_kernel {
                 /// Tensor cores: `mma.sync` m16n8k16, fragments from shared memory
                 /// (`mma_sync.rs`; f16/bf16, 8.0+).
                 MmaSync => $crate::mma_sync::SPEC, $crate::mma_sync::mma_sync;
+                /// `mma_sync` with fragments loaded by `ldmatrix` (`mma_ldmatrix.rs`).
+                MmaLdmatrix => $crate::mma_ldmatrix::SPEC, $crate::mma_ldmatrix::mma_ldmatrix;
+                /// `mma_ldmatrix` fed by a 4-stage `cp.async` pipeline (`mma_async.rs`).
+                MmaAsync => $crate::mma_async::SPEC, $crate::mma_async::mma_async;
             }
             sized {
                 /// Shared-memory tiling with the tile width chosen at launch (`tiled.rs`).

@@ -35,6 +35,10 @@ pub mod double_buffered;
 pub mod element;
 pub mod fragment_buffered;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod mma_async;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod mma_ldmatrix;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma_sync;
 pub mod naive;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
@@ -43,6 +47,8 @@ pub mod problem;
 pub mod register_tiled;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod stream_k;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod tensor_tile;
 pub mod thin;
 pub mod tiled;
 pub mod vectorized;

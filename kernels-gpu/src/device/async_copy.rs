@@ -28,6 +28,35 @@ pub unsafe fn copy16<T>(dst: *mut T, src: *const T) {
     }
 }
 
+/// [`copy16`] of the first `bytes` (0 or 16) of `src`, the rest of the 16 filled with zeros
+/// (`cp.async`'s source size): edge tiles load whole chunks without reading past A or B.
+///
+/// # Safety
+/// As [`copy16`], where `bytes` is 16; with 0, `src` is not read (it must still be a
+/// global address).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn copy16_or_zero<T>(dst: *mut T, src: *const T, bytes: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .u64 %cp_s, %cp_g; cvta.to.shared.u64 %cp_s, {dst}; cvta.to.global.u64 %cp_g, {src}; cp.async.cg.shared.global [%cp_s], [%cp_g], 16, {bytes}; }}",
+            dst = in(reg64) dst as u64,
+            src = in(reg64) src as u64,
+            bytes = in(reg32) bytes,
+        );
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        if bytes == 16 {
+            unsafe { copy16(dst, src) };
+        } else {
+            assert_eq!(bytes, 0, "cp.async source size must be 0 or 16 here");
+            unsafe { core::ptr::write_bytes(dst.cast::<u8>(), 0, 16) };
+        }
+    }
+}
+
 /// Closes the current batch of this thread's copies.
 #[inline(always)]
 pub fn commit_group() {

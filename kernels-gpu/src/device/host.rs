@@ -54,7 +54,7 @@ pub unsafe fn set_current(thread: *const HostThread) -> *const HostThread {
     CURRENT.replace(thread)
 }
 
-pub(crate) fn current() -> &'static HostThread {
+pub fn current() -> &'static HostThread {
     let thread = CURRENT.get();
     assert!(
         !thread.is_null(),

@@ -11,6 +11,8 @@ pub mod global;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod host;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod ldmatrix;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma;
 pub mod shared;
 pub mod thread;

@@ -198,6 +198,31 @@ impl<T: Pack2> SharedTile<T> {
 }
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+impl<T: Copy> SharedTile<T> {
+    /// The address of `(row, col..)`, 16 bytes of which lie inside the tile (checked on the
+    /// host): a lane's row for [`super::ldmatrix`].
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn row16(&self, row: u32, col: u32) -> *const T {
+        let last = col + 16 / size_of::<T>() as u32 - 1;
+        let at = self.offset(row, last) - (last - col) as usize;
+        self.base.wrapping_add(at)
+    }
+
+    /// Starts an asynchronous copy of 16 bytes from `src` into `(row, col..)`, or of zeros
+    /// where `inside` is false (see [`super::async_copy::copy16_or_zero`]).
+    ///
+    /// # Safety
+    /// As [`super::async_copy::copy16_or_zero`].
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn copy16_or_zero(&self, row: u32, col: u32, src: *const T, inside: bool) {
+        let dst = self.row16(row, col).cast_mut();
+        unsafe { super::async_copy::copy16_or_zero(dst, src, if inside { 16 } else { 0 }) }
+    }
+}
+
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 impl<T: Pack4> SharedTile<T> {
     /// Starts an asynchronous 16-byte copy from global `src` into `(row, col..)`: four
     /// elements of a 4-byte type, two of an 8-byte one.

@@ -1,0 +1,124 @@
+//! Tensor cores, third rung: `mma_ldmatrix`'s block tile fed by a 4-stage `cp.async`
+//! pipeline. Both tiles go from global to shared memory as they are (16-byte copies, no
+//! registers, no shared stores), three phases ahead of the `mma`: each phase waits until its
+//! own copies have landed (`cp.async.wait_group 2`), meets the block at one barrier, starts
+//! the copies of the phase three ahead into the stage the previous phase read, and multiplies.
+//! Edge tiles copy zeros for the chunks outside A and B (`cp.async`'s source size 0).
+//!
+//! The copies need 16-byte chunks: K and N multiples of 8 and both inputs 16-byte aligned.
+//! Other launches take `mma_ldmatrix`'s one-stage loop (the same for every block of the
+//! launch, so every barrier stays uniform).
+//!
+//! Launch rules ([`SPEC`]): as `mma_sync`, with 4 stages of shared memory (75,776 bytes).
+use crate::catalogue::KernelSpec;
+use crate::device::async_copy::{commit_group, wait_group};
+use crate::device::shared::SharedArena;
+use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::Bf16;
+use crate::element::{Accumulator, Element};
+use crate::mma_ldmatrix::Ldmatrix;
+use crate::mma_sync::{one_stage, tensor_spec};
+use crate::problem::{Gemm, entry_points};
+use crate::tensor_tile::{self, BK, BM, BN, MT, NT, PAD, Stage, THREADS};
+
+const STAGES: u32 = 4;
+
+pub const SPEC: KernelSpec = tensor_spec(
+    ("mma_async", file!()),
+    "`mma_ldmatrix` fed by a 4-stage `cp.async` pipeline: both tiles copied as they are, three phases ahead, one barrier per phase",
+    STAGES,
+);
+
+/// Elements per 16-byte copy.
+const CHUNK: u32 = 8;
+
+/// Starts the copies of phase `k0`'s tiles into `stage`: 2 chunks of A and 2 of B per
+/// thread, zeros for chunks outside A or B.
+///
+/// # Safety
+/// K and N are multiples of 8, `a` and `b` 16-byte aligned; nobody reads `stage` until a
+/// wait covering these copies and a barrier.
+#[inline(always)]
+unsafe fn copy_phase<T: Element>(
+    stage: &Stage<T>,
+    (a, b): (*const T, *const T),
+    (m, n, k): (u32, u32, u32),
+    (row0, col0, k0): (u32, u32, u32),
+    tid: u32,
+) {
+    for i in 0..BM * BK / CHUNK / THREADS {
+        let e = tid + i * THREADS;
+        let (r, c) = (e / (BK / CHUNK), (e % (BK / CHUNK)) * CHUNK);
+        let inside = row0 + r < m && k0 + c < k;
+        let at = (row0 + r) as usize * k as usize + (k0 + c) as usize;
+        let src = if inside { a.wrapping_add(at) } else { a };
+        unsafe { stage.a.copy16_or_zero(r, c, src, inside) };
+    }
+    for i in 0..BK * BN / CHUNK / THREADS {
+        let e = tid + i * THREADS;
+        let (r, c) = (e / (BN / CHUNK), (e % (BN / CHUNK)) * CHUNK);
+        let inside = k0 + r < k && col0 + c < n;
+        let at = (k0 + r) as usize * n as usize + (col0 + c) as usize;
+        let src = if inside { b.wrapping_add(at) } else { b };
+        unsafe { stage.b.copy16_or_zero(r, c, src, inside) };
+    }
+}
+
+/// Whether the copies can run: 16-byte chunks along K (A) and N (B).
+#[inline(always)]
+fn chunked<T>(a: *const T, b: *const T, n: u32, k: u32) -> bool {
+    let aligned = |p: *const T| (p as usize).is_multiple_of(16);
+    size_of::<T>() == 2
+        && k.is_multiple_of(CHUNK)
+        && n.is_multiple_of(CHUNK)
+        && aligned(a)
+        && aligned(b)
+}
+
+/// # Safety
+/// See the entry points; 256 threads per block; T is f16 or bf16.
+#[inline(always)]
+pub unsafe fn mma_async<T: Element>(gemm: Gemm<T>) {
+    let (a, b, c, m, n, k) = gemm.plain();
+    if !chunked(a, b, n, k) {
+        return unsafe { one_stage::<T, Ldmatrix>(gemm) };
+    }
+    let tid = thread_idx_x();
+    let me = tensor_tile::Lane::of(tid);
+    let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
+    // SAFETY: the launch provides STAGES stages of both padded tiles.
+    let mut arena = unsafe { SharedArena::<T>::launch_sized() };
+    let a_all = arena.tile(STAGES * BM, BK + PAD);
+    let b_all = arena.tile(STAGES * BK, BN + PAD);
+    let stage = |s: u32| Stage {
+        a: a_all.window(s * BM, BM),
+        b: b_all.window(s * BK, BK),
+    };
+    let phases = k.div_ceil(BK);
+    // Prologue: the first STAGES - 1 phases in flight, one group each (empty past the end,
+    // so every wait below counts the same groups).
+    for s in 0..STAGES - 1 {
+        if s < phases {
+            unsafe { copy_phase(&stage(s), (a, b), (m, n, k), (row0, col0, s * BK), tid) };
+        }
+        commit_group();
+    }
+    let mut acc = [[[T::Acc::ZERO; 4]; NT]; MT];
+    for phase in 0..phases {
+        // This thread's copies of `phase` have landed; the barrier then says everyone's
+        // have, and that everyone is done reading the stage the next copies overwrite.
+        wait_group::<{ STAGES - 2 }>();
+        sync_threads();
+        let ahead = phase + STAGES - 1;
+        if ahead < phases {
+            let at = (row0, col0, ahead * BK);
+            unsafe { copy_phase(&stage(ahead % STAGES), (a, b), (m, n, k), at, tid) };
+        }
+        commit_group();
+        unsafe { tensor_tile::multiply::<T, Ldmatrix>(&stage(phase % STAGES), &mut acc, me) };
+    }
+    unsafe { tensor_tile::epilogue(c, &acc, (m, n), (row0, col0), me) };
+}
+
+entry_points!(mma_async; mma_async_f16: f16, mma_async_bf16: Bf16);

@@ -1,0 +1,195 @@
+//! The block tile shared by the tensor-core kernels (`mma_sync`, `mma_ldmatrix`,
+//! `mma_async`): 8 warps compute a 128 x 128 tile of C stepping BK = 32 along K, each warp a
+//! 64 x 32 warp tile of 4 x 4 `mma.m16n8k16` tiles with f32 accumulators. The 16-bit tiles
+//! sit in shared memory as they come (A and B row-major), rows padded by 8 elements (16
+//! bytes) so that a warp's fragment reads, 32-bit or `ldmatrix` rows, hit distinct banks.
+//! How the fragments come out of shared memory is the kernels' difference ([`Fragments`]);
+//! loading phases, the K-step multiply and the epilogue are here.
+use crate::device::global::{load, load4, store};
+use crate::device::shared::SharedTile;
+use crate::device::vector::aligned4;
+use crate::element::{Accumulator, Element};
+
+pub const BM: u32 = 128;
+pub const BN: u32 = 128;
+pub const BK: u32 = 32;
+/// Row padding of the shared tiles, in elements (16 bytes).
+pub const PAD: u32 = 8;
+/// Threads of a block: 8 warps, 2 along M by 4 along N.
+pub const THREADS: u32 = 256;
+const WARPS_N: u32 = 4;
+/// `mma` tiles per warp tile: 4 of 16 rows, 4 of 8 columns.
+pub const MT: usize = 4;
+pub const NT: usize = 4;
+
+/// Input elements of one stage in shared memory: A (BM x (BK + PAD)) and B (BK x (BN + PAD)).
+pub const STAGE_ELEMENTS: u32 = BM * (BK + PAD) + BK * (BN + PAD);
+
+/// A warp's accumulators: 4 x 4 tiles of 4 f32 per lane.
+pub type Accumulators<A> = [[[A; 4]; NT]; MT];
+
+/// One stage of the tiles in shared memory.
+#[derive(Clone, Copy)]
+pub struct Stage<T> {
+    pub a: SharedTile<T>,
+    pub b: SharedTile<T>,
+}
+
+/// Where this thread is: its warp tile's origin in the block tile and its lane.
+#[derive(Clone, Copy)]
+pub struct Lane {
+    pub warp_row: u32,
+    pub warp_col: u32,
+    pub lane: u32,
+}
+
+impl Lane {
+    #[inline(always)]
+    pub fn of(tid: u32) -> Self {
+        let warp = tid / 32;
+        Self {
+            warp_row: (warp / WARPS_N) * 64,
+            warp_col: (warp % WARPS_N) * 32,
+            lane: tid % 32,
+        }
+    }
+
+    /// `(g, t)`: the lane's group (row) and its place in the group (column pair).
+    #[inline(always)]
+    pub fn group(&self) -> (u32, u32) {
+        (self.lane / 4, self.lane % 4)
+    }
+}
+
+/// How a warp gets one K step's fragments out of a stage.
+pub trait Fragments {
+    /// The A fragments of the warp's 4 m16 tiles and the B fragments of its 4 n8 tiles, for
+    /// the 16 K steps from `kk`.
+    ///
+    /// # Safety
+    /// The stage is complete (a barrier since its last store); every lane of the warp calls
+    /// it.
+    unsafe fn load<T: Element>(
+        stage: &Stage<T>,
+        kk: u32,
+        me: Lane,
+    ) -> ([[u32; 4]; MT], [[u32; 2]; NT]);
+}
+
+/// The 16 `mma` of one K step of 16, then the next.
+///
+/// # Safety
+/// As [`Fragments::load`].
+#[inline(always)]
+pub unsafe fn multiply<T: Element, F: Fragments>(
+    stage: &Stage<T>,
+    acc: &mut Accumulators<T::Acc>,
+    me: Lane,
+) {
+    for step in 0..BK / 16 {
+        let (af, bf) = unsafe { F::load(stage, 16 * step, me) };
+        for i in 0..MT {
+            for j in 0..NT {
+                acc[i][j] = T::mma_m16n8k16(af[i], bf[j], acc[i][j]);
+            }
+        }
+    }
+}
+
+/// Whether a whole block tile of A and B can load 4 elements per access.
+#[inline(always)]
+pub fn interior<T: Element>(
+    (a, b): (*const T, *const T),
+    (m, n, k): (u32, u32, u32),
+    (row0, col0): (u32, u32),
+) -> bool {
+    row0 + BM <= m
+        && col0 + BN <= n
+        && k.is_multiple_of(4)
+        && n.is_multiple_of(4)
+        && aligned4(a)
+        && aligned4(b)
+}
+
+/// Four elements at `(row, col..col + 4)` of a `rows x cols` row-major matrix, zero
+/// outside it; one 8-byte load where `vector` says the four are inside and aligned.
+///
+/// # Safety
+/// `ptr` holds `rows * cols` elements; with `vector`, the four are inside and 4-aligned.
+#[inline(always)]
+unsafe fn four<T: Element>(
+    ptr: *const T,
+    (row, col): (u32, u32),
+    (rows, cols): (u32, u32),
+    vector: bool,
+) -> [T; 4] {
+    let at = |c: u32| row as usize * cols as usize + c as usize;
+    if vector {
+        return unsafe { load4(ptr, at(col)) };
+    }
+    let mut v = [T::ZERO; 4];
+    for (j, x) in v.iter_mut().enumerate() {
+        let c = col + j as u32;
+        if row < rows && c < cols {
+            *x = unsafe { load(ptr, at(c)) };
+        }
+    }
+    v
+}
+
+/// Loads phase `k0`'s tiles of A and B into `stage` through registers, 16 elements of a
+/// row of each per thread; zeros outside A and B.
+///
+/// # Safety
+/// `a` is `m x k` and `b` is `k x n`; no thread reads `stage` until the next barrier;
+/// `vector` as [`interior`] (and the phase whole: `k0 + BK <= k`).
+#[inline(always)]
+pub unsafe fn load_phase<T: Element>(
+    stage: &Stage<T>,
+    (a, b): (*const T, *const T),
+    (m, n, k): (u32, u32, u32),
+    (row0, col0, k0): (u32, u32, u32),
+    tid: u32,
+    vector: bool,
+) {
+    let (ar, ac) = (tid / 2, (tid % 2) * 16);
+    let (br, bc) = (tid / 8, (tid % 8) * 16);
+    for q in 0..4 {
+        unsafe {
+            let va = four(a, (row0 + ar, k0 + ac + 4 * q), (m, k), vector);
+            let vb = four(b, (k0 + br, col0 + bc + 4 * q), (k, n), vector);
+            stage.a.set4(ar, ac + 4 * q, va);
+            stage.b.set4(br, bc + 4 * q, vb);
+        }
+    }
+}
+
+/// Writes the warp's accumulators to C (rows g and g + 8, columns 2t and 2t + 1 of each
+/// tile), only what lies inside C.
+///
+/// # Safety
+/// `c` is `m x n`, row-major; no other thread writes these elements.
+#[inline(always)]
+pub unsafe fn epilogue<A: Accumulator>(
+    c: *mut A,
+    acc: &Accumulators<A>,
+    (m, n): (u32, u32),
+    (row0, col0): (u32, u32),
+    me: Lane,
+) {
+    let (g, t) = me.group();
+    for i in 0..MT {
+        for j in 0..NT {
+            for h in 0..2 {
+                let row = row0 + me.warp_row + 16 * i as u32 + g + 8 * h;
+                let col = col0 + me.warp_col + 8 * j as u32 + 2 * t;
+                for e in 0..2 {
+                    if row < m && col + e < n {
+                        let at = row as usize * n as usize + (col + e) as usize;
+                        unsafe { store(c, at, acc[i][j][2 * h as usize + e as usize]) };
+                    }
+                }
+            }
+        }
+    }
+}
