@@ -428,7 +428,7 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 Kernel::StreamK => 5,
                 Kernel::Thin => 3,
                 // One per phase in the pipeline, and the one-stage loop for other launches.
-                Kernel::MmaAsync => 3,
+                Kernel::MmaAsync | Kernel::MmaWide => 3,
                 _ => 2,
             };
             assert_eq!(barriers, expected, "{name}: barriers");

@@ -393,6 +393,8 @@ macro_rules! for_each_kernel {
                 MmaLdmatrix => $crate::mma_ldmatrix::SPEC, $crate::mma_ldmatrix::mma_ldmatrix;
                 /// `mma_ldmatrix` fed by a 4-stage `cp.async` pipeline (`mma_async.rs`).
                 MmaAsync => $crate::mma_async::SPEC, $crate::mma_async::mma_async;
+                /// `mma_async` on 128 x 256 block tiles, 64 x 64 warp tiles (`mma_wide.rs`).
+                MmaWide => $crate::mma_wide::SPEC, $crate::mma_wide::mma_wide;
             }
             sized {
                 /// Shared-memory tiling with the tile width chosen at launch (`tiled.rs`).

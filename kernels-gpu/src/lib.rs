@@ -40,6 +40,8 @@ pub mod mma_async;
 pub mod mma_ldmatrix;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma_sync;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod mma_wide;
 pub mod naive;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod paired_lanes;

@@ -20,27 +20,29 @@ use crate::element::{Accumulator, Element};
 use crate::mma_ldmatrix::Ldmatrix;
 use crate::mma_sync::{one_stage, tensor_spec};
 use crate::problem::{Gemm, entry_points};
-use crate::tensor_tile::{self, BK, BM, BN, MT, NT, PAD, Stage, THREADS};
+use crate::tensor_tile::{self, BK, BM, MT, PAD, Stage, THREADS};
 
-const STAGES: u32 = 4;
+/// Stages of the pipeline: three phases in flight while one is multiplied.
+pub(crate) const STAGES: u32 = 4;
+const BN: u32 = 128;
 
 pub const SPEC: KernelSpec = tensor_spec(
     ("mma_async", file!()),
     "`mma_ldmatrix` fed by a 4-stage `cp.async` pipeline: both tiles copied as they are, three phases ahead, one barrier per phase",
-    STAGES,
+    (BN, STAGES),
 );
 
 /// Elements per 16-byte copy.
 const CHUNK: u32 = 8;
 
-/// Starts the copies of phase `k0`'s tiles into `stage`: 2 chunks of A and 2 of B per
-/// thread, zeros for chunks outside A or B.
+/// Starts the copies of phase `k0`'s tiles (`BN` wide) into `stage`: 2 chunks of A and
+/// BN / 64 of B per thread, zeros for chunks outside A or B.
 ///
 /// # Safety
 /// K and N are multiples of 8, `a` and `b` 16-byte aligned; nobody reads `stage` until a
 /// wait covering these copies and a barrier.
 #[inline(always)]
-unsafe fn copy_phase<T: Element>(
+pub(crate) unsafe fn copy_phase<T: Element, const BN: u32>(
     stage: &Stage<T>,
     (a, b): (*const T, *const T),
     (m, n, k): (u32, u32, u32),
@@ -67,7 +69,7 @@ unsafe fn copy_phase<T: Element>(
 
 /// Whether the copies can run: 16-byte chunks along K (A) and N (B).
 #[inline(always)]
-fn chunked<T>(a: *const T, b: *const T, n: u32, k: u32) -> bool {
+pub(crate) fn chunked<T>(a: *const T, b: *const T, n: u32, k: u32) -> bool {
     let aligned = |p: *const T| (p as usize).is_multiple_of(16);
     size_of::<T>() == 2
         && k.is_multiple_of(CHUNK)
@@ -80,12 +82,24 @@ fn chunked<T>(a: *const T, b: *const T, n: u32, k: u32) -> bool {
 /// See the entry points; 256 threads per block; T is f16 or bf16.
 #[inline(always)]
 pub unsafe fn mma_async<T: Element>(gemm: Gemm<T>) {
+    unsafe { pipelined::<T, BN, 4>(gemm) }
+}
+
+/// The pipelined kernel for a `BM x BN` block tile (NT `mma` tiles per warp along N) and
+/// [`STAGES`] stages; launches whose inputs cannot be copied in chunks take `mma_ldmatrix`'s
+/// one-stage loop on the same tile.
+///
+/// # Safety
+/// See the entry points; 256 threads per block; T is f16 or bf16; the launch provides
+/// `STAGES` stages of shared memory for a `BN`-wide tile.
+#[inline(always)]
+pub(crate) unsafe fn pipelined<T: Element, const BN: u32, const NT: usize>(gemm: Gemm<T>) {
     let (a, b, c, m, n, k) = gemm.plain();
     if !chunked(a, b, n, k) {
-        return unsafe { one_stage::<T, Ldmatrix>(gemm) };
+        return unsafe { one_stage::<T, Ldmatrix, BN, NT>(gemm) };
     }
     let tid = thread_idx_x();
-    let me = tensor_tile::Lane::of(tid);
+    let me = tensor_tile::Lane::of::<BN>(tid);
     let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
     // SAFETY: the launch provides STAGES stages of both padded tiles.
     let mut arena = unsafe { SharedArena::<T>::launch_sized() };
@@ -100,7 +114,8 @@ pub unsafe fn mma_async<T: Element>(gemm: Gemm<T>) {
     // so every wait below counts the same groups).
     for s in 0..STAGES - 1 {
         if s < phases {
-            unsafe { copy_phase(&stage(s), (a, b), (m, n, k), (row0, col0, s * BK), tid) };
+            let at = (row0, col0, s * BK);
+            unsafe { copy_phase::<T, BN>(&stage(s), (a, b), (m, n, k), at, tid) };
         }
         commit_group();
     }
@@ -113,10 +128,11 @@ pub unsafe fn mma_async<T: Element>(gemm: Gemm<T>) {
         let ahead = phase + STAGES - 1;
         if ahead < phases {
             let at = (row0, col0, ahead * BK);
-            unsafe { copy_phase(&stage(ahead % STAGES), (a, b), (m, n, k), at, tid) };
+            unsafe { copy_phase::<T, BN>(&stage(ahead % STAGES), (a, b), (m, n, k), at, tid) };
         }
         commit_group();
-        unsafe { tensor_tile::multiply::<T, Ldmatrix>(&stage(phase % STAGES), &mut acc, me) };
+        let here = stage(phase % STAGES);
+        unsafe { tensor_tile::multiply::<T, Ldmatrix, NT>(&here, &mut acc, me) };
     }
     unsafe { tensor_tile::epilogue(c, &acc, (m, n), (row0, col0), me) };
 }

@@ -13,12 +13,12 @@ use crate::element::Bf16;
 use crate::element::Element;
 use crate::mma_sync::{one_stage, tensor_spec};
 use crate::problem::{Gemm, entry_points};
-use crate::tensor_tile::{Fragments, Lane, MT, NT, Stage};
+use crate::tensor_tile::{Fragments, Lane, MT, Stage};
 
 pub const SPEC: KernelSpec = tensor_spec(
     ("mma_ldmatrix", file!()),
     "`mma_sync` with fragments loaded by `ldmatrix` (`.trans` for B): 6 instructions per 16 `mma` instead of 32 loads",
-    1,
+    (128, 1),
 );
 
 /// Fragments loaded by `ldmatrix`.
@@ -26,7 +26,7 @@ pub struct Ldmatrix;
 
 impl Fragments for Ldmatrix {
     #[inline(always)]
-    unsafe fn load<T: Element>(
+    unsafe fn load<T: Element, const NT: usize>(
         stage: &Stage<T>,
         kk: u32,
         me: Lane,
@@ -57,7 +57,7 @@ impl Fragments for Ldmatrix {
 /// See the entry points; 256 threads per block; T is f16 or bf16.
 #[inline(always)]
 pub unsafe fn mma_ldmatrix<T: Element>(gemm: Gemm<T>) {
-    unsafe { one_stage::<T, Ldmatrix>(gemm) }
+    unsafe { one_stage::<T, Ldmatrix, 128, 4>(gemm) }
 }
 
 entry_points!(mma_ldmatrix; mma_ldmatrix_f16: f16, mma_ldmatrix_bf16: Bf16);

@@ -16,15 +16,17 @@ use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x
 use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
 use crate::problem::{Gemm, entry_points};
-use crate::tensor_tile::{
-    self, BK, BM, BN, Fragments, Lane, MT, NT, PAD, STAGE_ELEMENTS, Stage, THREADS,
-};
+use crate::tensor_tile::{self, BK, BM, Fragments, Lane, MT, PAD, Stage, THREADS};
+
+/// The block tile's width and its `mma` tiles per warp along N.
+const BN: u32 = 128;
+const NT: usize = 4;
 
 /// The spec of a kernel on `tensor_tile`'s block tile with `stages` stages.
 pub(crate) const fn tensor_spec(
     (name, file): (&'static str, &'static str),
     idea: &'static str,
-    stages: u32,
+    (bn, stages): (u32, u32),
 ) -> KernelSpec {
     KernelSpec {
         name,
@@ -32,9 +34,9 @@ pub(crate) const fn tensor_spec(
         idea,
         arch: Arch::Sm80,
         threads: Threads::Fixed(THREADS, 1),
-        tile: Tile::Fixed { rows: BM, cols: BN },
+        tile: Tile::Fixed { rows: BM, cols: bn },
         grid: Grid::Tiles,
-        shared: Shared::InputElements(stages * STAGE_ELEMENTS),
+        shared: Shared::InputElements(stages * tensor_tile::stage_elements(bn)),
         min_blocks_per_sm: PerAcc::NONE,
         elements: &[Elem::F16, Elem::Bf16],
         candidate: Candidate::Always,
@@ -46,7 +48,7 @@ pub(crate) const fn tensor_spec(
 pub const SPEC: KernelSpec = tensor_spec(
     ("mma_sync", file!()),
     "tensor cores: `mma.sync` m16n8k16 (f32 accumulators), 16-bit tiles in shared memory, fragments read from it element-wise; 8 warps of 64 x 32",
-    1,
+    (BN, 1),
 );
 
 /// Two 16-bit elements as one fragment register, the first in the low half.
@@ -60,7 +62,7 @@ pub struct SharedLoads;
 
 impl Fragments for SharedLoads {
     #[inline(always)]
-    unsafe fn load<T: Element>(
+    unsafe fn load<T: Element, const NT: usize>(
         stage: &Stage<T>,
         kk: u32,
         me: Lane,
@@ -93,15 +95,17 @@ impl Fragments for SharedLoads {
     }
 }
 
-/// The one-stage kernel with fragments from `F`: load, barrier, multiply, barrier.
+/// The one-stage kernel with fragments from `F`, for a `BM x BN` block tile (NT `mma` tiles
+/// per warp along N): load, barrier, multiply, barrier.
 ///
 /// # Safety
-/// See the entry points; 256 threads per block; T is f16 or bf16.
+/// See the entry points; 256 threads per block; T is f16 or bf16; the launch provides one
+/// stage of shared memory for a `BN`-wide tile.
 #[inline(always)]
-pub unsafe fn one_stage<T: Element, F: Fragments>(gemm: Gemm<T>) {
+pub unsafe fn one_stage<T: Element, F: Fragments, const BN: u32, const NT: usize>(gemm: Gemm<T>) {
     let (a, b, c, m, n, k) = gemm.plain();
     let tid = thread_idx_x();
-    let me = Lane::of(tid);
+    let me = Lane::of::<BN>(tid);
     let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
     // SAFETY: the launch provides one stage of both padded tiles of the input type.
     let mut arena = unsafe { SharedArena::<T>::launch_sized() };
@@ -109,15 +113,15 @@ pub unsafe fn one_stage<T: Element, F: Fragments>(gemm: Gemm<T>) {
         a: arena.tile(BM, BK + PAD),
         b: arena.tile(BK, BN + PAD),
     };
-    let interior = tensor_tile::interior((a, b), (m, n, k), (row0, col0));
+    let interior = tensor_tile::interior::<T, BN>((a, b), (m, n, k), (row0, col0));
     let mut acc = [[[T::Acc::ZERO; 4]; NT]; MT];
     for phase in 0..k.div_ceil(BK) {
         let k0 = phase * BK;
         let vector = interior && k0 + BK <= k;
         let at = (row0, col0, k0);
-        unsafe { tensor_tile::load_phase(&stage, (a, b), (m, n, k), at, tid, vector) };
+        unsafe { tensor_tile::load_phase::<T, BN>(&stage, (a, b), (m, n, k), at, tid, vector) };
         sync_threads(); // the tiles are complete
-        unsafe { tensor_tile::multiply::<T, F>(&stage, &mut acc, me) };
+        unsafe { tensor_tile::multiply::<T, F, NT>(&stage, &mut acc, me) };
         sync_threads(); // everyone is done before the next phase overwrites the tiles
     }
     unsafe { tensor_tile::epilogue(c, &acc, (m, n), (row0, col0), me) };
@@ -128,7 +132,7 @@ pub unsafe fn one_stage<T: Element, F: Fragments>(gemm: Gemm<T>) {
 /// entry point).
 #[inline(always)]
 pub unsafe fn mma_sync<T: Element>(gemm: Gemm<T>) {
-    unsafe { one_stage::<T, SharedLoads>(gemm) }
+    unsafe { one_stage::<T, SharedLoads, BN, NT>(gemm) }
 }
 
 entry_points!(mma_sync; mma_sync_f16: f16, mma_sync_bf16: Bf16);

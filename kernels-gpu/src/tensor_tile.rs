@@ -1,6 +1,7 @@
 //! The block tile shared by the tensor-core kernels (`mma_sync`, `mma_ldmatrix`,
-//! `mma_async`): 8 warps compute a 128 x 128 tile of C stepping BK = 32 along K, each warp a
-//! 64 x 32 warp tile of 4 x 4 `mma.m16n8k16` tiles with f32 accumulators. The 16-bit tiles
+//! `mma_async`, `mma_wide`): 8 warps compute a 128 x BN tile of C stepping BK = 32 along K,
+//! 2 x 4 warps each with a 64 x BN/4 warp tile of 4 x NT `mma.m16n8k16` tiles (NT = BN / 32)
+//! with f32 accumulators. The 16-bit tiles
 //! sit in shared memory as they come (A and B row-major), rows padded by 8 elements (16
 //! bytes) so that a warp's fragment reads, 32-bit or `ldmatrix` rows, hit distinct banks.
 //! How the fragments come out of shared memory is the kernels' difference ([`Fragments`]);
@@ -11,22 +12,22 @@ use crate::device::vector::aligned4;
 use crate::element::{Accumulator, Element};
 
 pub const BM: u32 = 128;
-pub const BN: u32 = 128;
 pub const BK: u32 = 32;
 /// Row padding of the shared tiles, in elements (16 bytes).
 pub const PAD: u32 = 8;
 /// Threads of a block: 8 warps, 2 along M by 4 along N.
 pub const THREADS: u32 = 256;
 const WARPS_N: u32 = 4;
-/// `mma` tiles per warp tile: 4 of 16 rows, 4 of 8 columns.
+/// `mma` tiles of 16 rows per warp tile (its columns: NT tiles of 8).
 pub const MT: usize = 4;
-pub const NT: usize = 4;
 
-/// Input elements of one stage in shared memory: A (BM x (BK + PAD)) and B (BK x (BN + PAD)).
-pub const STAGE_ELEMENTS: u32 = BM * (BK + PAD) + BK * (BN + PAD);
+/// Input elements of one stage in shared memory: A (BM x (BK + PAD)) and B (BK x (bn + PAD)).
+pub const fn stage_elements(bn: u32) -> u32 {
+    BM * (BK + PAD) + BK * (bn + PAD)
+}
 
-/// A warp's accumulators: 4 x 4 tiles of 4 f32 per lane.
-pub type Accumulators<A> = [[[A; 4]; NT]; MT];
+/// A warp's accumulators: 4 x NT tiles of 4 f32 per lane.
+pub type Accumulators<A, const NT: usize> = [[[A; 4]; NT]; MT];
 
 /// One stage of the tiles in shared memory.
 #[derive(Clone, Copy)]
@@ -44,12 +45,13 @@ pub struct Lane {
 }
 
 impl Lane {
+    /// Thread `tid` of a block tile `BN` wide.
     #[inline(always)]
-    pub fn of(tid: u32) -> Self {
+    pub fn of<const BN: u32>(tid: u32) -> Self {
         let warp = tid / 32;
         Self {
             warp_row: (warp / WARPS_N) * 64,
-            warp_col: (warp % WARPS_N) * 32,
+            warp_col: (warp % WARPS_N) * (BN / WARPS_N),
             lane: tid % 32,
         }
     }
@@ -63,13 +65,13 @@ impl Lane {
 
 /// How a warp gets one K step's fragments out of a stage.
 pub trait Fragments {
-    /// The A fragments of the warp's 4 m16 tiles and the B fragments of its 4 n8 tiles, for
+    /// The A fragments of the warp's 4 m16 tiles and the B fragments of its NT n8 tiles, for
     /// the 16 K steps from `kk`.
     ///
     /// # Safety
     /// The stage is complete (a barrier since its last store); every lane of the warp calls
     /// it.
-    unsafe fn load<T: Element>(
+    unsafe fn load<T: Element, const NT: usize>(
         stage: &Stage<T>,
         kk: u32,
         me: Lane,
@@ -81,13 +83,13 @@ pub trait Fragments {
 /// # Safety
 /// As [`Fragments::load`].
 #[inline(always)]
-pub unsafe fn multiply<T: Element, F: Fragments>(
+pub unsafe fn multiply<T: Element, F: Fragments, const NT: usize>(
     stage: &Stage<T>,
-    acc: &mut Accumulators<T::Acc>,
+    acc: &mut Accumulators<T::Acc, NT>,
     me: Lane,
 ) {
     for step in 0..BK / 16 {
-        let (af, bf) = unsafe { F::load(stage, 16 * step, me) };
+        let (af, bf) = unsafe { F::load::<T, NT>(stage, 16 * step, me) };
         for i in 0..MT {
             for j in 0..NT {
                 acc[i][j] = T::mma_m16n8k16(af[i], bf[j], acc[i][j]);
@@ -96,9 +98,9 @@ pub unsafe fn multiply<T: Element, F: Fragments>(
     }
 }
 
-/// Whether a whole block tile of A and B can load 4 elements per access.
+/// Whether a whole `BM x BN` block tile of A and B can load 4 elements per access.
 #[inline(always)]
-pub fn interior<T: Element>(
+pub fn interior<T: Element, const BN: u32>(
     (a, b): (*const T, *const T),
     (m, n, k): (u32, u32, u32),
     (row0, col0): (u32, u32),
@@ -137,14 +139,14 @@ unsafe fn four<T: Element>(
     v
 }
 
-/// Loads phase `k0`'s tiles of A and B into `stage` through registers, 16 elements of a
-/// row of each per thread; zeros outside A and B.
+/// Loads phase `k0`'s tiles of A and B (`BN` wide) into `stage` through registers, in runs
+/// of 16 elements of a row; zeros outside A and B.
 ///
 /// # Safety
 /// `a` is `m x k` and `b` is `k x n`; no thread reads `stage` until the next barrier;
 /// `vector` as [`interior`] (and the phase whole: `k0 + BK <= k`).
 #[inline(always)]
-pub unsafe fn load_phase<T: Element>(
+pub unsafe fn load_phase<T: Element, const BN: u32>(
     stage: &Stage<T>,
     (a, b): (*const T, *const T),
     (m, n, k): (u32, u32, u32),
@@ -152,14 +154,22 @@ pub unsafe fn load_phase<T: Element>(
     tid: u32,
     vector: bool,
 ) {
+    // A: 2 runs a row, one per thread; B: BN / 16 runs a row, BN / 128 per thread.
     let (ar, ac) = (tid / 2, (tid % 2) * 16);
-    let (br, bc) = (tid / 8, (tid % 8) * 16);
     for q in 0..4 {
         unsafe {
             let va = four(a, (row0 + ar, k0 + ac + 4 * q), (m, k), vector);
-            let vb = four(b, (k0 + br, col0 + bc + 4 * q), (k, n), vector);
             stage.a.set4(ar, ac + 4 * q, va);
-            stage.b.set4(br, bc + 4 * q, vb);
+        }
+    }
+    for run in 0..BK * BN / 16 / THREADS {
+        let e = tid + run * THREADS;
+        let (br, bc) = (e / (BN / 16), (e % (BN / 16)) * 16);
+        for q in 0..4 {
+            unsafe {
+                let vb = four(b, (k0 + br, col0 + bc + 4 * q), (k, n), vector);
+                stage.b.set4(br, bc + 4 * q, vb);
+            }
         }
     }
 }
@@ -170,9 +180,9 @@ pub unsafe fn load_phase<T: Element>(
 /// # Safety
 /// `c` is `m x n`, row-major; no other thread writes these elements.
 #[inline(always)]
-pub unsafe fn epilogue<A: Accumulator>(
+pub unsafe fn epilogue<A: Accumulator, const NT: usize>(
     c: *mut A,
-    acc: &Accumulators<A>,
+    acc: &Accumulators<A, NT>,
     (m, n): (u32, u32),
     (row0, col0): (u32, u32),
     me: Lane,
