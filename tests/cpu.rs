@@ -353,6 +353,7 @@ fn the_tensor_core_rungs_use_their_instructions() {
                     "cp.async.wait_group 2",
                 ],
             ),
+            ("mma_deep", vec![mma.as_str(), "cp.async.wait_group 1"]),
         ] {
             let text = entry_in(sm80, &format!("{kernel}_{t}"));
             for op in ops {
@@ -428,7 +429,7 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 Kernel::StreamK => 5,
                 Kernel::Thin => 3,
                 // One per phase in the pipeline, and the one-stage loop for other launches.
-                Kernel::MmaAsync | Kernel::MmaWide => 3,
+                Kernel::MmaAsync | Kernel::MmaWide | Kernel::MmaDeep => 3,
                 _ => 2,
             };
             assert_eq!(barriers, expected, "{name}: barriers");

@@ -395,6 +395,8 @@ macro_rules! for_each_kernel {
                 MmaAsync => $crate::mma_async::SPEC, $crate::mma_async::mma_async;
                 /// `mma_async` on 128 x 256 block tiles, 64 x 64 warp tiles (`mma_wide.rs`).
                 MmaWide => $crate::mma_wide::SPEC, $crate::mma_wide::mma_wide;
+                /// `mma_wide` with 64 K steps per phase and fragments a step ahead (`mma_deep.rs`).
+                MmaDeep => $crate::mma_deep::SPEC, $crate::mma_deep::mma_deep;
             }
             sized {
                 /// Shared-memory tiling with the tile width chosen at launch (`tiled.rs`).

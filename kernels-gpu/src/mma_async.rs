@@ -20,7 +20,7 @@ use crate::element::{Accumulator, Element};
 use crate::mma_ldmatrix::Ldmatrix;
 use crate::mma_sync::{one_stage, tensor_spec};
 use crate::problem::{Gemm, entry_points};
-use crate::tensor_tile::{self, BK, BM, MT, PAD, Stage, THREADS};
+use crate::tensor_tile::{self, BM, MT, PAD, Stage, THREADS};
 
 /// Stages of the pipeline: three phases in flight while one is multiplied.
 pub(crate) const STAGES: u32 = 4;
@@ -29,7 +29,7 @@ const BN: u32 = 128;
 pub const SPEC: KernelSpec = tensor_spec(
     ("mma_async", file!()),
     "`mma_ldmatrix` fed by a 4-stage `cp.async` pipeline: both tiles copied as they are, three phases ahead, one barrier per phase",
-    (BN, STAGES),
+    (BN, 32, STAGES),
 );
 
 /// Elements per 16-byte copy.
@@ -42,7 +42,7 @@ const CHUNK: u32 = 8;
 /// K and N are multiples of 8, `a` and `b` 16-byte aligned; nobody reads `stage` until a
 /// wait covering these copies and a barrier.
 #[inline(always)]
-pub(crate) unsafe fn copy_phase<T: Element, const BN: u32>(
+pub(crate) unsafe fn copy_phase<T: Element, const BN: u32, const BK: u32>(
     stage: &Stage<T>,
     (a, b): (*const T, *const T),
     (m, n, k): (u32, u32, u32),
@@ -82,18 +82,28 @@ pub(crate) fn chunked<T>(a: *const T, b: *const T, n: u32, k: u32) -> bool {
 /// See the entry points; 256 threads per block; T is f16 or bf16.
 #[inline(always)]
 pub unsafe fn mma_async<T: Element>(gemm: Gemm<T>) {
-    unsafe { pipelined::<T, BN, 4>(gemm) }
+    unsafe { pipelined::<T, BN, 4, 32, STAGES, false>(gemm) }
 }
 
-/// The pipelined kernel for a `BM x BN` block tile (NT `mma` tiles per warp along N) and
-/// [`STAGES`] stages; launches whose inputs cannot be copied in chunks take `mma_ldmatrix`'s
-/// one-stage loop on the same tile.
+/// The pipelined kernel for a `BM x BN` block tile (NT `mma` tiles per warp along N) stepping
+/// `BK` along K, `STAGES` stages deep, fragments a K step ahead with `PREFETCH`; launches
+/// whose inputs cannot be copied in chunks take `mma_ldmatrix`'s one-stage loop on the same
+/// tile.
 ///
 /// # Safety
 /// See the entry points; 256 threads per block; T is f16 or bf16; the launch provides
 /// `STAGES` stages of shared memory for a `BN`-wide tile.
 #[inline(always)]
-pub(crate) unsafe fn pipelined<T: Element, const BN: u32, const NT: usize>(gemm: Gemm<T>) {
+pub(crate) unsafe fn pipelined<
+    T: Element,
+    const BN: u32,
+    const NT: usize,
+    const BK: u32,
+    const STAGES_: u32,
+    const PREFETCH: bool,
+>(
+    gemm: Gemm<T>,
+) {
     let (a, b, c, m, n, k) = gemm.plain();
     if !chunked(a, b, n, k) {
         return unsafe { one_stage::<T, Ldmatrix, BN, NT>(gemm) };
@@ -103,8 +113,8 @@ pub(crate) unsafe fn pipelined<T: Element, const BN: u32, const NT: usize>(gemm:
     let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
     // SAFETY: the launch provides STAGES stages of both padded tiles.
     let mut arena = unsafe { SharedArena::<T>::launch_sized() };
-    let a_all = arena.tile(STAGES * BM, BK + PAD);
-    let b_all = arena.tile(STAGES * BK, BN + PAD);
+    let a_all = arena.tile(STAGES_ * BM, BK + PAD);
+    let b_all = arena.tile(STAGES_ * BK, BN + PAD);
     let stage = |s: u32| Stage {
         a: a_all.window(s * BM, BM),
         b: b_all.window(s * BK, BK),
@@ -112,10 +122,10 @@ pub(crate) unsafe fn pipelined<T: Element, const BN: u32, const NT: usize>(gemm:
     let phases = k.div_ceil(BK);
     // Prologue: the first STAGES - 1 phases in flight, one group each (empty past the end,
     // so every wait below counts the same groups).
-    for s in 0..STAGES - 1 {
+    for s in 0..STAGES_ - 1 {
         if s < phases {
             let at = (row0, col0, s * BK);
-            unsafe { copy_phase::<T, BN>(&stage(s), (a, b), (m, n, k), at, tid) };
+            unsafe { copy_phase::<T, BN, BK>(&stage(s), (a, b), (m, n, k), at, tid) };
         }
         commit_group();
     }
@@ -123,16 +133,22 @@ pub(crate) unsafe fn pipelined<T: Element, const BN: u32, const NT: usize>(gemm:
     for phase in 0..phases {
         // This thread's copies of `phase` have landed; the barrier then says everyone's
         // have, and that everyone is done reading the stage the next copies overwrite.
-        wait_group::<{ STAGES - 2 }>();
+        // (The count must be an immediate: one arm per depth in use.)
+        match STAGES_ {
+            4 => wait_group::<2>(),
+            3 => wait_group::<1>(),
+            _ => wait_group::<0>(),
+        }
         sync_threads();
-        let ahead = phase + STAGES - 1;
+        let ahead = phase + STAGES_ - 1;
         if ahead < phases {
             let at = (row0, col0, ahead * BK);
-            unsafe { copy_phase::<T, BN>(&stage(ahead % STAGES), (a, b), (m, n, k), at, tid) };
+            let there = stage(ahead % STAGES_);
+            unsafe { copy_phase::<T, BN, BK>(&there, (a, b), (m, n, k), at, tid) };
         }
         commit_group();
-        let here = stage(phase % STAGES);
-        unsafe { tensor_tile::multiply::<T, Ldmatrix, NT>(&here, &mut acc, me) };
+        let here = stage(phase % STAGES_);
+        unsafe { tensor_tile::multiply::<T, Ldmatrix, NT, BK, PREFETCH>(&here, &mut acc, me) };
     }
     unsafe { tensor_tile::epilogue(c, &acc, (m, n), (row0, col0), me) };
 }

@@ -18,7 +18,7 @@ use crate::tensor_tile::{Fragments, Lane, MT, Stage};
 pub const SPEC: KernelSpec = tensor_spec(
     ("mma_ldmatrix", file!()),
     "`mma_sync` with fragments loaded by `ldmatrix` (`.trans` for B): 6 instructions per 16 `mma` instead of 32 loads",
-    (128, 1),
+    (128, 32, 1),
 );
 
 /// Fragments loaded by `ldmatrix`.

@@ -26,7 +26,7 @@ const NT: usize = 4;
 pub(crate) const fn tensor_spec(
     (name, file): (&'static str, &'static str),
     idea: &'static str,
-    (bn, stages): (u32, u32),
+    (bn, bk, stages): (u32, u32, u32),
 ) -> KernelSpec {
     KernelSpec {
         name,
@@ -36,7 +36,7 @@ pub(crate) const fn tensor_spec(
         threads: Threads::Fixed(THREADS, 1),
         tile: Tile::Fixed { rows: BM, cols: bn },
         grid: Grid::Tiles,
-        shared: Shared::InputElements(stages * tensor_tile::stage_elements(bn)),
+        shared: Shared::InputElements(stages * tensor_tile::stage_elements(bn, bk)),
         min_blocks_per_sm: PerAcc::NONE,
         elements: &[Elem::F16, Elem::Bf16],
         candidate: Candidate::Always,
@@ -48,7 +48,7 @@ pub(crate) const fn tensor_spec(
 pub const SPEC: KernelSpec = tensor_spec(
     ("mma_sync", file!()),
     "tensor cores: `mma.sync` m16n8k16 (f32 accumulators), 16-bit tiles in shared memory, fragments read from it element-wise; 8 warps of 64 x 32",
-    (BN, 1),
+    (BN, BK, 1),
 );
 
 /// Two 16-bit elements as one fragment register, the first in the low half.
@@ -121,7 +121,7 @@ pub unsafe fn one_stage<T: Element, F: Fragments, const BN: u32, const NT: usize
         let at = (row0, col0, k0);
         unsafe { tensor_tile::load_phase::<T, BN>(&stage, (a, b), (m, n, k), at, tid, vector) };
         sync_threads(); // the tiles are complete
-        unsafe { tensor_tile::multiply::<T, F, NT>(&stage, &mut acc, me) };
+        unsafe { tensor_tile::multiply::<T, F, NT, BK, false>(&stage, &mut acc, me) };
         sync_threads(); // everyone is done before the next phase overwrites the tiles
     }
     unsafe { tensor_tile::epilogue(c, &acc, (m, n), (row0, col0), me) };

@@ -18,14 +18,14 @@ const BN: u32 = 256;
 pub const SPEC: KernelSpec = tensor_spec(
     ("mma_wide", file!()),
     "`mma_async` on 128 x 256 block tiles, 64 x 64 warp tiles: 8 `ldmatrix` per 32 `mma`",
-    (BN, STAGES),
+    (BN, 32, STAGES),
 );
 
 /// # Safety
 /// See the entry points; 256 threads per block; T is f16 or bf16.
 #[inline(always)]
 pub unsafe fn mma_wide<T: Element>(gemm: Gemm<T>) {
-    unsafe { pipelined::<T, BN, 8>(gemm) }
+    unsafe { pipelined::<T, BN, 8, 32, STAGES, false>(gemm) }
 }
 
 entry_points!(mma_wide; mma_wide_f16: f16, mma_wide_bf16: Bf16);

@@ -21,9 +21,9 @@ const WARPS_N: u32 = 4;
 /// `mma` tiles of 16 rows per warp tile (its columns: NT tiles of 8).
 pub const MT: usize = 4;
 
-/// Input elements of one stage in shared memory: A (BM x (BK + PAD)) and B (BK x (bn + PAD)).
-pub const fn stage_elements(bn: u32) -> u32 {
-    BM * (BK + PAD) + BK * (bn + PAD)
+/// Input elements of one stage in shared memory: A (BM x (bk + PAD)) and B (bk x (bn + PAD)).
+pub const fn stage_elements(bn: u32, bk: u32) -> u32 {
+    BM * (bk + PAD) + bk * (bn + PAD)
 }
 
 /// A warp's accumulators: 4 x NT tiles of 4 f32 per lane.
@@ -78,18 +78,39 @@ pub trait Fragments {
     ) -> ([[u32; 4]; MT], [[u32; 2]; NT]);
 }
 
-/// The 16 `mma` of one K step of 16, then the next.
+/// The `mma` of a stage `BK` deep, K step of 16 by K step. With `PREFETCH` each step's
+/// fragments are loaded a step ahead, so their latency hides behind the previous step's
+/// `mma` (the order of the instructions is the source's: they are `asm!`).
 ///
 /// # Safety
 /// As [`Fragments::load`].
 #[inline(always)]
-pub unsafe fn multiply<T: Element, F: Fragments, const NT: usize>(
+pub unsafe fn multiply<
+    T: Element,
+    F: Fragments,
+    const NT: usize,
+    const BK_: u32,
+    const PREFETCH: bool,
+>(
     stage: &Stage<T>,
     acc: &mut Accumulators<T::Acc, NT>,
     me: Lane,
 ) {
-    for step in 0..BK / 16 {
-        let (af, bf) = unsafe { F::load::<T, NT>(stage, 16 * step, me) };
+    let mut next = if PREFETCH {
+        unsafe { F::load::<T, NT>(stage, 0, me) }
+    } else {
+        ([[0; 4]; MT], [[0; 2]; NT])
+    };
+    for step in 0..BK_ / 16 {
+        let (af, bf) = if PREFETCH {
+            let here = next;
+            if step + 1 < BK_ / 16 {
+                next = unsafe { F::load::<T, NT>(stage, 16 * (step + 1), me) };
+            }
+            here
+        } else {
+            unsafe { F::load::<T, NT>(stage, 16 * step, me) }
+        };
         for i in 0..MT {
             for j in 0..NT {
                 acc[i][j] = T::mma_m16n8k16(af[i], bf[j], acc[i][j]);
