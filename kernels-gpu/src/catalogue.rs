@@ -397,6 +397,8 @@ macro_rules! for_each_kernel {
                 MmaWide => $crate::mma_wide::SPEC, $crate::mma_wide::mma_wide;
                 /// `mma_wide` with 64 K steps per phase and fragments a step ahead (`mma_deep.rs`).
                 MmaDeep => $crate::mma_deep::SPEC, $crate::mma_deep::mma_deep;
+                /// `mma_deep`'s pipeline on 128 x 128 tiles, two blocks per SM (`mma_deep128.rs`).
+                MmaDeep128 => $crate::mma_deep128::SPEC, $crate::mma_deep128::mma_deep128;
             }
             sized {
                 /// Shared-memory tiling with the tile width chosen at launch (`tiled.rs`).
