@@ -12,7 +12,7 @@
 //! Launch rules ([`SPEC`]): as `mma_sync`, with 4 stages of shared memory (75,776 bytes).
 use crate::catalogue::KernelSpec;
 use crate::device::async_copy::{commit_group, wait_group};
-use crate::device::shared::SharedArena;
+use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::Bf16;
@@ -35,8 +35,32 @@ pub const SPEC: KernelSpec = tensor_spec(
 /// Elements per 16-byte copy.
 const CHUNK: u32 = 8;
 
-/// Starts the copies of phase `k0`'s tiles (`BN` wide) into `stage`: 2 chunks of A and
-/// BN / 64 of B per thread, zeros for chunks outside A or B.
+/// Starts the copies of a `rows x cols` tile at `(row0, col0)` of a matrix `bounds` in size
+/// (row-major, so its leading dimension is `bounds.1`) into `dst`, 16 bytes at a time, the
+/// chunks spread over the block's threads; zeros for chunks outside the matrix.
+///
+/// # Safety
+/// The matrix's columns are a multiple of 8 and `src` is 16-byte aligned; nobody reads `dst`
+/// until a wait covering these copies and a barrier.
+#[inline(always)]
+unsafe fn copy_tile<T: Element, const ROWS: u32, const COLS: u32>(
+    dst: &SharedTile<T>,
+    src: *const T,
+    (row0, col0): (u32, u32),
+    (rows, cols): (u32, u32),
+    tid: u32,
+) {
+    for i in 0..ROWS * COLS / CHUNK / THREADS {
+        let e = tid + i * THREADS;
+        let (r, c) = (e / (COLS / CHUNK), (e % (COLS / CHUNK)) * CHUNK);
+        let inside = row0 + r < rows && col0 + c < cols;
+        let at = (row0 + r) as usize * cols as usize + (col0 + c) as usize;
+        let from = if inside { src.wrapping_add(at) } else { src };
+        unsafe { dst.copy16_or_zero(r, c, from, inside) };
+    }
+}
+
+/// Starts the copies of phase `k0`'s tiles (`BN` wide, `BK` deep) into `stage`.
 ///
 /// # Safety
 /// K and N are multiples of 8, `a` and `b` 16-byte aligned; nobody reads `stage` until a
@@ -49,21 +73,9 @@ pub(crate) unsafe fn copy_phase<T: Element, const BN: u32, const BK: u32>(
     (row0, col0, k0): (u32, u32, u32),
     tid: u32,
 ) {
-    for i in 0..BM * BK / CHUNK / THREADS {
-        let e = tid + i * THREADS;
-        let (r, c) = (e / (BK / CHUNK), (e % (BK / CHUNK)) * CHUNK);
-        let inside = row0 + r < m && k0 + c < k;
-        let at = (row0 + r) as usize * k as usize + (k0 + c) as usize;
-        let src = if inside { a.wrapping_add(at) } else { a };
-        unsafe { stage.a.copy16_or_zero(r, c, src, inside) };
-    }
-    for i in 0..BK * BN / CHUNK / THREADS {
-        let e = tid + i * THREADS;
-        let (r, c) = (e / (BN / CHUNK), (e % (BN / CHUNK)) * CHUNK);
-        let inside = k0 + r < k && col0 + c < n;
-        let at = (k0 + r) as usize * n as usize + (col0 + c) as usize;
-        let src = if inside { b.wrapping_add(at) } else { b };
-        unsafe { stage.b.copy16_or_zero(r, c, src, inside) };
+    unsafe {
+        copy_tile::<T, BM, BK>(&stage.a, a, (row0, k0), (m, k), tid);
+        copy_tile::<T, BK, BN>(&stage.b, b, (k0, col0), (k, n), tid);
     }
 }
 

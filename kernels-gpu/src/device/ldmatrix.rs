@@ -11,58 +11,54 @@
 //! which each lane reads its elements from shared memory, every row checked to lie inside
 //! the block's shared region.
 
-/// Loads four 8 x 8 matrices; `row` is this lane's row address (see the module docs).
-///
-/// # Safety
-/// `row` points to 16 readable, 16-byte-aligned bytes of the block's shared memory, written
-/// before the last barrier; every lane of the warp calls it (warp-uniform control flow).
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn x4<T>(row: *const T) -> [u32; 4] {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let mut r = [0u32; 4];
-        unsafe {
-            core::arch::asm!(
-                "{{ .reg .u64 %lm_s; cvta.to.shared.u64 %lm_s, {p}; ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [%lm_s]; }}",
-                p = in(reg64) row as u64,
-                r0 = out(reg32) r[0],
-                r1 = out(reg32) r[1],
-                r2 = out(reg32) r[2],
-                r3 = out(reg32) r[3],
-            );
+macro_rules! ldmatrix_x4 {
+    ($(#[$doc:meta])* $name:ident, $shape:literal, $trans:literal) => {
+        $(#[$doc])*
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn $name<T>(row: *const T) -> [u32; 4] {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let mut r = [0u32; 4];
+                // SAFETY: the caller's contract; a warp-wide read of shared memory.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("{{ .reg .u64 %lm_s; cvta.to.shared.u64 %lm_s, {p}; ldmatrix.sync.aligned.m8n8.x4", $shape, ".shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [%lm_s]; }}"),
+                        p = in(reg64) row as u64,
+                        r0 = out(reg32) r[0],
+                        r1 = out(reg32) r[1],
+                        r2 = out(reg32) r[2],
+                        r3 = out(reg32) r[3],
+                    );
+                }
+                r
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            emulate(row.cast(), $trans)
         }
-        r
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    emulate(row.cast(), false)
+    };
 }
 
-/// [`x4`] with `.trans`: each matrix transposed on the way.
-///
-/// # Safety
-/// As [`x4`].
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn x4_trans<T>(row: *const T) -> [u32; 4] {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let mut r = [0u32; 4];
-        unsafe {
-            core::arch::asm!(
-                "{{ .reg .u64 %lm_s; cvta.to.shared.u64 %lm_s, {p}; ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [%lm_s]; }}",
-                p = in(reg64) row as u64,
-                r0 = out(reg32) r[0],
-                r1 = out(reg32) r[1],
-                r2 = out(reg32) r[2],
-                r3 = out(reg32) r[3],
-            );
-        }
-        r
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    emulate(row.cast(), true)
-}
+ldmatrix_x4!(
+    /// Loads four 8 x 8 matrices; `row` is this lane's row address (see the module docs).
+    ///
+    /// # Safety
+    /// `row` points to 16 readable, 16-byte-aligned bytes of the block's shared memory,
+    /// written before the last barrier; every lane of the warp calls it (warp-uniform control
+    /// flow).
+    x4,
+    "",
+    false
+);
+ldmatrix_x4!(
+    /// [`x4`] with `.trans`: each matrix transposed on the way.
+    ///
+    /// # Safety
+    /// As [`x4`].
+    x4_trans,
+    ".trans",
+    true
+);
 
 /// The host's `ldmatrix` (see the module documentation).
 #[cfg(not(target_arch = "nvptx64"))]
