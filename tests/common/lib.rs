@@ -94,7 +94,7 @@ impl Under {
         match self {
             Under::Fixed(k) => k.spec().tensor_cores,
             Under::Dynamic => false,
-            Under::Auto => T::ACC_UNIT_ROUNDOFF == f32::EPSILON as f64 / 2.0 && T::NAME != "f32",
+            Under::Auto => matches!(T::ELEM, rgemm::Elem::F16 | rgemm::Elem::Bf16),
         }
     }
 
