@@ -5,7 +5,7 @@
 //! Case count: `PROPTEST_CASES` (default 64) per kernel x type, sides up to 128.
 use libtest_mimic::{Arguments, Failed, Trial};
 use rgemm::cpu::{CpuLaunch, Fault, GlobalRegion};
-use rgemm::{CpuExecutor, Element, Error, bf16, f16};
+use rgemm::{CpuExecutor, Element, Error};
 use rgemm_kernels::device::global::{load, store};
 use rgemm_kernels::device::shared::SharedArena;
 use rgemm_kernels::device::thread::{block_dim_x, sync_threads, thread_idx_x};
@@ -29,12 +29,7 @@ fn properties() -> Vec<Trial> {
             move || rgemm_tests::property::<T>(&backend(), under, cases(64), 128),
         )
     }
-    let mut trials = Vec::new();
-    trials.extend(Under::all_for::<f32>().into_iter().map(one::<f32>));
-    trials.extend(Under::all_for::<f64>().into_iter().map(one::<f64>));
-    trials.extend(Under::all_for::<f16>().into_iter().map(one::<f16>));
-    trials.extend(Under::all_for::<bf16>().into_iter().map(one::<bf16>));
-    trials
+    rgemm_tests::property_trials!(one)
 }
 
 /// Launches `body` on one block of `threads` threads with `shared` bytes and the buffer

@@ -20,12 +20,7 @@ fn properties() -> Vec<Trial> {
             },
         )
     }
-    let mut trials = Vec::new();
-    trials.extend(Under::all_for::<f32>().into_iter().map(one::<f32>));
-    trials.extend(Under::all_for::<f64>().into_iter().map(one::<f64>));
-    trials.extend(Under::all_for::<f16>().into_iter().map(one::<f16>));
-    trials.extend(Under::all_for::<bf16>().into_iter().map(one::<bf16>));
-    trials
+    rgemm_tests::property_trials!(one)
 }
 
 fn fixed() -> Vec<Trial> {

@@ -111,7 +111,7 @@ pub(crate) unsafe fn pipelined<
     const BN: u32,
     const NT: usize,
     const BK: u32,
-    const STAGES_: u32,
+    const DEPTH: u32,
     const PREFETCH: bool,
 >(
     gemm: Gemm<T>,
@@ -125,8 +125,8 @@ pub(crate) unsafe fn pipelined<
     let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
     // SAFETY: the launch provides STAGES stages of both padded tiles.
     let mut arena = unsafe { SharedArena::<T>::launch_sized() };
-    let a_all = arena.tile(STAGES_ * BM, BK + PAD);
-    let b_all = arena.tile(STAGES_ * BK, BN + PAD);
+    let a_all = arena.tile(DEPTH * BM, BK + PAD);
+    let b_all = arena.tile(DEPTH * BK, BN + PAD);
     let stage = |s: u32| Stage {
         a: a_all.window(s * BM, BM),
         b: b_all.window(s * BK, BK),
@@ -134,7 +134,7 @@ pub(crate) unsafe fn pipelined<
     let phases = k.div_ceil(BK);
     // Prologue: the first STAGES - 1 phases in flight, one group each (empty past the end,
     // so every wait below counts the same groups).
-    for s in 0..STAGES_ - 1 {
+    for s in 0..DEPTH - 1 {
         if s < phases {
             let at = (row0, col0, s * BK);
             unsafe { copy_phase::<T, BN, BK>(&stage(s), (a, b), (m, n, k), at, tid) };
@@ -146,20 +146,20 @@ pub(crate) unsafe fn pipelined<
         // This thread's copies of `phase` have landed; the barrier then says everyone's
         // have, and that everyone is done reading the stage the next copies overwrite.
         // (The count must be an immediate: one arm per depth in use.)
-        match STAGES_ {
+        match DEPTH {
             4 => wait_group::<2>(),
             3 => wait_group::<1>(),
             _ => wait_group::<0>(),
         }
         sync_threads();
-        let ahead = phase + STAGES_ - 1;
+        let ahead = phase + DEPTH - 1;
         if ahead < phases {
             let at = (row0, col0, ahead * BK);
-            let there = stage(ahead % STAGES_);
+            let there = stage(ahead % DEPTH);
             unsafe { copy_phase::<T, BN, BK>(&there, (a, b), (m, n, k), at, tid) };
         }
         commit_group();
-        let here = stage(phase % STAGES_);
+        let here = stage(phase % DEPTH);
         unsafe { tensor_tile::multiply::<T, Ldmatrix, NT, BK, PREFETCH>(&here, &mut acc, me) };
     }
     unsafe { tensor_tile::epilogue(c, &acc, (m, n), (row0, col0), me) };

@@ -89,7 +89,7 @@ pub unsafe fn multiply<
     T: Element,
     F: Fragments,
     const NT: usize,
-    const BK_: u32,
+    const STAGE_K: u32,
     const PREFETCH: bool,
 >(
     stage: &Stage<T>,
@@ -101,10 +101,10 @@ pub unsafe fn multiply<
     } else {
         ([[0; 4]; MT], [[0; 2]; NT])
     };
-    for step in 0..BK_ / 16 {
+    for step in 0..STAGE_K / 16 {
         let (af, bf) = if PREFETCH {
             let here = next;
-            if step + 1 < BK_ / 16 {
+            if step + 1 < STAGE_K / 16 {
                 next = unsafe { F::load::<T, NT>(stage, 16 * (step + 1), me) };
             }
             here

@@ -58,6 +58,28 @@ impl Backend {
     }
 }
 
+/// One property trial per (kernel or choice, element type) that exists: `$one::<T>(under)`
+/// for every `under` in [`Under::all_for::<T>`], for f32, f64, f16 and bf16.
+#[macro_export]
+macro_rules! property_trials {
+    ($one:ident) => {{
+        let mut trials = Vec::new();
+        trials.extend($crate::Under::all_for::<f32>().into_iter().map($one::<f32>));
+        trials.extend($crate::Under::all_for::<f64>().into_iter().map($one::<f64>));
+        trials.extend(
+            $crate::Under::all_for::<rgemm::f16>()
+                .into_iter()
+                .map($one::<rgemm::f16>),
+        );
+        trials.extend(
+            $crate::Under::all_for::<rgemm::bf16>()
+                .into_iter()
+                .map($one::<rgemm::bf16>),
+        );
+        trials
+    }};
+}
+
 /// Every kernel, and the sized one at `width`.
 pub fn every_kernel(width: u32) -> impl Iterator<Item = Kernel> {
     Kernel::FIXED
