@@ -119,7 +119,7 @@ fn each_module_holds_exactly_its_kernels_with_the_one_parameter_list() {
             assert_eq!(ptx_params(ptx, name), ENTRY_PARAMS, "{name}");
         }
     }
-    assert_eq!(built, 2, "sm_70 and sm_80 today");
+    assert_eq!(built, 3, "sm_70, sm_80 and sm_90a");
     // Every kernel's entries are where its spec says, and only there.
     for (kernel, name) in all_entries() {
         for m in &MODULES {
@@ -364,6 +364,28 @@ fn the_tensor_core_rungs_use_their_instructions() {
                 "{kernel}_{t}"
             );
         }
+        // Hopper: wgmma from descriptors (4 K steps of 16 a phase), its fences and waits,
+        // the proxy fence between the cp.async copies and wgmma's reads; the one-stage
+        // mma.sync loop for launches that cannot copy in chunks.
+        let sm90 = module(Arch::Sm90a);
+        let text = entry_in(sm90, &format!("wgmma_async_{t}"));
+        let wgmma = format!("wgmma.mma_async.sync.aligned.m64n256k16.f32.{t}.{t}");
+        assert_eq!(text.matches(&wgmma).count(), 4, "wgmma_async_{t}");
+        for op in [
+            "wgmma.fence.sync.aligned",
+            "wgmma.commit_group.sync.aligned",
+            "wgmma.wait_group.sync.aligned 1",
+            "wgmma.wait_group.sync.aligned 0",
+            "fence.proxy.async.shared::cta",
+            "cp.async.cg.shared.global",
+            mma.as_str(),
+        ] {
+            assert!(text.contains(op), "wgmma_async_{t} lacks {op}");
+        }
+        assert!(
+            !text.contains("ld.local") && !text.contains("st.local"),
+            "wgmma_async_{t}"
+        );
         // Every K step of 16: 6 ldmatrix for 16 mma (A: 4, B: 2).
         let text = entry_in(sm80, &format!("mma_ldmatrix_{t}"));
         assert_eq!(
@@ -433,6 +455,8 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 Kernel::Thin => 3,
                 // One per phase in the pipeline, and the one-stage loop for other launches.
                 Kernel::MmaAsync | Kernel::MmaWide | Kernel::MmaDeep | Kernel::MmaDeep128 => 3,
+                // One per phase, and the one-stage loop's two.
+                Kernel::WgmmaAsync => 3,
                 _ => 2,
             };
             assert_eq!(barriers, expected, "{name}: barriers");

@@ -55,6 +55,15 @@ fn launch_one_block(
     CpuExecutor::with_workers(1).launch(&launch, &move || body(ptr as *mut f32))
 }
 
+/// Small integers (exact in bf16) for the wgmma check's A and B.
+fn av(r: u32, k: u32) -> f32 {
+    ((r * 3 + k * 5) % 7) as f32 - 3.0
+}
+
+fn bv(k: u32, n: u32) -> f32 {
+    ((k * 2 + n) % 5) as f32 - 2.0
+}
+
 fn fault_of(r: rgemm::Result<()>) -> Result<(u32, Fault), String> {
     match r {
         Err(Error::KernelFault {
@@ -220,6 +229,90 @@ fn checks() -> Vec<Trial> {
                         })
                         .sum();
                     let got = data[(row * 8 + col) as usize];
+                    if got != want {
+                        return Err(format!("D[{row}][{col}] = {got}, want {want}"));
+                    }
+                }
+            }
+            Ok(())
+        }),
+        trial(
+            "checks::wgmma_that_not_every_warp_reaches_is_reported",
+            || {
+                // Three warps of a warpgroup reach a wgmma, the fourth returns.
+                let mut data = vec![0.0f32; 32];
+                let r = launch_one_block(128, 16384, &mut data, |_| unsafe {
+                    use rgemm_kernels::device::wgmma::{Descriptor, Swizzle};
+                    use rgemm_kernels::element::{Bf16, Element};
+                    if thread_idx_x() < 96 {
+                        let mut acc = [0.0f32; 128];
+                        let a = Descriptor::new(0, 16, 1024, Swizzle::B128);
+                        let b = Descriptor::new(8192, 2048, 1024, Swizzle::B128);
+                        Bf16::wgmma_m64n256k16(&mut acc, a, b);
+                    }
+                });
+                match fault_of(r)? {
+                    (
+                        0,
+                        Fault::WarpDivergence {
+                            other_lane: (96, 0, 0),
+                            other,
+                            ..
+                        },
+                    ) if other.contains("returned") => Ok(()),
+                    other => Err(format!("{other:?}")),
+                }
+            },
+        ),
+        trial("checks::wgmma_reads_swizzled_tiles_exactly", || {
+            // One warpgroup: A (64 x 16, K-major) and B (16 x 256, N-major, four 64-column
+            // panels) of small integers stored in the 128-byte-swizzled layout; the
+            // executor's wgmma must give the exact product in the documented D layout.
+            let mut data = vec![0.0f32; 64 * 256];
+            launch_one_block(128, 16384, &mut data, |p| unsafe {
+                use rgemm_kernels::device::shared::shared_address;
+                use rgemm_kernels::device::wgmma::{self, Descriptor, Swizzle};
+                use rgemm_kernels::element::{Bf16, Element};
+                let base = SharedArena::<u8>::launch_sized().aligned(1024, 16384);
+                let put = |at: u32, x: f32| {
+                    let swizzled = at ^ (((at >> 7) & 7) << 4);
+                    base.add(swizzled as usize)
+                        .cast::<u16>()
+                        .write((x.to_bits() >> 16) as u16)
+                };
+                let tid = thread_idx_x();
+                for i in 0..8 {
+                    let e = tid + 128 * i; // A: 64 x 16
+                    let (r, k) = (e / 16, e % 16);
+                    put((r / 8) * 1024 + (r % 8) * 128 + 2 * k, av(r, k));
+                }
+                for i in 0..32 {
+                    let e = tid + 128 * i; // B: 16 x 256
+                    let (k, n) = (e / 256, e % 256);
+                    let at = 8192 + (n / 64) * 2048 + (k / 8) * 1024 + (k % 8) * 128;
+                    put(at + 2 * (n % 64), bv(k, n));
+                }
+                sync_threads();
+                wgmma::fence_proxy_async();
+                let mut acc = [0.0f32; 128];
+                let a = Descriptor::new(shared_address(base), 16, 1024, Swizzle::B128);
+                let b = Descriptor::new(shared_address(base) + 8192, 2048, 1024, Swizzle::B128);
+                wgmma::fence(&mut acc);
+                Bf16::wgmma_m64n256k16(&mut acc, a, b);
+                wgmma::commit_group();
+                wgmma::wait_group::<0>(&mut acc);
+                let (w, g, t) = (tid / 32, (tid % 32) / 4, tid % 4);
+                for (r, v) in acc.into_iter().enumerate() {
+                    let (j, h, e) = (r as u32 / 4, (r as u32 / 2) % 2, r as u32 % 2);
+                    let (row, col) = (16 * w + g + 8 * h, 8 * j + 2 * t + e);
+                    store(p, (row * 256 + col) as usize, v);
+                }
+            })
+            .map_err(fail)?;
+            for row in 0..64u32 {
+                for col in 0..256u32 {
+                    let want: f32 = (0..16u32).map(|k| av(row, k) * bv(k, col)).sum();
+                    let got = data[(row * 256 + col) as usize];
                     if got != want {
                         return Err(format!("D[{row}][{col}] = {got}, want {want}"));
                     }

@@ -399,6 +399,9 @@ macro_rules! for_each_kernel {
                 MmaDeep => $crate::mma_deep::SPEC, $crate::mma_deep::mma_deep;
                 /// `mma_deep`'s pipeline on 128 x 128 tiles, two blocks per SM (`mma_deep128.rs`).
                 MmaDeep128 => $crate::mma_deep128::SPEC, $crate::mma_deep128::mma_deep128;
+                /// Hopper `wgmma` from swizzled shared tiles, `cp.async`-fed
+                /// (`wgmma_async.rs`; f16/bf16, 9.0 only).
+                WgmmaAsync => $crate::wgmma_async::SPEC, $crate::wgmma_async::wgmma_async;
             }
             sized {
                 /// Shared-memory tiling with the tile width chosen at launch (`tiled.rs`).

@@ -12,6 +12,8 @@ pub trait Accumulator: Copy + Pack4 + Pack2 + core::ops::Add<Output = Self> {
     /// `self + a * b`, rounded once (PTX `fma.rn`): rustc does not contract a separate
     /// multiply and add, and the fused form is both faster and more accurate.
     fn mul_add(self, a: Self, b: Self) -> Self;
+    /// An f32 tensor-core accumulator as this type (exact).
+    fn from_f32(x: f32) -> Self;
 }
 
 impl Accumulator for f32 {
@@ -21,6 +23,10 @@ impl Accumulator for f32 {
     fn mul_add(self, a: Self, b: Self) -> Self {
         core::intrinsics::fmaf32(a, b, self)
     }
+    #[inline(always)]
+    fn from_f32(x: f32) -> Self {
+        x
+    }
 }
 
 impl Accumulator for f64 {
@@ -29,6 +35,10 @@ impl Accumulator for f64 {
     #[inline(always)]
     fn mul_add(self, a: Self, b: Self) -> Self {
         core::intrinsics::fmaf64(a, b, self)
+    }
+    #[inline(always)]
+    fn from_f32(x: f32) -> Self {
+        x as f64
     }
 }
 
@@ -48,7 +58,21 @@ pub trait Element: Copy + Pack4 {
     /// .row.col.f32.<type>.<type>.f32`), with the fragments each lane holds as the PTX ISA
     /// lays them out; see [`crate::device::mma`]. Wider types: traps.
     fn mma_m16n8k16(a: [u32; 4], b: [u32; 2], c: [Self::Acc; 4]) -> [Self::Acc; 4];
+    /// `D += A B` for a 64 x 256 x 16 tile on Hopper's tensor cores (`wgmma.mma_async
+    /// .m64n256k16`, A K-major, B N-major); see [`crate::device::wgmma`]. Other modules and
+    /// wider types: traps.
+    ///
+    /// # Safety
+    /// As `device::wgmma::m64n256k16_bf16`.
+    unsafe fn wgmma_m64n256k16(acc: &mut [f32; 128], a: Wgmma, b: Wgmma);
 }
+
+/// A `wgmma` matrix descriptor, where the module has them.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub type Wgmma = crate::device::wgmma::Descriptor;
+/// A `wgmma` matrix descriptor: no `wgmma` in this module.
+#[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
+pub type Wgmma = u64;
 
 /// The tensor-core operations of a type without them: never launched (a kernel's spec lists
 /// the element types it has entry points for), so reaching one is a bug, reported by a trap.
@@ -62,13 +86,17 @@ macro_rules! no_tensor_cores {
         fn mma_m16n8k16(_: [u32; 4], _: [u32; 2], _: [Self::Acc; 4]) -> [Self::Acc; 4] {
             crate::device::thread::trap()
         }
+        #[inline(always)]
+        unsafe fn wgmma_m64n256k16(_: &mut [f32; 128], _: Wgmma, _: Wgmma) {
+            crate::device::thread::trap()
+        }
     };
 }
 
 /// The tensor-core operations of a 16-bit type: `$mma` in `device::mma` (sm_80 and the
 /// host); the sm_70 module has no tensor-core kernel and traps.
 macro_rules! tensor_cores {
-    ($bits:expr, $mma:ident) => {
+    ($bits:expr, $mma:ident, $wgmma:ident) => {
         #[inline(always)]
         fn bits16(self) -> u16 {
             $bits(self)
@@ -81,6 +109,20 @@ macro_rules! tensor_cores {
             #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
             {
                 let _ = (a, b, c);
+                crate::device::thread::trap()
+            }
+        }
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        unsafe fn wgmma_m64n256k16(acc: &mut [f32; 128], a: Wgmma, b: Wgmma) {
+            #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+            // SAFETY: the caller's contract.
+            unsafe {
+                crate::device::wgmma::$wgmma(acc, a, b)
+            }
+            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
+            {
+                let _ = (acc, a, b);
                 crate::device::thread::trap()
             }
         }
@@ -122,7 +164,7 @@ impl Element for f16 {
     fn widen(self) -> f32 {
         self as f32
     }
-    tensor_cores!(f16::to_bits, m16n8k16_f16);
+    tensor_cores!(f16::to_bits, m16n8k16_f16, m64n256k16_f16);
 }
 
 /// bfloat16 bits; same layout as the host's `half::bf16`. Widening is exact: the bits are
@@ -139,5 +181,5 @@ impl Element for Bf16 {
     fn widen(self) -> f32 {
         f32::from_bits((self.0 as u32) << 16)
     }
-    tensor_cores!(|x: Bf16| x.0, m16n8k16_bf16);
+    tensor_cores!(|x: Bf16| x.0, m16n8k16_bf16, m64n256k16_bf16);
 }

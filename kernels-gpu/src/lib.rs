@@ -59,6 +59,8 @@ pub mod thin;
 pub mod tiled;
 pub mod vectorized;
 pub mod warp_tiled;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma_async;
 
 /// A kernel cannot unwind: a panic (which the kernels avoid by construction) traps, which
 /// the host sees as a launch failure rather than a wrong answer.

@@ -40,8 +40,8 @@ pub enum Fault {
         waiting_thread: (u32, u32, u32),
         waiting_at: String,
     },
-    /// This lane waits at a warp-wide operation that another lane of its warp does not
-    /// reach: it waits elsewhere (`other`) or has returned.
+    /// This lane waits at a warp-wide (or warpgroup-wide) operation that another thread of
+    /// its warp (warpgroup) does not reach: it waits elsewhere (`other`) or has returned.
     WarpDivergence {
         here: String,
         other_lane: (u32, u32, u32),
@@ -75,7 +75,7 @@ impl std::fmt::Display for Fault {
                 other,
             } => write!(
                 f,
-                "waits at a warp-wide operation at {here} that thread {other_lane:?} of its warp does not reach ({other})"
+                "waits at a warp- or warpgroup-wide operation at {here} that thread {other_lane:?} of its warp or warpgroup does not reach ({other})"
             ),
             Fault::Panic(message) => write!(f, "panicked: {message}"),
         }
@@ -144,8 +144,12 @@ impl Default for CpuExecutor {
 enum Wait {
     /// At `sync_threads()`, for the whole block.
     Block(&'static Location<'static>),
-    /// At a warp-wide operation, for the lanes of its warp.
-    Warp(&'static Location<'static>),
+    /// At a warp-wide (`width` 32) or warpgroup-wide (128) operation, for the threads of
+    /// its warp or warpgroup.
+    Lanes {
+        width: usize,
+        site: &'static Location<'static>,
+    },
 }
 
 type ThreadCoroutine = Coroutine<(), Wait, (), DefaultStack>;
@@ -172,7 +176,18 @@ fn barrier(call_site: &'static Location<'static>) {
 
 /// A warp-wide operation on the host (see `rgemm_kernels::device::host::warp_exchange`).
 fn warp_barrier(call_site: &'static Location<'static>) {
-    suspend(Wait::Warp(call_site));
+    suspend(Wait::Lanes {
+        width: 32,
+        site: call_site,
+    });
+}
+
+/// A warpgroup-wide operation on the host (`wgmma`).
+fn warpgroup_barrier(call_site: &'static Location<'static>) {
+    suspend(Wait::Lanes {
+        width: 128,
+        site: call_site,
+    });
 }
 
 fn site_of(l: &Location) -> String {
@@ -362,6 +377,7 @@ impl<'l> Worker<'l> {
                     globals: launch.globals as *const [GlobalRegion],
                     barrier,
                     warp_barrier,
+                    warpgroup_barrier,
                     // In bounds: one area per 32 threads.
                     exchange: exchange.wrapping_add(t as usize / 32),
                     collectives: Cell::new(0),
@@ -413,36 +429,49 @@ impl<'l> Worker<'l> {
                 }
             }
             // Warps whose lanes all wait at one warp-wide operation go on; a warp with a
-            // lane there and another anywhere else can never complete it.
+            // lane there and another anywhere else can never complete it. Then the same for
+            // warpgroups (every warp-wide wait is released or a fault by then).
             let mut released = false;
-            for warp in (0..self.threads).step_by(32) {
-                let lanes = warp..(warp + 32).min(self.threads);
-                let Some((first, site)) = lanes.clone().find_map(|i| match state[i] {
-                    State::Waits(Wait::Warp(site)) => Some((i, site)),
-                    _ => None,
-                }) else {
-                    continue;
-                };
-                for i in lanes.clone() {
-                    let other = match state[i] {
-                        State::Waits(Wait::Warp(at)) if same_site(at, site) => continue,
-                        State::Waits(Wait::Warp(at)) | State::Waits(Wait::Block(at)) => site_of(at),
-                        State::Done => "it has returned".to_string(),
-                        State::Run => unreachable!("every runnable thread ran"),
+            for width in [32, 128] {
+                if released {
+                    break;
+                }
+                for group in (0..self.threads).step_by(width) {
+                    let lanes = group..(group + width).min(self.threads);
+                    let Some((first, site)) = lanes.clone().find_map(|i| match state[i] {
+                        State::Waits(Wait::Lanes { width: w, site }) if w == width => {
+                            Some((i, site))
+                        }
+                        _ => None,
+                    }) else {
+                        continue;
                     };
-                    break 'blk Err(fault(
-                        first,
-                        Fault::WarpDivergence {
-                            here: site_of(site),
-                            other_lane: unflatten(i as u64, launch.block),
-                            other,
-                        },
-                    ));
+                    for i in lanes.clone() {
+                        let other = match state[i] {
+                            State::Waits(Wait::Lanes { width: w, site: at })
+                                if w == width && same_site(at, site) =>
+                            {
+                                continue;
+                            }
+                            State::Waits(Wait::Lanes { site: at, .. })
+                            | State::Waits(Wait::Block(at)) => site_of(at),
+                            State::Done => "it has returned".to_string(),
+                            State::Run => unreachable!("every runnable thread ran"),
+                        };
+                        break 'blk Err(fault(
+                            first,
+                            Fault::WarpDivergence {
+                                here: site_of(site),
+                                other_lane: unflatten(i as u64, launch.block),
+                                other,
+                            },
+                        ));
+                    }
+                    for i in lanes {
+                        state[i] = State::Run;
+                    }
+                    released = true;
                 }
-                for i in lanes {
-                    state[i] = State::Run;
-                }
-                released = true;
             }
             if released {
                 continue;

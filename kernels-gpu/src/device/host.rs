@@ -30,6 +30,9 @@ pub struct HostThread {
     /// Waits until every lane of this thread's warp has reached the same warp-wide
     /// operation (`mma.sync` and the like); the argument is its call site.
     pub warp_barrier: fn(&'static Location<'static>),
+    /// Waits until every thread of this thread's warpgroup (4 warps, 128 threads) has
+    /// reached the same warpgroup-wide operation (`wgmma`); the argument is its call site.
+    pub warpgroup_barrier: fn(&'static Location<'static>),
     /// This warp's exchange area: what each lane hands in to a warp-wide operation, in two
     /// copies used alternately (a lane that runs ahead into the next operation writes the
     /// other copy while its warp still reads this one).
@@ -90,6 +93,22 @@ pub fn warp_exchange(mine: [u32; EXCHANGE_WORDS]) -> [[u32; EXCHANGE_WORDS]; 32]
     CURRENT.set(this);
     // SAFETY: as above; every lane wrote this copy before the warp barrier released.
     unsafe { (*current().exchange)[copy] }
+}
+
+/// This thread's part in a warpgroup-wide operation: waits until all 128 threads of its
+/// warpgroup have reached the same call site. The block's threads must be whole warpgroups.
+#[track_caller]
+pub fn warpgroup_meet() {
+    let site = Location::caller();
+    let me = current();
+    let threads = me.block_dim[0] * me.block_dim[1] * me.block_dim[2];
+    assert!(
+        threads.is_multiple_of(128),
+        "a warpgroup-wide operation in a block of {threads} threads (not whole warpgroups)"
+    );
+    let this = CURRENT.get();
+    (me.warpgroup_barrier)(site);
+    CURRENT.set(this);
 }
 
 /// This thread's lane in its warp (threads are numbered x fastest, then y, then z).

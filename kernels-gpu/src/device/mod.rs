@@ -17,3 +17,5 @@ pub mod mma;
 pub mod shared;
 pub mod thread;
 pub mod vector;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma;

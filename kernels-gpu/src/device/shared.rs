@@ -75,6 +75,63 @@ impl<T: Copy> SharedArena<T> {
     }
 }
 
+impl<T: Copy> SharedArena<T> {
+    /// The next `len` elements as a raw region whose shared address ([`shared_address`]) is
+    /// a multiple of `align` bytes (a power of two, at least `size_of::<T>()`): for operands
+    /// whose layout depends on address bits, such as swizzled `wgmma` tiles. Up to `align -
+    /// size_of::<T>()` bytes are skipped first, which the launch must also provide.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn aligned(&mut self, align: u32, len: u32) -> *mut T {
+        let skip = (align - shared_address(self.next) % align) % align;
+        let skip = skip as usize / size_of::<T>();
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            assert!(
+                skip + len as usize <= self.left,
+                "shared memory out of bounds: {len} elements aligned to {align} bytes need {} elements, the launch-sized region has {} left",
+                skip + len as usize,
+                self.left
+            );
+            self.left -= skip + len as usize;
+        }
+        let region = self.next.wrapping_add(skip);
+        self.next = region.wrapping_add(len as usize);
+        region
+    }
+}
+
+/// The shared-state-space address of a pointer into the block's shared memory (PTX
+/// `cvta.to.shared`): what `wgmma` descriptors and `mbarrier`s take. On the host: the byte
+/// offset in the block's shared region, which the executor's emulations read the same way.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn shared_address<T>(ptr: *const T) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let address: u32;
+        // SAFETY: an address conversion; no memory is touched.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .u64 %sa_s; cvta.to.shared.u64 %sa_s, {p}; cvt.u32.u64 {a}, %sa_s; }}",
+                p = in(reg64) ptr as u64,
+                a = out(reg32) address,
+            );
+        }
+        address
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let me = super::host::current();
+        let offset = (ptr as usize).wrapping_sub(me.shared as usize);
+        assert!(
+            offset <= me.shared_len,
+            "shared_address of a pointer outside the block's shared region"
+        );
+        offset as u32
+    }
+}
+
 /// A row-major tile in shared memory, visible to every thread of the block.
 #[derive(Clone, Copy)]
 pub struct SharedTile<T> {

@@ -1,0 +1,268 @@
+//! Hopper's warpgroup matrix multiply-accumulate, `wgmma.mma_async` (sm_90a only): the four
+//! warps of a warpgroup (128 threads, warps `4 i .. 4 i + 3` of the block) compute
+//! `D += A B` for a 64 x N tile of D with K = 16, reading A and B from shared memory through
+//! 64-bit matrix descriptors, asynchronously: the instruction returns at once and
+//! [`wait_group`] says when its results (and its reads of shared memory) are done.
+//!
+//! - **Descriptors** ([`Descriptor`]): start address, leading- and stride-dimension byte
+//!   offsets (LBO, SBO; 16-byte units), swizzle mode. The swizzle is a function of the shared
+//!   address: with 128-byte swizzling the 16-byte chunk `c` (address bits 4..6) of a 128-byte
+//!   row becomes `c ^ r`, `r` being address bits 7..9, so a swizzle atom (8 rows of 128
+//!   bytes) starts at a multiple of 1024 bytes.
+//! - **Canonical layouts** for 16-bit elements with a swizzle of `W` bytes (128, 64 or 32):
+//!   *K-major* (A as row-major `M x K` stores it): row `mn` of the operand at
+//!   `(mn / 8) SBO + (mn % 8) W`, its 16 K elements contiguous in it (LBO unused).
+//!   *MN-major* (B as row-major `K x N` stores it, the instruction's transpose immediate set):
+//!   `W / 2` consecutive MN elements per row, K row `k` of an atom at `(k % 8) W`, the next 8
+//!   K rows `SBO` further, the next `W / 2` MN elements `LBO` further.
+//! - **D** (f32): as `mma.m16n8k16`'s C per warp, warp `w` holding rows `16 w ..`: with
+//!   g = lane / 4, t = lane % 4, register `4 j + 2 h + e` is row `16 w + g + 8 h`, column
+//!   `8 j + 2 t + e`.
+//! - **Order**: [`fence`] before the first `wgmma` of a batch (after the accumulators were
+//!   touched by other instructions), then the `wgmma`s, [`commit_group`], and
+//!   [`wait_group`]`::<N>` before the accumulators are read or their shared tiles overwritten.
+//!   Shared memory written by ordinary stores or `cp.async` must be made visible to the
+//!   asynchronous proxy first ([`fence_proxy_async`], then a barrier).
+//!
+//! On the host (CPU executor) a `wgmma` meets its warpgroup: each warp hands in its
+//! descriptors (which must agree across the warp), then all 128 threads wait for each other,
+//! and each thread computes its own 128 elements of D from shared memory, decoding the
+//! descriptors and the swizzle as above. A warpgroup one of whose threads does not arrive is
+//! a fault naming both places; an unsupported descriptor (no swizzle, a base offset) is a
+//! fault too. Arithmetic: each element's 16 products are added in K order with f32 fused
+//! multiply-adds, as `mma.sync`'s emulation (`super::mma`). The host runs the instruction at
+//! once, so it cannot see a kernel that overwrites a tile before its `wait_group`.
+
+/// A shared-memory matrix descriptor (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Descriptor(pub u64);
+
+/// The swizzle modes of a descriptor (bits 62..63).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Swizzle {
+    B128 = 1,
+    B64 = 2,
+    B32 = 3,
+}
+
+impl Descriptor {
+    /// The operand at shared address `start` (a multiple of 16), with the byte offsets
+    /// `lbo` and `sbo` (multiples of 16, below 256 KiB).
+    #[inline(always)]
+    pub const fn new(start: u32, lbo: u32, sbo: u32, swizzle: Swizzle) -> Self {
+        const fn field(bytes: u32) -> u64 {
+            ((bytes >> 4) & 0x3FFF) as u64
+        }
+        Descriptor(field(start) | field(lbo) << 16 | field(sbo) << 32 | (swizzle as u64) << 62)
+    }
+
+    /// The same operand `bytes` further on (a multiple of 16, inside the 14-bit address).
+    #[inline(always)]
+    pub const fn advanced(self, bytes: u32) -> Self {
+        Descriptor(self.0 + (bytes >> 4) as u64)
+    }
+}
+
+/// The 128 accumulator registers, as the instructions name them (`%0` .. `%127`).
+#[cfg(target_arch = "nvptx64")]
+macro_rules! with_accumulators {
+    ($m:ident!($($args:tt)*)) => {
+        $m!($($args)*;
+            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60
+            61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89
+            90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113
+            114 115 116 117 118 119 120 121 122 123 124 125 126 127)
+    };
+}
+
+/// An instruction that only orders the accumulators: they are named as operands (in a PTX
+/// comment) so that the compiler keeps them in place around it.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! pinning {
+    ($text:literal, $acc:ident, $($konst:ident = $value:expr)?; $first:literal $($i:literal)*) => {
+        core::arch::asm!(
+            $text,
+            concat!("// {", $first, "}", $(" {", $i, "}",)*),
+            inout(reg32) $acc[$first], $(inout(reg32) $acc[$i],)*
+            $($konst = const $value,)?
+        )
+    };
+}
+
+#[cfg(target_arch = "nvptx64")]
+macro_rules! mma_asm {
+    ($ty:literal, $acc:ident, $a:ident, $b:ident; $first:literal $($i:literal)*) => {
+        core::arch::asm!(
+            concat!(
+                "{{ .reg .pred %wg_d; setp.ne.b32 %wg_d, {one}, 0; ",
+                "wgmma.mma_async.sync.aligned.m64n256k16.f32.", $ty, ".", $ty,
+                " {{{", $first, "}", $(", {", $i, "}",)* "}}, {a}, {b}, %wg_d, 1, 1, 0, 1; }}"
+            ),
+            inout(reg32) $acc[$first], $(inout(reg32) $acc[$i],)*
+            a = in(reg64) $a,
+            b = in(reg64) $b,
+            one = in(reg32) 1u32,
+        )
+    };
+}
+
+/// `wgmma.fence.sync.aligned`: orders this thread's earlier accesses to the accumulators
+/// before the next `wgmma`.
+#[inline(always)]
+pub fn fence(acc: &mut [f32; 128]) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: an ordering instruction over registers; every thread of the warpgroup runs it.
+    unsafe {
+        with_accumulators!(pinning!("wgmma.fence.sync.aligned;", acc,))
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    let _ = acc;
+}
+
+/// `wgmma.commit_group.sync.aligned`: closes the batch of `wgmma`s issued since the last.
+#[inline(always)]
+pub fn commit_group() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: bookkeeping of this warpgroup's own operations.
+    unsafe {
+        core::arch::asm!("wgmma.commit_group.sync.aligned;")
+    }
+}
+
+/// `wgmma.wait_group.sync.aligned N`: waits until at most `N` batches are in flight; the
+/// accumulators of the others are then final and their shared tiles free.
+#[inline(always)]
+pub fn wait_group<const N: u32>(acc: &mut [f32; 128]) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: waits for this warpgroup's own operations.
+    unsafe {
+        with_accumulators!(pinning!("wgmma.wait_group.sync.aligned {n};", acc, n = N))
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    let _ = acc;
+}
+
+/// `fence.proxy.async.shared::cta`: this thread's completed writes to shared memory
+/// (stores, landed `cp.async` copies) become visible to the asynchronous proxy that `wgmma`
+/// reads through. A barrier after it extends that to the block's writes.
+#[inline(always)]
+pub fn fence_proxy_async() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a memory fence.
+    unsafe {
+        core::arch::asm!("fence.proxy.async.shared::cta;")
+    }
+}
+
+macro_rules! mma_m64n256k16 {
+    ($(#[$doc:meta])* $name:ident, $ty:literal, $widen:expr) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// Every thread of the warpgroup calls it with the same descriptors, after
+        /// [`fence`]; A (64 x 16, K-major) and B (16 x 256, N-major) lie in the block's
+        /// shared memory as the descriptors say, written and made visible to the
+        /// asynchronous proxy before the last barrier, and stay unchanged until a
+        /// [`wait_group`] covers this operation; the accumulators are not touched before it.
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn $name(acc: &mut [f32; 128], a: Descriptor, b: Descriptor) {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let (a, b) = (a.0, b.0);
+                // SAFETY: the caller's contract.
+                unsafe { with_accumulators!(mma_asm!($ty, acc, a, b)) }
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            emulate(acc, a, b, $widen)
+        }
+    };
+}
+
+mma_m64n256k16!(
+    /// `wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16`, D += A B, A K-major and B
+    /// N-major (transposed: a row-major `K x N` tile).
+    m64n256k16_bf16,
+    "bf16",
+    |bits| f32::from_bits((bits as u32) << 16)
+);
+mma_m64n256k16!(
+    /// `wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16`, as [`m64n256k16_bf16`].
+    m64n256k16_f16,
+    "f16",
+    |bits| f16::from_bits(bits) as f32
+);
+
+/// Where element `(mn, k)` of an operand lies in shared memory (a byte offset of the block's
+/// shared region), as its descriptor says; `mn_major` is the transpose immediate.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn element_address(d: Descriptor, mn: u32, k: u32, mn_major: bool) -> usize {
+    let field = |shift: u32| (((d.0 >> shift) & 0x3FFF) << 4) as usize;
+    let (start, lbo, sbo) = (field(0), field(16), field(32));
+    let base_offset = (d.0 >> 49) & 7;
+    assert!(
+        base_offset == 0,
+        "wgmma descriptor {:#x}: a matrix base offset ({base_offset}) is not emulated",
+        d.0
+    );
+    let width: usize = match d.0 >> 62 {
+        1 => 128,
+        2 => 64,
+        3 => 32,
+        _ => panic!(
+            "wgmma descriptor {:#x}: the unswizzled (interleaved) layout is not emulated",
+            d.0
+        ),
+    };
+    let (mn, k) = (mn as usize, k as usize);
+    let plain = if mn_major {
+        let per_row = width / 2;
+        start + (mn / per_row) * lbo + (k / 8) * sbo + (k % 8) * width + (mn % per_row) * 2
+    } else {
+        start + (mn / 8) * sbo + (mn % 8) * width + k * 2
+    };
+    plain ^ (((plain >> 7) & (width / 16 - 1)) << 4)
+}
+
+/// The host's `wgmma` (see the module documentation).
+#[cfg(not(target_arch = "nvptx64"))]
+#[track_caller]
+fn emulate(acc: &mut [f32; 128], a: Descriptor, b: Descriptor, widen: fn(u16) -> f32) {
+    use super::host::{current, lane_id, warp_exchange, warpgroup_meet};
+    let words = |d: Descriptor| [d.0 as u32, (d.0 >> 32) as u32];
+    let ([a0, a1], [b0, b1]) = (words(a), words(b));
+    let all = warp_exchange([a0, a1, b0, b1, 0, 0, 0, 0]);
+    if let Some(other) = all.iter().position(|w| w[..4] != [a0, a1, b0, b1]) {
+        panic!(
+            "wgmma: lane {} and lane {other} of a warp hand in different descriptors",
+            lane_id()
+        );
+    }
+    warpgroup_meet();
+    let me = current();
+    let read = |at: usize| -> f32 {
+        assert!(
+            at + 2 <= me.shared_len,
+            "wgmma operand out of bounds: byte {at} of a {}-byte shared region",
+            me.shared_len
+        );
+        // SAFETY: inside the block's shared region (checked above), which lives as long as
+        // the block.
+        let bits = unsafe { me.shared.add(at).cast::<u16>().read_unaligned() };
+        widen(bits)
+    };
+    let linear = me.thread_idx[0]
+        + me.block_dim[0] * (me.thread_idx[1] + me.block_dim[1] * me.thread_idx[2]);
+    let warp = (linear / 32) % 4;
+    let (g, t) = (lane_id() / 4, lane_id() % 4);
+    for (r, d) in acc.iter_mut().enumerate() {
+        let (j, h, e) = (r as u32 / 4, (r as u32 / 2) % 2, r as u32 % 2);
+        let (row, col) = (16 * warp + g + 8 * h, 8 * j + 2 * t + e);
+        for k in 0..16 {
+            let x = read(element_address(a, row, k, false));
+            let y = read(element_address(b, col, k, true));
+            *d = x.mul_add(y, *d);
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! Tensor cores on Hopper, first `wgmma` rung (sm_90a module): each of the block's two
+//! warpgroups computes a 64 x 256 half of a 128 x 256 block tile with `wgmma.mma_async
+//! .m64n256k16`, reading A and B straight from shared memory through matrix descriptors, so
+//! no thread loads fragments (`mma_deep` spends most of its issue slots on `ldmatrix`) and
+//! the accumulators (128 f32 per thread) are the only registers that grow with the tile.
+//!
+//! The tiles reach shared memory by `mma_async`'s `cp.async` copies, each 16-byte chunk put
+//! at its place in the 128-byte-swizzled layout `wgmma` reads (`device::wgmma`): A's 128 x 64
+//! stage as 128-byte rows (K-major), B's 64 x 256 stage as four 64-column panels of 128-byte
+//! rows (N-major). Four stages; the copies run two phases ahead, so that the stage they
+//! overwrite is two phases old, whose `wgmma`s each warpgroup has waited for
+//! (`wgmma.wait_group 1` keeps only the latest phase's in flight).
+//!
+//! Launches whose inputs cannot be copied in 16-byte chunks (K or N not a multiple of 8, or
+//! a misaligned input) take `mma_wide`'s one-stage `mma.sync` loop on the same block tile.
+//!
+//! Launch rules ([`SPEC`]): 256 threads, grid `ceil(n / 256) x ceil(m / 128)`, 4 stages of
+//! 48 KiB plus 1 KiB to align them (197,632 bytes); only in the sm_90a module; f16, bf16.
+use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
+use crate::device::async_copy::{commit_group, copy16_or_zero, wait_group};
+use crate::device::global::store;
+use crate::device::shared::{SharedArena, shared_address};
+use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::device::wgmma::{self, Descriptor, Swizzle};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::Bf16;
+use crate::element::{Accumulator, Element};
+use crate::mma_async::chunked;
+use crate::mma_ldmatrix::Ldmatrix;
+use crate::mma_sync::one_stage;
+use crate::problem::{Gemm, entry_points};
+
+const BM: u32 = 128;
+const BN: u32 = 256;
+const BK: u32 = 64;
+const STAGES: u32 = 4;
+const THREADS: u32 = 256;
+/// Bytes of a 128-byte swizzle atom: 8 rows of 128 bytes, aligned to its size.
+const ATOM: u32 = 1024;
+/// Bytes of one stage's A (`BM` rows of `BK` 16-bit elements: one 128-byte row each) and
+/// B (`BN / 64` panels of `BK` rows of 128 bytes).
+const A_STAGE: u32 = BM * BK * 2;
+const PANEL: u32 = BK * 128;
+const B_STAGE: u32 = BK * BN * 2;
+
+pub const SPEC: KernelSpec = KernelSpec {
+    name: "wgmma_async",
+    file: file!(),
+    idea: "Hopper `wgmma` m64n256k16 from 128-byte-swizzled shared tiles (descriptors, no fragment loads), fed by a 4-stage `cp.async` pipeline; 2 warpgroups, 128 x 256 tiles",
+    arch: Arch::Sm90a,
+    threads: Threads::Fixed(THREADS, 1),
+    tile: Tile::Fixed { rows: BM, cols: BN },
+    grid: Grid::Tiles,
+    shared: Shared::InputElements(STAGES * (BM * BK + BK * BN) + ATOM / 2),
+    min_blocks_per_sm: PerAcc::NONE,
+    elements: &[Elem::F16, Elem::Bf16],
+    candidate: Candidate::Always,
+    cpu: true,
+    tensor_cores: true,
+};
+
+/// Starts the copies of phase `k0` into the stage at `a_s` / `b_s` (1024-byte aligned shared
+/// regions), each 16-byte chunk at its swizzled place: chunk `c` of a 128-byte row `r` goes
+/// to chunk `c ^ (r % 8)`. Zeros for chunks outside A and B.
+///
+/// # Safety
+/// K and N are multiples of 8, `a` and `b` 16-byte aligned; nobody reads the stage until a
+/// wait covering these copies, a proxy fence and a barrier.
+#[inline(always)]
+unsafe fn copy_phase<T: Element>(
+    (a_s, b_s): (*mut u8, *mut u8),
+    (a, b): (*const T, *const T),
+    (m, n, k): (u32, u32, u32),
+    (row0, col0, k0): (u32, u32, u32),
+    tid: u32,
+) {
+    let chunk = |base: *mut u8, row: u32, c: u32| {
+        base.wrapping_add((row * 128 + ((c ^ (row % 8)) * 16)) as usize)
+            .cast::<T>()
+    };
+    for i in 0..BM * BK / 8 / THREADS {
+        let e = tid + i * THREADS;
+        let (r, c) = (e / 8, e % 8);
+        let inside = row0 + r < m && k0 + 8 * c < k;
+        let at = (row0 + r) as usize * k as usize + (k0 + 8 * c) as usize;
+        let src = if inside { a.wrapping_add(at) } else { a };
+        unsafe { copy16_or_zero(chunk(a_s, r, c), src, 16 * inside as u32) };
+    }
+    for i in 0..BK * BN / 8 / THREADS {
+        let e = tid + i * THREADS;
+        let (r, c) = (e / (BN / 8), e % (BN / 8));
+        let inside = k0 + r < k && col0 + 8 * c < n;
+        let at = (k0 + r) as usize * n as usize + (col0 + 8 * c) as usize;
+        let src = if inside { b.wrapping_add(at) } else { b };
+        let panel = b_s.wrapping_add(((c / 8) * PANEL) as usize);
+        unsafe { copy16_or_zero(chunk(panel, r, c % 8), src, 16 * inside as u32) };
+    }
+}
+
+/// # Safety
+/// See the entry points; 256 threads per block; T is f16 or bf16; the launch provides the
+/// spec's shared bytes.
+#[inline(always)]
+pub unsafe fn wgmma_async<T: Element>(gemm: Gemm<T>) {
+    let (a, b, c, m, n, k) = gemm.plain();
+    if !chunked(a, b, n, k) {
+        return unsafe { one_stage::<T, Ldmatrix, BN, 8>(gemm) };
+    }
+    let tid = thread_idx_x();
+    let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
+    // SAFETY: the launch provides the stages and the alignment slack.
+    let mut arena = unsafe { SharedArena::<u8>::launch_sized() };
+    let a_all = arena.aligned(ATOM, STAGES * A_STAGE);
+    let b_all = arena.aligned(ATOM, STAGES * B_STAGE);
+    let stage = |s: u32| {
+        (
+            a_all.wrapping_add((s * A_STAGE) as usize),
+            b_all.wrapping_add((s * B_STAGE) as usize),
+        )
+    };
+    // This warpgroup's 64 rows of A, and B, as descriptors of stage 0's first K step; a K
+    // step of 16 is 32 bytes along A's rows and two atoms down B's panels.
+    let warpgroup = tid / 128;
+    let a_desc = Descriptor::new(
+        shared_address(a_all) + warpgroup * 64 * 128,
+        16,
+        ATOM,
+        Swizzle::B128,
+    );
+    let b_desc = Descriptor::new(shared_address(b_all), PANEL, ATOM, Swizzle::B128);
+    let phases = k.div_ceil(BK);
+    // Prologue: two phases in flight, one group each (empty past the end, so every wait
+    // below counts the same groups).
+    for s in 0..2 {
+        if s < phases {
+            let at = (row0, col0, s * BK);
+            unsafe { copy_phase::<T>(stage(s), (a, b), (m, n, k), at, tid) };
+        }
+        commit_group();
+    }
+    let mut acc = [0.0f32; 128];
+    for phase in 0..phases {
+        // This thread's copies of `phase` have landed and are visible to `wgmma`; after the
+        // barrier everyone's are, and every warpgroup has finished the `wgmma`s of phase - 2,
+        // whose stage the next copies overwrite.
+        wait_group::<1>();
+        wgmma::fence_proxy_async();
+        sync_threads();
+        let ahead = phase + 2;
+        if ahead < phases {
+            let at = (row0, col0, ahead * BK);
+            unsafe { copy_phase::<T>(stage(ahead % STAGES), (a, b), (m, n, k), at, tid) };
+        }
+        commit_group();
+        let s = phase % STAGES;
+        wgmma::fence(&mut acc);
+        for step in 0..BK / 16 {
+            let a_k = a_desc.advanced(s * A_STAGE + 32 * step);
+            let b_k = b_desc.advanced(s * B_STAGE + 2 * ATOM * step);
+            unsafe { T::wgmma_m64n256k16(&mut acc, a_k, b_k) };
+        }
+        wgmma::commit_group();
+        wgmma::wait_group::<1>(&mut acc);
+    }
+    wgmma::wait_group::<0>(&mut acc);
+    // Epilogue: register 4 j + 2 h + e is row 16 w + g + 8 h, column 8 j + 2 t + e of the
+    // warpgroup's 64 x 256 tile.
+    let lane = tid % 32;
+    let (g, t) = (lane / 4, lane % 4);
+    let row_base = row0 + warpgroup * 64 + ((tid % 128) / 32) * 16 + g;
+    for j in 0..32 {
+        for h in 0..2 {
+            let row = row_base + 8 * h;
+            for e in 0..2 {
+                let col = col0 + 8 * j + 2 * t + e;
+                if row < m && col < n {
+                    let at = row as usize * n as usize + col as usize;
+                    let v = acc[(4 * j + 2 * h + e) as usize];
+                    unsafe { store(c, at, T::Acc::from_f32(v)) };
+                }
+            }
+        }
+    }
+}
+
+entry_points!(wgmma_async; wgmma_async_f16: f16, wgmma_async_bf16: Bf16);
