@@ -10,10 +10,11 @@ use crate::reference::{check_output_shape, check_product_shape, product_dims};
 use cudarc::driver::sys::CUfunction_attribute as FuncAttr;
 use cudarc::driver::sys::cudaError_enum as CuResult;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig,
-    PushKernelArg,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
+use rgemm_kernels::catalogue::TensorMaps;
 use rgemm_kernels::problem::Problem;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -102,6 +103,47 @@ unsafe impl DeviceRepr for ProblemArg {}
 /// # Ok(())
 /// # }
 /// ```
+/// The context's device scratch memory: `stream_k`'s partial sums, or the tensor maps of
+/// a TMA kernel (which stay there while the next products use the same ones).
+#[derive(Default)]
+struct Workspace {
+    buf: Option<CudaSlice<u8>>,
+    maps: Option<[u8; TensorMaps::BYTES]>,
+}
+
+impl Workspace {
+    /// The buffer, grown to at least `bytes` (never shrunk: an allocation per product cost
+    /// 60-80 us on an H200, the stream-ordered pool handing its memory back at each
+    /// synchronisation), with `maps` at its start where given: copied only when they are
+    /// not what it already holds.
+    fn ready(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        bytes: usize,
+        maps: Option<[u8; TensorMaps::BYTES]>,
+    ) -> Result<&mut CudaSlice<u8>> {
+        if self.buf.as_ref().is_none_or(|w| w.len() < bytes) {
+            // Drop the old buffer first (its free is stream-ordered after its last use).
+            self.buf = None;
+            self.maps = None;
+            // SAFETY: the kernels read only the parts of it they wrote in the same product,
+            // and the tensor maps written below.
+            self.buf = Some(unsafe { stream.alloc::<u8>(bytes.max(TensorMaps::BYTES)) }?);
+        }
+        let buf = self.buf.as_mut().expect("just set");
+        match maps {
+            Some(maps) if self.maps != Some(maps) => {
+                stream.memcpy_htod(&maps[..], &mut buf.slice_mut(..TensorMaps::BYTES))?;
+                self.maps = Some(maps);
+            }
+            Some(_) => {}
+            // Anything else may overwrite them.
+            None => self.maps = None,
+        }
+        Ok(buf)
+    }
+}
+
 pub struct Context {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -113,7 +155,7 @@ pub struct Context {
     /// The kernel `matmul` chose per (element type, m, n, k): timed on first use.
     choices: Mutex<HashMap<ChoiceKey, Kernel>>,
     /// Scratch memory for kernels that need it (`stream_k`'s parts of shared tiles).
-    workspace: Mutex<Option<CudaSlice<u8>>>,
+    workspace: Mutex<Workspace>,
 }
 
 impl std::fmt::Debug for Context {
@@ -147,7 +189,7 @@ impl Context {
             props,
             resolved: Mutex::new(HashMap::new()),
             choices: Mutex::new(HashMap::new()),
-            workspace: Mutex::new(None),
+            workspace: Mutex::new(Workspace::default()),
         })
     }
 
@@ -274,7 +316,7 @@ impl Context {
         let launches = kernel.launches::<T>(&self.props, (m, n, k))?;
         let ready = self.resolve::<T>(kernel)?;
         if m > 0 && n > 0 {
-            self.launch(a, b, c, &ready, &launches)?;
+            self.launch(kernel, a, b, c, &ready, &launches)?;
         }
         Ok(plan(kernel, &ready, &launches.main))
     }
@@ -282,19 +324,30 @@ impl Context {
     /// Queues the launches of one product.
     fn launch<T: Element>(
         &self,
+        kernel: Kernel,
         a: &DeviceMatrix<T>,
         b: &DeviceMatrix<T>,
         c: &mut DeviceMatrix<T::Out>,
         ready: &Resolved,
         launches: &Launches,
     ) -> Result<()> {
+        let maps = match kernel.spec().tma {
+            Some(maps) => {
+                let (pa, _ra) = a.buf.device_ptr(&self.stream);
+                let (pb, _rb) = b.buf.device_ptr(&self.stream);
+                let p = &launches.problem;
+                let dims = (p.m as usize, p.n as usize, p.k as usize);
+                crate::tma::device_maps(maps, (pa, pb), dims)?
+            }
+            None => None,
+        };
         // Held until every launch is queued; later users of it queue after them on the same
         // stream, so they cannot overwrite it early.
         let mut workspace = (launches.workspace > 0)
             .then(|| self.workspace.lock().unwrap_or_else(|e| e.into_inner()));
         let bytes = launches.workspace * std::mem::size_of::<T::Out>();
         let mut scratch = match &mut workspace {
-            Some(workspace) => Some(Self::grown(&self.stream, workspace, bytes)?),
+            Some(workspace) => Some(workspace.ready(&self.stream, bytes, maps)?),
             None => None,
         };
         let problem = ProblemArg(launches.problem);
@@ -319,23 +372,6 @@ impl Context {
             queue(func, cfg)?;
         }
         Ok(())
-    }
-
-    /// The context's workspace, grown to at least `bytes` (never shrunk: an allocation per
-    /// product cost 60-80 us on an H200, the stream-ordered pool handing its memory back
-    /// at each synchronisation).
-    fn grown<'w>(
-        stream: &Arc<CudaStream>,
-        workspace: &'w mut Option<CudaSlice<u8>>,
-        bytes: usize,
-    ) -> Result<&'w mut CudaSlice<u8>> {
-        if workspace.as_ref().is_none_or(|w| w.len() < bytes) {
-            // Drop the old buffer first (its free is stream-ordered after its last use).
-            *workspace = None;
-            // SAFETY: the kernels read only the parts of it they wrote in the same product.
-            *workspace = Some(unsafe { stream.alloc::<u8>(bytes) }?);
-        }
-        Ok(workspace.as_mut().expect("just set"))
     }
 
     /// The kernels `matmul` chooses among for this shape: every kernel whose spec makes it a
@@ -380,8 +416,9 @@ impl Context {
         for kernel in candidates {
             let launches = kernel.launches::<T>(&self.props, (m, n, k))?;
             let ready = self.resolve::<T>(kernel)?;
-            let runs =
-                crate::timing::time_ms(self, 1, 3, || self.launch(a, b, c, &ready, &launches))?;
+            let runs = crate::timing::time_ms(self, 1, 3, || {
+                self.launch(kernel, a, b, c, &ready, &launches)
+            })?;
             let ms = runs.into_iter().fold(f64::INFINITY, f64::min);
             if best.is_none_or(|(t, _)| ms < t) {
                 best = Some((ms, kernel));

@@ -6,7 +6,7 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::props::DeviceProps;
 use cudarc::driver::LaunchConfig;
-use rgemm_kernels::catalogue::{Candidate, Grid, KernelSpec, Shared, Threads, Tile};
+use rgemm_kernels::catalogue::{Candidate, Grid, KernelSpec, Shared, TensorMaps, Threads, Tile};
 use rgemm_kernels::problem::{Body, Problem};
 use rgemm_kernels::stream_k::{self, Schedule};
 
@@ -100,7 +100,7 @@ impl Kernel {
     pub fn fixup_entry<T: Element>(&self) -> Option<String> {
         match self.spec().grid {
             Grid::StreamK { fixup } => Some(format!("{fixup}_{}", T::ELEM.acc().suffix())),
-            Grid::Tiles => None,
+            Grid::Tiles | Grid::Persistent => None,
         }
     }
 
@@ -267,12 +267,22 @@ impl Kernel {
             block_dim: (bx, by, 1),
             shared_mem_bytes: self.shared_bytes::<T>() as u32, // checked by check_device
         };
+        // The tensor maps of A and B, where the kernel reads through TMA.
+        let maps = match self.spec().tma {
+            Some(_) => TensorMaps::BYTES / std::mem::size_of::<T::Out>(),
+            None => 0,
+        };
         let (grid, fixup, workspace) = match self.spec().grid {
             Grid::Tiles => (
                 (n.div_ceil(cols as usize), m.div_ceil(rows as usize)),
                 None,
-                0,
+                maps,
             ),
+            Grid::Persistent => {
+                let tiles = n.div_ceil(cols as usize) * m.div_ceil(rows as usize);
+                let resident = (props.multiprocessors * self.blocks_per_sm::<T>()).max(1);
+                ((tiles.min(resident as usize), 1), None, maps)
+            }
             Grid::StreamK { .. } => {
                 let ctas = (props.multiprocessors * self.blocks_per_sm::<T>()).max(1);
                 if !Schedule::fits(mnk, ctas) {

@@ -43,6 +43,7 @@ pub mod props;
 pub mod ptx;
 pub mod reference;
 pub mod timing;
+mod tma;
 
 pub use context::{Context, LaunchPlan, device_count};
 pub use cpu::CpuExecutor;

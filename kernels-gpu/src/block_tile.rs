@@ -53,6 +53,7 @@ pub const fn spec(
         candidate: Candidate::Always,
         cpu: true,
         tensor_cores: false,
+        tma: None,
     }
 }
 

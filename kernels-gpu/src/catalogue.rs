@@ -155,6 +155,9 @@ pub enum Grid {
     /// phases of the tiles left over (1D), whose parts the `fixup` entry points
     /// (`<fixup>_<accumulator>`) add; a workspace of partial sums.
     StreamK { fixup: &'static str },
+    /// Persistent: one block per SM (as many as fit, at most one per tile), 1D, each block
+    /// looping over the tiles `blockIdx.x, + gridDim.x, ...` in the kernel's own order.
+    Persistent,
 }
 
 /// Dynamic shared memory per block, in elements of the accumulator type unless said otherwise.
@@ -236,6 +239,24 @@ pub struct KernelSpec {
     /// round-to-nearest in a documented order: its results agree with the CPU executor's
     /// within tolerance, not bit for bit.
     pub tensor_cores: bool,
+    /// Inputs read through TMA tensor maps (see [`TensorMaps`]).
+    pub tma: Option<TensorMaps>,
+}
+
+/// A kernel that reads A and B through TMA: the host writes a tensor map of A, then one of
+/// B, into the launch's workspace (128 bytes each, 64-byte aligned), both with the 128-byte
+/// swizzle and zero fill outside the matrix, boxes of `(rows, cols)` elements. TMA needs
+/// row strides of whole 16-byte units and 16-byte aligned bases (K and N multiples of 8
+/// for 16-bit inputs); the kernel checks and takes another path where they are not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorMaps {
+    pub a_box: (u32, u32),
+    pub b_box: (u32, u32),
+}
+
+impl TensorMaps {
+    /// Workspace bytes of the two maps.
+    pub const BYTES: usize = 256;
 }
 
 impl KernelSpec {
@@ -286,7 +307,7 @@ impl KernelSpec {
     pub fn fixup_entries(&self) -> impl Iterator<Item = EntryName> + '_ {
         let fixup = match self.grid {
             Grid::StreamK { fixup } => Some(fixup),
-            Grid::Tiles => None,
+            Grid::Tiles | Grid::Persistent => None,
         };
         [Elem::F32, Elem::F64]
             .into_iter()
@@ -402,6 +423,12 @@ macro_rules! for_each_kernel {
                 /// Hopper `wgmma` from swizzled shared tiles, `cp.async`-fed
                 /// (`wgmma_async.rs`; f16/bf16, 9.0 only).
                 WgmmaAsync => $crate::wgmma_async::SPEC, $crate::wgmma_async::wgmma_async;
+                /// `wgmma_async`'s tiles by TMA on mbarriers, warp-specialised
+                /// (`wgmma_tma.rs`; f16/bf16, 9.0 only).
+                WgmmaTma => $crate::wgmma_tma::SPEC, $crate::wgmma_tma::wgmma_tma;
+                /// `wgmma_tma` on a persistent grid, tiles grouped for L2
+                /// (`wgmma_persistent.rs`; f16/bf16, 9.0 only).
+                WgmmaPersistent => $crate::wgmma_persistent::SPEC, $crate::wgmma_persistent::wgmma_persistent;
             }
             sized {
                 /// Shared-memory tiling with the tile width chosen at launch (`tiled.rs`).

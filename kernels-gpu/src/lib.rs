@@ -61,6 +61,10 @@ pub mod vectorized;
 pub mod warp_tiled;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_async;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma_persistent;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma_tma;
 
 /// A kernel cannot unwind: a panic (which the kernels avoid by construction) traps, which
 /// the host sees as a launch failure rather than a wrong answer.

@@ -42,6 +42,7 @@ pub(crate) const fn tensor_spec(
         candidate: Candidate::Always,
         cpu: true,
         tensor_cores: true,
+        tma: None,
     }
 }
 
@@ -99,14 +100,26 @@ impl Fragments for SharedLoads {
 /// per warp along N): load, barrier, multiply, barrier.
 ///
 /// # Safety
-/// See the entry points; 256 threads per block; T is f16 or bf16; the launch provides one
+/// See the entry points; 256 threads per block (more only meet the barriers); T is f16 or bf16; the launch provides one
 /// stage of shared memory for a `BN`-wide tile.
 #[inline(always)]
 pub unsafe fn one_stage<T: Element, F: Fragments, const BN: u32, const NT: usize>(gemm: Gemm<T>) {
+    let at = (block_idx_y() * BM, block_idx_x() * BN);
+    unsafe { one_stage_tile::<T, F, BN, NT>(gemm, at) }
+}
+
+/// [`one_stage`] for the block tile at `(row0, col0)`.
+///
+/// # Safety
+/// As [`one_stage`].
+#[inline(always)]
+pub unsafe fn one_stage_tile<T: Element, F: Fragments, const BN: u32, const NT: usize>(
+    gemm: Gemm<T>,
+    (row0, col0): (u32, u32),
+) {
     let (a, b, c, m, n, k) = gemm.plain();
     let tid = thread_idx_x();
     let me = Lane::of::<BN>(tid);
-    let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
     // SAFETY: the launch provides one stage of both padded tiles of the input type.
     let mut arena = unsafe { SharedArena::<T>::launch_sized() };
     let stage = Stage {
@@ -114,17 +127,26 @@ pub unsafe fn one_stage<T: Element, F: Fragments, const BN: u32, const NT: usize
         b: arena.tile(BK, BN + PAD),
     };
     let interior = tensor_tile::interior::<T, BN>((a, b), (m, n, k), (row0, col0));
+    // Threads past the tile's 256 (a warp-specialised kernel's producers, which come here
+    // when TMA cannot read the inputs) only meet the barriers.
+    let works = tid < THREADS;
     let mut acc = [[[T::Acc::ZERO; 4]; NT]; MT];
     for phase in 0..k.div_ceil(BK) {
         let k0 = phase * BK;
         let vector = interior && k0 + BK <= k;
         let at = (row0, col0, k0);
-        unsafe { tensor_tile::load_phase::<T, BN>(&stage, (a, b), (m, n, k), at, tid, vector) };
+        if works {
+            unsafe { tensor_tile::load_phase::<T, BN>(&stage, (a, b), (m, n, k), at, tid, vector) };
+        }
         sync_threads(); // the tiles are complete
-        unsafe { tensor_tile::multiply::<T, F, NT, BK, false>(&stage, &mut acc, me) };
+        if works {
+            unsafe { tensor_tile::multiply::<T, F, NT, BK, false>(&stage, &mut acc, me) };
+        }
         sync_threads(); // everyone is done before the next phase overwrites the tiles
     }
-    unsafe { tensor_tile::epilogue(c, &acc, (m, n), (row0, col0), me) };
+    if works {
+        unsafe { tensor_tile::epilogue(c, &acc, (m, n), (row0, col0), me) };
+    }
 }
 
 /// # Safety

@@ -27,6 +27,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     min_blocks_per_sm: PerAcc::NONE,
     elements: ALL_ELEMENTS,
     tensor_cores: false,
+    tma: None,
     candidate: Candidate::Never,
     cpu: true,
 };

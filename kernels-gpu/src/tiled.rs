@@ -42,6 +42,7 @@ const fn tiled_spec(
         elements: ALL_ELEMENTS,
         candidate: Candidate::Always,
         tensor_cores: false,
+        tma: None,
         cpu: true,
     }
 }

@@ -18,7 +18,7 @@
 //! 48 KiB plus 1 KiB to align them (197,632 bytes); only in the sm_90a module; f16, bf16.
 use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
 use crate::device::async_copy::{commit_group, copy16_or_zero, wait_group};
-use crate::device::global::store;
+use crate::device::global::{store, store2};
 use crate::device::shared::{SharedArena, shared_address};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::wgmma::{self, Descriptor, Swizzle};
@@ -30,18 +30,18 @@ use crate::mma_ldmatrix::Ldmatrix;
 use crate::mma_sync::one_stage;
 use crate::problem::{Gemm, entry_points};
 
-const BM: u32 = 128;
-const BN: u32 = 256;
-const BK: u32 = 64;
-const STAGES: u32 = 4;
+pub(crate) const BM: u32 = 128;
+pub(crate) const BN: u32 = 256;
+pub(crate) const BK: u32 = 64;
+pub(crate) const STAGES: u32 = 4;
 const THREADS: u32 = 256;
 /// Bytes of a 128-byte swizzle atom: 8 rows of 128 bytes, aligned to its size.
-const ATOM: u32 = 1024;
+pub(crate) const ATOM: u32 = 1024;
 /// Bytes of one stage's A (`BM` rows of `BK` 16-bit elements: one 128-byte row each) and
 /// B (`BN / 64` panels of `BK` rows of 128 bytes).
-const A_STAGE: u32 = BM * BK * 2;
-const PANEL: u32 = BK * 128;
-const B_STAGE: u32 = BK * BN * 2;
+pub(crate) const A_STAGE: u32 = BM * BK * 2;
+pub(crate) const PANEL: u32 = BK * 128;
+pub(crate) const B_STAGE: u32 = BK * BN * 2;
 
 pub const SPEC: KernelSpec = KernelSpec {
     name: "wgmma_async",
@@ -57,6 +57,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     candidate: Candidate::Always,
     cpu: true,
     tensor_cores: true,
+    tma: None,
 };
 
 /// Starts the copies of phase `k0` into the stage at `a_s` / `b_s` (1024-byte aligned shared
@@ -118,16 +119,8 @@ pub unsafe fn wgmma_async<T: Element>(gemm: Gemm<T>) {
             b_all.wrapping_add((s * B_STAGE) as usize),
         )
     };
-    // This warpgroup's 64 rows of A, and B, as descriptors of stage 0's first K step; a K
-    // step of 16 is 32 bytes along A's rows and two atoms down B's panels.
     let warpgroup = tid / 128;
-    let a_desc = Descriptor::new(
-        shared_address(a_all) + warpgroup * 64 * 128,
-        16,
-        ATOM,
-        Swizzle::B128,
-    );
-    let b_desc = Descriptor::new(shared_address(b_all), PANEL, ATOM, Swizzle::B128);
+    let descriptors = Descriptors::of(a_all, b_all, warpgroup);
     let phases = k.div_ceil(BK);
     // Prologue: two phases in flight, one group each (empty past the end, so every wait
     // below counts the same groups).
@@ -152,31 +145,84 @@ pub unsafe fn wgmma_async<T: Element>(gemm: Gemm<T>) {
             unsafe { copy_phase::<T>(stage(ahead % STAGES), (a, b), (m, n, k), at, tid) };
         }
         commit_group();
-        let s = phase % STAGES;
-        wgmma::fence(&mut acc);
-        for step in 0..BK / 16 {
-            let a_k = a_desc.advanced(s * A_STAGE + 32 * step);
-            let b_k = b_desc.advanced(s * B_STAGE + 2 * ATOM * step);
-            unsafe { T::wgmma_m64n256k16(&mut acc, a_k, b_k) };
-        }
-        wgmma::commit_group();
+        unsafe { descriptors.multiply::<T>(&mut acc, phase % STAGES) };
         wgmma::wait_group::<1>(&mut acc);
     }
     wgmma::wait_group::<0>(&mut acc);
-    // Epilogue: register 4 j + 2 h + e is row 16 w + g + 8 h, column 8 j + 2 t + e of the
-    // warpgroup's 64 x 256 tile.
-    let lane = tid % 32;
-    let (g, t) = (lane / 4, lane % 4);
-    let row_base = row0 + warpgroup * 64 + ((tid % 128) / 32) * 16 + g;
+    unsafe { epilogue(c, &acc, (m, n), (row0 + warpgroup * 64, col0), tid % 128) };
+}
+
+/// A warpgroup's operands in stage 0: its 64 rows of A and B, as descriptors of the first K
+/// step (a K step of 16 is 32 bytes along A's rows and two atoms down B's panels).
+#[derive(Clone, Copy)]
+pub(crate) struct Descriptors {
+    a: Descriptor,
+    b: Descriptor,
+}
+
+impl Descriptors {
+    /// Stages of A and B at `a_all` and `b_all`, for warpgroup `warpgroup` (rows `64 w..`).
+    #[inline(always)]
+    pub(crate) fn of(a_all: *mut u8, b_all: *mut u8, warpgroup: u32) -> Self {
+        let a_rows = shared_address(a_all) + warpgroup * 64 * 128;
+        Self {
+            a: Descriptor::new(a_rows, 16, ATOM, Swizzle::B128),
+            b: Descriptor::new(shared_address(b_all), PANEL, ATOM, Swizzle::B128),
+        }
+    }
+
+    /// Issues stage `s`'s four `wgmma`s (K = 64) as one batch.
+    ///
+    /// # Safety
+    /// As [`Element::wgmma_m64n256k16`]: the stage is complete and visible to `wgmma`.
+    #[inline(always)]
+    pub(crate) unsafe fn multiply<T: Element>(&self, acc: &mut [f32; 128], s: u32) {
+        wgmma::fence(acc);
+        for step in 0..BK / 16 {
+            let a_k = self.a.advanced(s * A_STAGE + 32 * step);
+            let b_k = self.b.advanced(s * B_STAGE + 2 * ATOM * step);
+            unsafe { T::wgmma_m64n256k16(acc, a_k, b_k) };
+        }
+        wgmma::commit_group();
+    }
+}
+
+/// Writes a warpgroup's 64 x 256 accumulators (whose first row is `row0`) to C, what lies
+/// inside it: thread `t` of the warpgroup holds, in register `4 j + 2 h + e`, row
+/// `16 (t / 32) + g + 8 h`, column `8 j + 2 tq + e` (g = t % 32 / 4, tq = t % 4).
+///
+/// # Safety
+/// `c` is `m x n`, row-major; no other thread writes these elements.
+#[inline(always)]
+pub(crate) unsafe fn epilogue<A: Accumulator>(
+    c: *mut A,
+    acc: &[f32; 128],
+    (m, n): (u32, u32),
+    (row0, col0): (u32, u32),
+    t: u32,
+) {
+    let lane = t % 32;
+    let (g, tq) = (lane / 4, lane % 4);
+    let row_base = row0 + (t / 32) * 16 + g;
+    // A thread's two columns as one 8-byte store where they are aligned: a warp's store
+    // then fills whole 32-byte sectors of 8 rows.
+    let paired = n.is_multiple_of(2) && (c as usize).is_multiple_of(2 * size_of::<A>());
     for j in 0..32 {
         for h in 0..2 {
             let row = row_base + 8 * h;
-            for e in 0..2 {
-                let col = col0 + 8 * j + 2 * t + e;
-                if row < m && col < n {
-                    let at = row as usize * n as usize + col as usize;
-                    let v = acc[(4 * j + 2 * h + e) as usize];
-                    unsafe { store(c, at, T::Acc::from_f32(v)) };
+            let col = col0 + 8 * j + 2 * tq;
+            let at = row as usize * n as usize + col as usize;
+            let v = |e: u32| A::from_f32(acc[(4 * j + 2 * h + e) as usize]);
+            if row >= m {
+                continue;
+            }
+            if paired && col + 1 < n {
+                unsafe { store2(c, at, [v(0), v(1)]) };
+            } else {
+                for e in 0..2 {
+                    if col + e < n {
+                        unsafe { store(c, at + e as usize, v(e)) };
+                    }
                 }
             }
         }

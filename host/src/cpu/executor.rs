@@ -20,7 +20,9 @@
 use crate::error::{Error, Result};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use rgemm_kernels::device::host::{EXCHANGE_WORDS, GlobalRegion, HostThread, set_current};
+use rgemm_kernels::device::host::{
+    BlockAsync, EXCHANGE_WORDS, GlobalRegion, HostThread, set_current,
+};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, Location, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -47,7 +49,15 @@ pub enum Fault {
         other_lane: (u32, u32, u32),
         other: String,
     },
-    /// The kernel panicked: an out-of-bounds shared or global access, `trap`, ...
+    /// This thread waits for an mbarrier phase that can never complete: every other thread
+    /// of the block waits too (elsewhere) or has returned.
+    MbarrierNeverCompletes {
+        here: String,
+        barrier: u32,
+        parity: u32,
+    },
+    /// The kernel panicked: an out-of-bounds shared or global access, `trap`, a read of
+    /// shared memory a TMA copy has not delivered to this thread, ...
     Panic(String),
 }
 
@@ -76,6 +86,14 @@ impl std::fmt::Display for Fault {
             } => write!(
                 f,
                 "waits at a warp- or warpgroup-wide operation at {here} that thread {other_lane:?} of its warp or warpgroup does not reach ({other})"
+            ),
+            Fault::MbarrierNeverCompletes {
+                here,
+                barrier,
+                parity,
+            } => write!(
+                f,
+                "waits at {here} for phase parity {parity} of the mbarrier at shared address {barrier:#x}, which can never complete"
             ),
             Fault::Panic(message) => write!(f, "panicked: {message}"),
         }
@@ -150,6 +168,12 @@ enum Wait {
         width: usize,
         site: &'static Location<'static>,
     },
+    /// For a phase of an mbarrier (its shared address and the parity waited for).
+    Mbarrier {
+        at: u32,
+        parity: u32,
+        site: &'static Location<'static>,
+    },
 }
 
 type ThreadCoroutine = Coroutine<(), Wait, (), DefaultStack>;
@@ -180,6 +204,11 @@ fn warp_barrier(call_site: &'static Location<'static>) {
         width: 32,
         site: call_site,
     });
+}
+
+/// An mbarrier wait on the host.
+fn mbarrier_wait(at: u32, parity: u32, site: &'static Location<'static>) {
+    suspend(Wait::Mbarrier { at, parity, site });
 }
 
 /// A warpgroup-wide operation on the host (`wgmma`).
@@ -364,6 +393,8 @@ impl<'l> Worker<'l> {
         self.shared.fill(SharedChunk([0xFF; 32]));
         let shared = self.shared.as_mut_ptr().cast::<u8>();
         let exchange = self.exchange.as_mut_ptr();
+        let mut async_state = BlockAsync::new(shared, launch.shared_bytes);
+        let async_ptr: *mut BlockAsync = &mut async_state;
         let records: Vec<HostThread> = (0..self.threads as u64)
             .map(|t| {
                 let (x, y, z) = unflatten(t, launch.block);
@@ -381,6 +412,9 @@ impl<'l> Worker<'l> {
                     // In bounds: one area per 32 threads.
                     exchange: exchange.wrapping_add(t as usize / 32),
                     collectives: Cell::new(0),
+                    async_state: async_ptr,
+                    mbarrier_wait,
+                    seen: Default::default(),
                 }
             })
             .collect();
@@ -454,7 +488,8 @@ impl<'l> Worker<'l> {
                                 continue;
                             }
                             State::Waits(Wait::Lanes { site: at, .. })
-                            | State::Waits(Wait::Block(at)) => site_of(at),
+                            | State::Waits(Wait::Block(at))
+                            | State::Waits(Wait::Mbarrier { site: at, .. }) => site_of(at),
                             State::Done => "it has returned".to_string(),
                             State::Run => unreachable!("every runnable thread ran"),
                         };
@@ -475,6 +510,35 @@ impl<'l> Worker<'l> {
             }
             if released {
                 continue;
+            }
+            // Threads whose mbarrier phase has completed go on.
+            for s in state.iter_mut() {
+                if let State::Waits(Wait::Mbarrier { at, parity, .. }) = *s {
+                    // SAFETY: no simulated thread runs now; the state outlives the block.
+                    let completed = unsafe { (*async_ptr).completed(at) };
+                    if completed.is_some_and(|c| c % 2 != parity) {
+                        *s = State::Run;
+                        released = true;
+                    }
+                }
+            }
+            if released {
+                continue;
+            }
+            // Nothing else can move: a thread still waiting for a phase waits forever.
+            if let Some((i, at, parity, site)) = state.iter().enumerate().find_map(|(i, s)| match s
+            {
+                State::Waits(Wait::Mbarrier { at, parity, site }) => Some((i, *at, *parity, *site)),
+                _ => None,
+            }) {
+                break 'blk Err(fault(
+                    i,
+                    Fault::MbarrierNeverCompletes {
+                        here: site_of(site),
+                        barrier: at,
+                        parity,
+                    },
+                ));
             }
             // The block barrier: every thread that has not returned waits at one call site.
             let waiting = state.iter().enumerate().find_map(|(i, s)| match s {

@@ -8,6 +8,7 @@ use crate::matrix::Matrix;
 use crate::props::DeviceProps;
 use crate::reference::{check_output_shape, check_product_shape};
 use rgemm_kernels::device::host::GlobalRegion;
+use rgemm_kernels::device::tma::{EmulatedMap, MAP_BYTES};
 use rgemm_kernels::element::Element as DeviceElement;
 use rgemm_kernels::problem::Gemm;
 
@@ -104,6 +105,24 @@ impl CpuExecutor {
         // Work on a copy, so a fault leaves C as it was.
         let mut out = c.as_slice().to_vec();
         let mut workspace = vec![<T::Out as Default>::default(); launches.workspace.max(1)];
+        if let Some(maps) = kernel.spec().tma {
+            let ptrs = (a.as_slice().as_ptr() as u64, b.as_slice().as_ptr() as u64);
+            let size = std::mem::size_of::<T>();
+            if let Some(maps) = crate::tma::emulated_maps(maps, ptrs, (m, n, k), size) {
+                let bytes = workspace.as_mut_ptr().cast::<u8>();
+                for (i, map) in maps.iter().enumerate() {
+                    // SAFETY: the workspace holds the two maps' bytes (`launches` asks for
+                    // them), and an `EmulatedMap` is plain data within MAP_BYTES.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            (map as *const EmulatedMap).cast::<u8>(),
+                            bytes.add(i * MAP_BYTES),
+                            std::mem::size_of::<EmulatedMap>(),
+                        )
+                    };
+                }
+            }
+        }
         let globals = [
             region(a.as_slice()),
             region(b.as_slice()),

@@ -3,7 +3,7 @@
 //! [`HostThread`] (its coordinates, its block's shared region, the launch's global buffers
 //! and the block barrier), which the functions of [`super::thread`], [`super::shared`]
 //! and [`super::global`] read.
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::panic::Location;
 
 /// A global buffer of a launch: `bytes` bytes from address `addr`.
@@ -39,6 +39,209 @@ pub struct HostThread {
     pub exchange: *mut [[[u32; EXCHANGE_WORDS]; 32]; 2],
     /// Warp-wide operations this thread has taken part in (which copy is next).
     pub collectives: Cell<u32>,
+    /// The block's mbarriers and TMA copies.
+    pub async_state: *mut BlockAsync,
+    /// Suspends this thread until the mbarrier at the first argument (a shared address)
+    /// completes the phase of the parity in the second; the third is the call site.
+    pub mbarrier_wait: fn(u32, u32, &'static Location<'static>),
+    /// Per mbarrier (shared address), the phases this thread has seen complete.
+    pub seen: RefCell<Vec<(u32, u32)>>,
+}
+
+/// The asynchronous side of a block on the host: its mbarriers and the TMA copies issued
+/// into its shared memory (see `super::mbarrier` and `super::tma`). One per block; only that
+/// block's OS thread touches it.
+#[derive(Debug)]
+pub struct BlockAsync {
+    shared: *mut u8,
+    shared_len: usize,
+    barriers: Vec<Barrier>,
+    copies: Vec<AsyncCopy>,
+}
+
+#[derive(Debug)]
+struct Barrier {
+    at: u32,
+    count: u32,
+    pending: u32,
+    tx: i64,
+    /// Phases completed so far: the current phase's parity is `completed % 2`.
+    completed: u32,
+}
+
+#[derive(Debug)]
+struct AsyncCopy {
+    barrier: u32,
+    dst: u32,
+    len: u32,
+    /// The bytes, until the barrier's phase completes and they are written to shared memory.
+    data: Option<Vec<u8>>,
+    /// The phase (count of completed phases) whose completion delivered it.
+    delivered_in: u32,
+}
+
+impl BlockAsync {
+    /// The state of a block whose shared region is `shared_len` bytes at `shared`.
+    pub fn new(shared: *mut u8, shared_len: usize) -> Self {
+        Self {
+            shared,
+            shared_len,
+            barriers: Vec::new(),
+            copies: Vec::new(),
+        }
+    }
+
+    fn barrier(&mut self, at: u32) -> &mut Barrier {
+        match self.barriers.iter().position(|b| b.at == at) {
+            Some(i) => &mut self.barriers[i],
+            None => panic!("mbarrier at shared address {at:#x} used before mbarrier.init"),
+        }
+    }
+
+    pub fn init(&mut self, at: u32, count: u32) {
+        assert!(count > 0, "mbarrier.init with a count of 0");
+        self.barriers.retain(|b| b.at != at);
+        self.barriers.push(Barrier {
+            at,
+            count,
+            pending: count,
+            tx: 0,
+            completed: 0,
+        });
+    }
+
+    /// One arrival, expecting `tx` more bytes.
+    pub fn arrive(&mut self, at: u32, tx: u32) {
+        let b = self.barrier(at);
+        b.tx += tx as i64;
+        b.pending -= 1;
+        self.settle(at);
+    }
+
+    /// A TMA copy of `data` to shared address `dst`, counted on the barrier at `bar`.
+    pub fn copy(&mut self, bar: u32, dst: u32, data: Vec<u8>) {
+        let len = data.len() as u32;
+        assert!(
+            dst as usize + len as usize <= self.shared_len,
+            "TMA copy out of bounds: {len} bytes at shared address {dst:#x} of a {}-byte region",
+            self.shared_len
+        );
+        let overlaps = |c: &AsyncCopy| c.dst < dst + len && dst < c.dst + c.len;
+        if let Some(c) = self.copies.iter().find(|c| overlaps(c) && c.data.is_some()) {
+            panic!(
+                "TMA copy to {dst:#x} overwrites the copy to {:#x} (mbarrier {:#x}) before its phase completed",
+                c.dst, c.barrier
+            );
+        }
+        self.copies.retain(|c| !overlaps(c));
+        self.barrier(bar).tx -= len as i64;
+        self.copies.push(AsyncCopy {
+            barrier: bar,
+            dst,
+            len,
+            data: Some(data),
+            delivered_in: 0,
+        });
+        self.settle(bar);
+    }
+
+    /// Completes the barrier's phase if every arrival and byte is in, delivering its copies.
+    fn settle(&mut self, at: u32) {
+        let b = self.barrier(at);
+        if b.pending > 0 || b.tx != 0 {
+            return;
+        }
+        b.completed += 1;
+        b.pending = b.count;
+        let phase = b.completed;
+        for c in self.copies.iter_mut().filter(|c| c.barrier == at) {
+            if let Some(data) = c.data.take() {
+                // SAFETY: inside the block's shared region (checked when issued).
+                unsafe {
+                    core::ptr::copy_nonoverlapping(
+                        data.as_ptr(),
+                        self.shared.add(c.dst as usize),
+                        data.len(),
+                    )
+                };
+                c.delivered_in = phase;
+            }
+        }
+    }
+
+    /// Phases the barrier at `at` has completed.
+    pub fn completed(&self, at: u32) -> Option<u32> {
+        self.barriers
+            .iter()
+            .find(|b| b.at == at)
+            .map(|b| b.completed)
+    }
+
+    /// Why this thread may not read `len` shared bytes at `at` yet, if it may not: a TMA copy
+    /// into them not delivered, or delivered in a phase this thread has not waited for.
+    pub fn unready(&self, at: u32, len: u32, seen: &[(u32, u32)]) -> Option<String> {
+        let c = self
+            .copies
+            .iter()
+            .find(|c| c.dst < at + len && at < c.dst + c.len)?;
+        let seen = seen
+            .iter()
+            .find(|(b, _)| *b == c.barrier)
+            .map_or(0, |(_, p)| *p);
+        if c.data.is_some() {
+            Some(format!(
+                "reads shared bytes {at:#x}.. that a TMA copy has not delivered (mbarrier {:#x}'s phase is not complete)",
+                c.barrier
+            ))
+        } else if seen < c.delivered_in {
+            Some(format!(
+                "reads shared bytes {at:#x}.. delivered by a TMA copy in phase {} of mbarrier {:#x}, which this thread has not waited for",
+                c.delivered_in - 1,
+                c.barrier
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+/// The block's asynchronous state.
+pub fn block_async() -> &'static mut BlockAsync {
+    // SAFETY: the executor gives every block its own state for the block's lifetime, and
+    // only the block's OS thread, running one simulated thread at a time, touches it.
+    unsafe { &mut *current().async_state }
+}
+
+/// Waits for the phase of parity `parity` of the mbarrier at `at` (see `super::mbarrier`).
+#[track_caller]
+pub fn mbarrier_wait(at: u32, parity: u32) {
+    let site = Location::caller();
+    let done = |a: &BlockAsync| a.completed(at).map(|c| c % 2 != parity);
+    match done(block_async()) {
+        None => panic!("mbarrier at shared address {at:#x} used before mbarrier.init"),
+        Some(false) => {
+            let this = CURRENT.get();
+            (current().mbarrier_wait)(at, parity, site);
+            CURRENT.set(this);
+        }
+        Some(true) => {}
+    }
+    let completed = block_async().completed(at).unwrap_or(0);
+    let mut seen = current().seen.borrow_mut();
+    match seen.iter_mut().find(|(b, _)| *b == at) {
+        Some((_, p)) => *p = completed,
+        None => seen.push((at, completed)),
+    }
+}
+
+/// Panics if this thread may not read `len` shared bytes at `at` yet (see
+/// [`BlockAsync::unready`]).
+#[track_caller]
+pub fn check_async_read(at: u32, len: u32) {
+    let me = current();
+    if let Some(why) = block_async().unready(at, len, &me.seen.borrow()) {
+        panic!("{why}");
+    }
 }
 
 /// 32-bit words a lane hands in to one warp-wide operation, at most.

@@ -12,10 +12,14 @@ pub mod global;
 pub mod host;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod ldmatrix;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod mbarrier;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma;
 pub mod shared;
 pub mod thread;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod tma;
 pub mod vector;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma;

@@ -229,7 +229,7 @@ pub fn element_address(d: Descriptor, mn: u32, k: u32, mn_major: bool) -> usize 
 #[cfg(not(target_arch = "nvptx64"))]
 #[track_caller]
 fn emulate(acc: &mut [f32; 128], a: Descriptor, b: Descriptor, widen: fn(u16) -> f32) {
-    use super::host::{current, lane_id, warp_exchange, warpgroup_meet};
+    use super::host::{check_async_read, current, lane_id, warp_exchange, warpgroup_meet};
     let words = |d: Descriptor| [d.0 as u32, (d.0 >> 32) as u32];
     let ([a0, a1], [b0, b1]) = (words(a), words(b));
     let all = warp_exchange([a0, a1, b0, b1, 0, 0, 0, 0]);
@@ -240,6 +240,19 @@ fn emulate(acc: &mut [f32; 128], a: Descriptor, b: Descriptor, widen: fn(u16) ->
         );
     }
     warpgroup_meet();
+    // Every chunk it reads must be ready for this thread: no TMA copy into it pending or
+    // delivered in a phase this thread has not waited for. (A: each row's two 16-byte
+    // chunks; B: each K row's 128-byte rows, which the swizzle permutes within.)
+    for mn in 0..64 {
+        for k in [0, 8] {
+            check_async_read((element_address(a, mn, k, false) & !15) as u32, 16);
+        }
+    }
+    for k in 0..16 {
+        for mn in (0..256).step_by(64) {
+            check_async_read((element_address(b, mn, k, true) & !127) as u32, 128);
+        }
+    }
     let me = current();
     let read = |at: usize| -> f32 {
         assert!(
@@ -264,5 +277,28 @@ fn emulate(acc: &mut [f32; 128], a: Descriptor, b: Descriptor, widen: fn(u16) ->
             let y = read(element_address(b, col, k, true));
             *d = x.mul_add(y, *d);
         }
+    }
+}
+
+/// `setmaxnreg.dec.sync.aligned.u32 N`: this warpgroup gives registers back to the block's
+/// pool, down to `N` per thread (a multiple of 8 from 24 to 256), for a warpgroup that
+/// issues copies and needs few. Every thread of the warpgroup calls it. No-op on the host.
+#[inline(always)]
+pub fn release_registers<const N: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: register reallocation; the kernel's launch bounds make the pool's sizes valid.
+    unsafe {
+        core::arch::asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N)
+    }
+}
+
+/// `setmaxnreg.inc.sync.aligned.u32 N`: this warpgroup takes registers from the pool, up to
+/// `N` per thread, waiting until others have released them. As [`release_registers`].
+#[inline(always)]
+pub fn claim_registers<const N: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: as `release_registers`.
+    unsafe {
+        core::arch::asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N)
     }
 }

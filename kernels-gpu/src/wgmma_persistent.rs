@@ -1,0 +1,31 @@
+//! Tensor cores on Hopper, third `wgmma` rung: `wgmma_tma` on a persistent grid. One block
+//! per SM walks through the tiles (every `gridDim.x`-th, in groups of 8 tile rows taken
+//! column by column, so that a wave's A and B panels stay in L2), and its pipeline runs on
+//! from one tile to the next: the producer loads the next tile's first stages while the
+//! consumers store the last one, so the tensor cores no longer wait for each tile's
+//! epilogue and prologue.
+//!
+//! Launch rules ([`SPEC`]): as `wgmma_tma`, with a 1D grid of `min(tiles, SMs)` blocks.
+use crate::catalogue::{Grid, KernelSpec};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::Bf16;
+use crate::element::Element;
+use crate::problem::{Gemm, entry_points};
+use crate::wgmma_tma::warp_specialised;
+
+pub const SPEC: KernelSpec = KernelSpec {
+    name: "wgmma_persistent",
+    file: file!(),
+    idea: "`wgmma_tma` on a persistent grid (one block per SM, tiles in groups of 8 rows for L2), the pipeline running on across tiles so loads overlap the epilogue",
+    grid: Grid::Persistent,
+    ..crate::wgmma_tma::SPEC
+};
+
+/// # Safety
+/// See the entry points; 384 threads per block; T is f16 or bf16; as `wgmma_tma`.
+#[inline(always)]
+pub unsafe fn wgmma_persistent<T: Element>(gemm: Gemm<T>) {
+    unsafe { warp_specialised::<T, true>(gemm) }
+}
+
+entry_points!(wgmma_persistent; wgmma_persistent_f16: f16, wgmma_persistent_bf16: Bf16);

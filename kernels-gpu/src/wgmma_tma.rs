@@ -1,0 +1,228 @@
+//! Tensor cores on Hopper, second `wgmma` rung: `wgmma_async`'s tiles and `wgmma`s, loaded
+//! by the Tensor Memory Accelerator and run warp-specialised. A producer warpgroup (one of
+//! its threads, in fact) issues per stage one TMA copy of A's 128 x 64 box and four of B's
+//! 64 x 64 panels, which land already 128-byte swizzled and zero-filled past the edges of A
+//! and B; two consumer warpgroups only wait and multiply. Stages hand over through
+//! mbarriers: `full[s]` completes when stage `s`'s bytes have landed (the producer's
+//! `arrive.expect_tx` and the copies' transaction count), `empty[s]` when all 256 consumer
+//! threads have finished its `wgmma`s. No block-wide barrier in the mainloop, no copy
+//! instructions or address arithmetic in the consumers, and all four stages ahead.
+//!
+//! `setmaxnreg` moves registers from the producer warpgroup (down to 40) to the consumers (up
+//! to 232), whose 128 accumulators per thread need them; the launch bounds (384 threads,
+//! one block per SM) cap the kernel at 168 before that.
+//!
+//! Launches whose inputs TMA cannot read (K or N not a multiple of 8, a misaligned input:
+//! the host then writes no tensor maps) take `mma_ldmatrix`'s one-stage `mma.sync` loop over
+//! the block tile's two 128 x 128 halves, the producer warpgroup only meeting its barriers.
+//!
+//! Launch rules ([`SPEC`]): 384 threads, grid `ceil(n / 256) x ceil(m / 128)`, 4 stages of
+//! 48 KiB, 1 KiB to align them and the 8 mbarriers (197,696 bytes), the two tensor maps in
+//! the workspace; only in the sm_90a module; f16, bf16.
+use crate::catalogue::{
+    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, TensorMaps, Threads, Tile,
+};
+use crate::device::mbarrier;
+use crate::device::shared::SharedArena;
+use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
+use crate::device::tma::{self, MAP_BYTES};
+use crate::device::wgmma;
+#[cfg(target_arch = "nvptx64")]
+use crate::element::Bf16;
+use crate::element::Element;
+use crate::mma_async::chunked;
+use crate::mma_ldmatrix::Ldmatrix;
+use crate::mma_sync::one_stage_tile;
+use crate::problem::{Gemm, entry_points};
+use crate::wgmma_async::{
+    A_STAGE, ATOM, B_STAGE, BK, BM, BN, Descriptors, PANEL, STAGES, epilogue,
+};
+
+const THREADS: u32 = 384;
+/// Threads that arrive on an `empty` barrier: both consumer warpgroups.
+const CONSUMERS: u32 = 256;
+
+pub const SPEC: KernelSpec = KernelSpec {
+    name: "wgmma_tma",
+    file: file!(),
+    idea: "`wgmma_async`'s tiles loaded by TMA (swizzled, zero-filled edges) on mbarriers, warp-specialised: a producer warpgroup issues the copies, 2 consumer warpgroups multiply; `setmaxnreg` 40 / 232",
+    arch: Arch::Sm90a,
+    threads: Threads::Fixed(THREADS, 1),
+    tile: Tile::Fixed { rows: BM, cols: BN },
+    grid: Grid::Tiles,
+    shared: Shared::InputElements(STAGES * (BM * BK + BK * BN) + ATOM / 2 + 4 * 2 * STAGES),
+    min_blocks_per_sm: PerAcc {
+        f32: Some(1),
+        f64: None,
+    },
+    elements: &[Elem::F16, Elem::Bf16],
+    candidate: Candidate::Always,
+    cpu: true,
+    tensor_cores: true,
+    tma: Some(TensorMaps {
+        a_box: (BM, BK),
+        b_box: (BK, 64),
+    }),
+};
+
+/// # Safety
+/// See the entry points; 384 threads per block; T is f16 or bf16; the launch provides the
+/// spec's shared bytes and, where TMA can read A and B, their tensor maps in the workspace.
+#[inline(always)]
+pub unsafe fn wgmma_tma<T: Element>(gemm: Gemm<T>) {
+    unsafe { warp_specialised::<T, false>(gemm) }
+}
+
+/// Rows of block tiles a persistent grid walks through together (column by column within
+/// the group): a wave of 132 blocks then reads 8 row panels of A and ~17 column panels of
+/// B instead of 1 or 2 of A and all of B's, which keeps them in L2.
+const GROUP: u32 = 8;
+
+/// The block tiles one block computes, in order.
+#[derive(Clone, Copy)]
+pub(crate) struct TileOrder {
+    persistent: bool,
+    tiles_m: u32,
+    tiles_n: u32,
+}
+
+impl TileOrder {
+    #[inline(always)]
+    pub(crate) fn new(persistent: bool, (m, n): (u32, u32)) -> Self {
+        Self {
+            persistent,
+            tiles_m: m.div_ceil(BM),
+            tiles_n: n.div_ceil(BN),
+        }
+    }
+
+    /// How many tiles this block computes.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> u32 {
+        if !self.persistent {
+            return 1;
+        }
+        let (first, step) = (block_idx_x(), grid_dim_x());
+        (self.tiles_m * self.tiles_n)
+            .saturating_sub(first)
+            .div_ceil(step)
+    }
+
+    /// The origin `(row0, col0)` of this block's `i`-th tile.
+    #[inline(always)]
+    pub(crate) fn at(&self, i: u32) -> (u32, u32) {
+        if !self.persistent {
+            return (block_idx_y() * BM, block_idx_x() * BN);
+        }
+        let t = block_idx_x() + i * grid_dim_x();
+        let per_group = GROUP * self.tiles_n;
+        let first_row = (t / per_group) * GROUP;
+        let rows = (self.tiles_m - first_row).min(GROUP);
+        let within = t % per_group;
+        ((first_row + within % rows) * BM, (within / rows) * BN)
+    }
+}
+
+/// The warp-specialised TMA kernel over the tiles of a [`TileOrder`]: one tile per block,
+/// or (`PERSISTENT`) every `gridDim.x`-th tile in grouped order, the pipeline running on
+/// across tiles so that the producer loads the next tile while the consumers store one.
+///
+/// # Safety
+/// As [`wgmma_tma`].
+#[inline(always)]
+pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: Gemm<T>) {
+    let (a, b, c, m, n, k) = gemm.plain();
+    let order = TileOrder::new(PERSISTENT, (m, n));
+    if !chunked(a, b, n, k) {
+        // In two halves of 128 columns: 64 accumulators a thread, which fit the launch
+        // bounds' 168 registers (the whole tile's 128 spilled).
+        for i in 0..order.len() {
+            let (row0, col0) = order.at(i);
+            for half in 0..2 {
+                let at = (row0, col0 + half * BN / 2);
+                unsafe { one_stage_tile::<T, Ldmatrix, { BN / 2 }, 4>(gemm, at) };
+            }
+        }
+        return;
+    }
+    let tid = thread_idx_x();
+    // SAFETY: the launch provides the stages, the alignment slack and the barriers.
+    let mut arena = unsafe { SharedArena::<u8>::launch_sized() };
+    let a_all = arena.aligned(ATOM, STAGES * A_STAGE);
+    let b_all = arena.aligned(ATOM, STAGES * B_STAGE);
+    let bars = arena.aligned(8, 2 * STAGES * 8).cast::<u64>();
+    let full = |s: u32| bars.wrapping_add(s as usize);
+    let empty = |s: u32| bars.wrapping_add((STAGES + s) as usize);
+    if tid == 0 {
+        for s in 0..STAGES {
+            unsafe {
+                mbarrier::init(full(s), 1);
+                mbarrier::init(empty(s), CONSUMERS);
+            }
+        }
+        mbarrier::fence_init();
+    }
+    sync_threads(); // the barriers are ready
+    let phases = k.div_ceil(BK);
+    if tid < 128 {
+        wgmma::release_registers::<40>();
+        if tid == 0 {
+            let maps = gemm.workspace.cast::<u8>().cast_const();
+            // Phases issued so far, over all tiles: stage `it % STAGES`, round `it / STAGES`.
+            let mut it = 0;
+            for i in 0..order.len() {
+                let (row0, col0) = order.at(i);
+                for phase in 0..phases {
+                    let s = it % STAGES;
+                    if it >= STAGES {
+                        // The consumers are done with this stage's previous round.
+                        unsafe { mbarrier::wait(empty(s), (it / STAGES - 1) % 2) };
+                    }
+                    let k0 = phase * BK;
+                    let a_s = a_all.wrapping_add((s * A_STAGE) as usize);
+                    let b_s = b_all.wrapping_add((s * B_STAGE) as usize);
+                    unsafe {
+                        mbarrier::arrive_expect_tx(full(s), A_STAGE + B_STAGE);
+                        tma::load_2d(a_s, maps, (k0, row0), full(s));
+                        for p in 0..BN / 64 {
+                            let panel = b_s.wrapping_add((p * PANEL) as usize);
+                            let at = (col0 + 64 * p, k0);
+                            tma::load_2d(panel, maps.wrapping_add(MAP_BYTES), at, full(s));
+                        }
+                    }
+                    it += 1;
+                }
+            }
+        }
+        return;
+    }
+    wgmma::claim_registers::<232>();
+    let t = tid - 128;
+    let warpgroup = t / 128;
+    let descriptors = Descriptors::of(a_all, b_all, warpgroup);
+    let mut it = 0;
+    for i in 0..order.len() {
+        let (row0, col0) = order.at(i);
+        let mut acc = [0.0f32; 128];
+        for phase in 0..phases {
+            let s = it % STAGES;
+            unsafe {
+                mbarrier::wait(full(s), (it / STAGES) % 2);
+                descriptors.multiply::<T>(&mut acc, s);
+            }
+            // The previous phase's wgmmas are done: its stage is free.
+            wgmma::wait_group::<1>(&mut acc);
+            if phase > 0 {
+                unsafe { mbarrier::arrive(empty((it - 1) % STAGES)) };
+            }
+            it += 1;
+        }
+        wgmma::wait_group::<0>(&mut acc);
+        if phases > 0 {
+            unsafe { mbarrier::arrive(empty((it - 1) % STAGES)) };
+        }
+        unsafe { epilogue(c, &acc, (m, n), (row0 + warpgroup * 64, col0), t % 128) };
+    }
+}
+
+entry_points!(wgmma_tma; wgmma_tma_f16: f16, wgmma_tma_bf16: Bf16);
