@@ -386,6 +386,33 @@ fn the_tensor_core_rungs_use_their_instructions() {
             !text.contains("ld.local") && !text.contains("st.local"),
             "wgmma_async_{t}"
         );
+        // TMA and mbarriers: per stage one box of A and four panels of B on the `full`
+        // barrier; the consumers wait and release through mbarriers; registers move.
+        for kernel in ["wgmma_tma", "wgmma_persistent"] {
+            let text = entry_in(sm90, &format!("{kernel}_{t}"));
+            assert_eq!(text.matches(&wgmma).count(), 4, "{kernel}_{t}");
+            for op in [
+                "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+                "mbarrier.init.shared::cta.b64",
+                "fence.mbarrier_init.release.cluster",
+                "mbarrier.arrive.expect_tx.shared::cta.b64",
+                "mbarrier.arrive.shared::cta.b64",
+                "mbarrier.try_wait.parity.shared::cta.b64",
+                "setmaxnreg.dec.sync.aligned.u32 40",
+                "setmaxnreg.inc.sync.aligned.u32 232",
+                "wgmma.wait_group.sync.aligned 1",
+            ] {
+                assert!(text.contains(op), "{kernel}_{t} lacks {op}");
+            }
+            assert_eq!(
+                text.matches("cp.async.bulk.tensor").count(),
+                5,
+                "{kernel}_{t}: A's box and B's four panels"
+            );
+            for op in ["cp.async.cg", "fence.proxy.async", "ld.local", "st.local"] {
+                assert!(!text.contains(op), "{kernel}_{t} has {op}");
+            }
+        }
         // Every K step of 16: 6 ldmatrix for 16 mma (A: 4, B: 2).
         let text = entry_in(sm80, &format!("mma_ldmatrix_{t}"));
         assert_eq!(
@@ -425,8 +452,8 @@ fn launch_bounds_in_the_ptx_follow_the_specs() {
         }
     }
     assert_eq!(
-        bounded, 32,
-        "10 SIMT kernels x 3 f32-accumulating types, 1 tensor-core kernel x 2"
+        bounded, 36,
+        "10 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2"
     );
 }
 
@@ -457,6 +484,9 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 Kernel::MmaAsync | Kernel::MmaWide | Kernel::MmaDeep | Kernel::MmaDeep128 => 3,
                 // One per phase, and the one-stage loop's two.
                 Kernel::WgmmaAsync => 3,
+                // After the mbarriers' init, and the one-stage loop's two for each half of
+                // the tile (none in the mainloop: the stages hand over through mbarriers).
+                Kernel::WgmmaTma | Kernel::WgmmaPersistent => 5,
                 _ => 2,
             };
             assert_eq!(barriers, expected, "{name}: barriers");

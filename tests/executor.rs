@@ -9,6 +9,7 @@ use rgemm::{CpuExecutor, Element, Error};
 use rgemm_kernels::device::global::{load, store};
 use rgemm_kernels::device::shared::SharedArena;
 use rgemm_kernels::device::thread::{block_dim_x, sync_threads, thread_idx_x};
+use rgemm_kernels::device::tma::EmulatedMap;
 use rgemm_tests::{Backend, Under, cases, fail, fixed_cases};
 
 fn backend() -> Backend {
@@ -53,6 +54,43 @@ fn launch_one_block(
         globals: &globals,
     };
     CpuExecutor::with_workers(1).launch(&launch, &move || body(ptr as *mut f32))
+}
+
+/// One warpgroup: thread 0 copies a 64 x 64 bf16 tile by TMA (the map at `p`) on an
+/// mbarrier, everyone writes a B tile and meets at a barrier, waits for the copy's phase if
+/// `wait`, and multiplies.
+fn tma_then_wgmma(p: *mut f32, wait: bool) {
+    use rgemm_kernels::device::shared::shared_address;
+    use rgemm_kernels::device::wgmma::{Descriptor, Swizzle};
+    use rgemm_kernels::device::{mbarrier, tma};
+    use rgemm_kernels::element::{Bf16, Element};
+    let tid = thread_idx_x();
+    // SAFETY: the launch provides 16 KiB of tiles, the alignment slack and the barrier.
+    unsafe {
+        let mut arena = SharedArena::<u8>::launch_sized();
+        let tiles = arena.aligned(1024, 16384);
+        let bar = arena.aligned(8, 8).cast::<u64>();
+        if tid == 0 {
+            mbarrier::init(bar, 1);
+        }
+        sync_threads();
+        if tid == 0 {
+            mbarrier::arrive_expect_tx(bar, 8192);
+            tma::load_2d(tiles, p.cast::<u8>(), (0, 0), bar);
+        }
+        for i in 0..32 {
+            let at = 8192 + 2 * (tid + 128 * i) as usize;
+            tiles.add(at).cast::<u16>().write(0);
+        }
+        sync_threads();
+        if wait {
+            mbarrier::wait(bar, 0);
+        }
+        let mut acc = [0.0f32; 128];
+        let a = Descriptor::new(shared_address(tiles), 16, 1024, Swizzle::B128);
+        let b = Descriptor::new(shared_address(tiles) + 8192, 2048, 1024, Swizzle::B128);
+        Bf16::wgmma_m64n256k16(&mut acc, a, b);
+    }
 }
 
 /// Small integers (exact in bf16) for the wgmma check's A and B.
@@ -320,6 +358,56 @@ fn checks() -> Vec<Trial> {
             }
             Ok(())
         }),
+        trial(
+            "checks::mbarrier_phase_that_never_completes_is_reported",
+            || {
+                // A barrier expecting two arrivals gets one; everyone waits for the phase.
+                let mut data = vec![0.0f32; 32];
+                let r = launch_one_block(32, 64, &mut data, |_| unsafe {
+                    use rgemm_kernels::device::mbarrier;
+                    let bar = SharedArena::<u64>::launch_sized().aligned(8, 1);
+                    if thread_idx_x() == 0 {
+                        mbarrier::init(bar, 2);
+                    }
+                    sync_threads();
+                    if thread_idx_x() == 0 {
+                        mbarrier::arrive(bar);
+                    }
+                    mbarrier::wait(bar, 0);
+                });
+                match fault_of(r)? {
+                    (0, Fault::MbarrierNeverCompletes { parity: 0, .. }) => Ok(()),
+                    other => Err(format!("{other:?}")),
+                }
+            },
+        ),
+        trial(
+            "checks::tma_stage_read_before_its_mbarrier_phase_is_reported",
+            || {
+                // A TMA copy of A's tile completes on an mbarrier; a wgmma reads it. With
+                // the wait it runs; without it, it is a fault, though the bytes have
+                // already been delivered on the host (as they may not on a GPU).
+                let run = |body: fn(*mut f32)| {
+                    let mut data = vec![0.0f32; 32 + 64 * 64 / 2];
+                    let map = EmulatedMap {
+                        base: data.as_ptr() as u64 + 128,
+                        dims: [64, 64],
+                        row_stride: 128,
+                        boxes: [64, 64],
+                        elem_bytes: 2,
+                        swizzle: 128,
+                    };
+                    // SAFETY: the first 128 bytes of `data` hold the map.
+                    unsafe { data.as_mut_ptr().cast::<EmulatedMap>().write_unaligned(map) };
+                    launch_one_block(128, 16384 + 1024 + 64, &mut data, body)
+                };
+                run(|p| tma_then_wgmma(p, true)).map_err(fail)?;
+                match fault_of(run(|p| tma_then_wgmma(p, false)))? {
+                    (0, Fault::Panic(m)) if m.contains("has not waited for") => Ok(()),
+                    other => Err(format!("{other:?}")),
+                }
+            },
+        ),
         trial("checks::global_access_out_of_bounds_is_reported", || {
             let mut data = vec![0.0f32; 32];
             let r = launch_one_block(32, 0, &mut data, |p| unsafe {

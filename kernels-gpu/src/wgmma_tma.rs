@@ -115,9 +115,10 @@ impl TileOrder {
             return (block_idx_y() * BM, block_idx_x() * BN);
         }
         let t = block_idx_x() + i * grid_dim_x();
-        let per_group = GROUP * self.tiles_n;
+        // (Divisors kept non-zero for the compiler: a launch has tiles, and `t` is one.)
+        let per_group = GROUP * self.tiles_n.max(1);
         let first_row = (t / per_group) * GROUP;
-        let rows = (self.tiles_m - first_row).min(GROUP);
+        let rows = self.tiles_m.saturating_sub(first_row).clamp(1, GROUP);
         let within = t % per_group;
         ((first_row + within % rows) * BM, (within / rows) * BN)
     }

@@ -73,7 +73,7 @@ fn emulate(to: u32, map: *const u8, (x, y): (u32, u32), bar: u32) {
     let [box_x, box_y] = map.boxes.map(|b| b as usize);
     let row_bytes = box_x * e;
     assert!(
-        map.swizzle == 0 || (map.swizzle == 128 && row_bytes == 128 && to % 1024 == 0),
+        map.swizzle == 0 || (map.swizzle == 128 && row_bytes == 128 && to.is_multiple_of(1024)),
         "TMA: a 128-byte swizzle needs 128-byte box rows and a 1024-byte aligned destination"
     );
     let mut data = vec![0u8; row_bytes * box_y];
