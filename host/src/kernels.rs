@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::props::DeviceProps;
 use cudarc::driver::LaunchConfig;
 use rgemm_kernels::catalogue::{Candidate, Grid, KernelSpec, Shared, TensorMaps, Threads, Tile};
+use rgemm_kernels::decode;
 use rgemm_kernels::problem::{Body, Problem};
 use rgemm_kernels::stream_k::{self, Schedule};
 
@@ -99,7 +100,9 @@ impl Kernel {
     /// accumulator type), if the kernel has one.
     pub fn fixup_entry<T: Element>(&self) -> Option<String> {
         match self.spec().grid {
-            Grid::StreamK { fixup } => Some(format!("{fixup}_{}", T::ELEM.acc().suffix())),
+            Grid::StreamK { fixup } | Grid::SplitK { fixup } => {
+                Some(format!("{fixup}_{}", T::ELEM.acc().suffix()))
+            }
             Grid::Tiles | Grid::Persistent => None,
         }
     }
@@ -278,6 +281,24 @@ impl Kernel {
                 None,
                 maps,
             ),
+            Grid::SplitK { .. } => {
+                let strips = n.div_ceil(cols as usize);
+                // About four blocks per SM in all; each slice at least 256 K rows; the
+                // slices' sums (written and read once more) at most an eighth of B's bytes.
+                let wanted = (4 * props.multiprocessors as usize).div_ceil(strips.max(1));
+                let by_k = (k / 256).max(1);
+                let by_traffic = (k * std::mem::size_of::<T>() / (8 * m.max(1) * 8)).max(1);
+                let splits = wanted.min(by_k).min(by_traffic).max(1);
+                problem.ctas = splits as u32;
+                let plane = m * n;
+                let fixup = (splits > 1).then(|| LaunchConfig {
+                    grid_dim: (plane.div_ceil(decode::FIXUP_THREADS as usize) as u32, 1, 1),
+                    block_dim: (decode::FIXUP_THREADS, 1, 1),
+                    shared_mem_bytes: 0,
+                });
+                let workspace = if splits > 1 { splits * plane } else { 0 };
+                ((strips, splits), fixup, workspace)
+            }
             Grid::Persistent => {
                 let tiles = n.div_ceil(cols as usize) * m.div_ceil(rows as usize);
                 let resident = (props.multiprocessors * self.blocks_per_sm::<T>()).max(1);

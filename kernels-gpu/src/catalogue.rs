@@ -155,6 +155,11 @@ pub enum Grid {
     /// phases of the tiles left over (1D), whose parts the `fixup` entry points
     /// (`<fixup>_<accumulator>`) add; a workspace of partial sums.
     StreamK { fixup: &'static str },
+    /// Split-K: `ceil(n / cols)` column strips by `splits` slices of K (`Problem::ctas`,
+    /// from the shape and the SM count), 2D; with more than one slice a workspace of `splits`
+    /// planes of C and a second launch (`<fixup>_<accumulator>`, `ceil(m n / 256)` blocks
+    /// of 256 threads) that adds them.
+    SplitK { fixup: &'static str },
     /// Persistent: one block per SM (as many as fit, at most one per tile), 1D, each block
     /// looping over the tiles `blockIdx.x, + gridDim.x, ...` in the kernel's own order.
     Persistent,
@@ -306,7 +311,7 @@ impl KernelSpec {
     /// its elements.
     pub fn fixup_entries(&self) -> impl Iterator<Item = EntryName> + '_ {
         let fixup = match self.grid {
-            Grid::StreamK { fixup } => Some(fixup),
+            Grid::StreamK { fixup } | Grid::SplitK { fixup } => Some(fixup),
             Grid::Tiles | Grid::Persistent => None,
         };
         [Elem::F32, Elem::F64]
@@ -407,6 +412,10 @@ macro_rules! for_each_kernel {
                     $crate::stream_k::stream_k_fixup;
                 /// Thin products: the K loop split among 1024 threads (`thin.rs`).
                 Thin => $crate::thin::SPEC, $crate::thin::thin;
+                /// Decode products (M <= 16): B read once, K split over blocks (`decode.rs`;
+                /// f16/bf16).
+                Decode => $crate::decode::SPEC, $crate::decode::decode,
+                    $crate::decode::decode_fixup;
                 /// Tensor cores: `mma.sync` m16n8k16, fragments from shared memory
                 /// (`mma_sync.rs`; f16/bf16, 8.0+).
                 MmaSync => $crate::mma_sync::SPEC, $crate::mma_sync::mma_sync;

@@ -30,6 +30,7 @@ pub mod async_copy;
 pub mod block_tile;
 pub mod catalogue;
 pub mod coarse;
+pub mod decode;
 pub mod device;
 pub mod double_buffered;
 pub mod element;

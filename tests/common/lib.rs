@@ -370,6 +370,23 @@ pub fn fixed_cases() -> Vec<Case> {
             ints::<rgemm::f16>(be)?;
             ints::<rgemm::bf16>(be)
         }),
+        ("shapes::decode_splits_k_over_blocks", |be| {
+            // K large enough for several slices of K (each at least 256 rows), so the partial
+            // sums go through the workspace and the fix-up launch; M from 1 to 16 and past
+            // it (two passes), N off the 4-column loads' alignment too.
+            fn decode<T: Element>(be: &Backend) -> Result<(), String> {
+                for (m, n, k, seed) in [(1, 384, 2048, 1), (16, 130, 1000, 2), (17, 67, 777, 3)] {
+                    let a = random_matrix::<T>(m, k, seed);
+                    let b = random_matrix::<T>(k, n, seed ^ 0x51);
+                    let c = be.matmul_with(&a, &b, Kernel::Decode).map_err(fail)?;
+                    check_product_with(&a, &b, &c, false)
+                        .map_err(|e| format!("{m}x{n}x{k}: {e}"))?;
+                }
+                Ok(())
+            }
+            decode::<rgemm::f16>(be)?;
+            decode::<rgemm::bf16>(be)
+        }),
         ("shapes::thin_products_both_ways_exact_on_integers", |be| {
             // `thin`'s two ways through (few rows, few columns) and its 4-steps-per-load path
             // (one column, K a multiple of 4), with K both a multiple of 4 and not.

@@ -1,0 +1,217 @@
+//! Decode products: a few rows of activations (M up to 16) times a large matrix of weights,
+//! `C = A B` with A `m x k` small and B `k x n` large, as a language model's token-by-token
+//! decoding computes them. Such a product is bound by reading B once: the tensor-core tiles
+//! (128 rows) would be mostly padding, and `thin` reads B once per row of C. Here every
+//! element of B is read once, for all rows of C at a time (16 per pass), at full width:
+//! lane `l` owns 4 adjacent columns (one 8-byte load of B per K row), a block of 4 warps a
+//! strip of 128 columns and a slice of K (its warps taking alternate K rows), and the grid
+//! `ceil(n / 128)` strips by `splits` slices of K, enough blocks to keep every SM's loads in
+//! flight. The warps' partial sums meet in shared memory; with more than one slice, each
+//! block writes its sums to the workspace and a second launch (`decode_fixup_f32`) adds
+//! the slices in K order, so the result does not depend on timing.
+//!
+//! Launch rules ([`SPEC`]): 128 threads; grid `ceil(n / 128) x splits` (`Problem::ctas`, from
+//! the shape and the SM count); shared `4 x 8 x 128` f32; workspace `splits x m x n` f32
+//! where `splits > 1`; f16, bf16 (any compute capability: SIMT).
+use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
+use crate::device::global::{load, load4, store};
+use crate::device::shared::{SharedArena, SharedTile};
+use crate::device::thread::{block_dim_x, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::device::vector::aligned4;
+#[cfg(target_arch = "nvptx64")]
+use crate::element::Bf16;
+use crate::element::{Accumulator, Element};
+use crate::problem::{Gemm, entry_points};
+
+const WARPS: u32 = 4;
+const THREADS: u32 = 32 * WARPS;
+/// Columns per lane and per block.
+const COLS: u32 = 4;
+pub const STRIP: u32 = 32 * COLS;
+/// Rows of C per pass over B: 8 x 4 accumulators a thread keep the registers (and so the
+/// loads in flight per SM) where they should be; M from 9 to 16 takes two passes.
+pub const ROWS: u32 = 8;
+/// Threads of the fix-up launch.
+pub const FIXUP_THREADS: u32 = 256;
+
+pub const SPEC: KernelSpec = KernelSpec {
+    name: "decode",
+    file: file!(),
+    idea: "decode products (M <= 16): B read once per 8 rows of C, 8-byte loads 8 K rows ahead, K split over the warps of a block and over blocks (their slices added in K order by `decode_fixup_f32`)",
+    arch: Arch::Sm70,
+    threads: Threads::Fixed(THREADS, 1),
+    tile: Tile::Fixed {
+        rows: ROWS,
+        cols: STRIP,
+    },
+    grid: Grid::SplitK {
+        fixup: "decode_fixup",
+    },
+    shared: Shared::Elements(WARPS * ROWS * STRIP),
+    // No launch bounds: capped at 6 blocks per SM (85 registers) it spilled 548 bytes and
+    // ran slower at M >= 8; uncapped it takes 182 (A's loads of 8 K rows hoisted).
+    min_blocks_per_sm: PerAcc::NONE,
+    elements: &[Elem::F16, Elem::Bf16],
+    candidate: Candidate::WhenSideAtMost(16),
+    cpu: true,
+    tensor_cores: false,
+    tma: None,
+};
+
+/// K rows of B a lane loads before using them: 8 loads of 8 bytes in flight per thread.
+const UNROLL: u32 = 8;
+
+/// B's four columns from `col` of row `kk`, zeros past the edge.
+///
+/// # Safety
+/// `kk < k`; with `vector`, the four are inside B and 4-aligned.
+#[inline(always)]
+unsafe fn four<T: Element>(b: *const T, (n, col, kk): (u32, u32, u32), vector: bool) -> [T; 4] {
+    let at = kk as usize * n as usize + col as usize;
+    if vector {
+        return unsafe { load4(b, at) };
+    }
+    let mut w = [T::ZERO; 4];
+    for (j, x) in w.iter_mut().enumerate() {
+        if col + (j as u32) < n {
+            *x = unsafe { load(b, at + j) };
+        }
+    }
+    w
+}
+
+/// One pass: rows `row0..row0 + MR` (those below `m`) of this warp's K rows `k0..k1`, for
+/// the lane's 4 columns from `col`; the sums go to rows `first_row + r` of `partials`, this
+/// lane's columns.
+///
+/// # Safety
+/// As the kernel; no other thread writes those elements of `partials` before a barrier.
+#[inline(always)]
+unsafe fn pass<T: Element, const MR: usize>(
+    (a, b): (*const T, *const T),
+    (m, n, k): (u32, u32, u32),
+    (row0, col, k0, k1): (u32, u32, u32, u32),
+    vector: bool,
+    (partials, first_row): (&SharedTile<T::Acc>, u32),
+) {
+    let mut acc = [[T::Acc::ZERO; COLS as usize]; MR];
+    // Adds row kk of B (`w`) times column kk of A's rows.
+    let mut add = |kk: u32, w: [T; 4]| {
+        for r in 0..MR {
+            let row = row0 + r as u32;
+            if row < m {
+                let x = unsafe { load(a, row as usize * k as usize + kk as usize) }.widen();
+                for j in 0..COLS as usize {
+                    acc[r][j] = acc[r][j].mul_add(x, w[j].widen());
+                }
+            }
+        }
+    };
+    let mut kk = k0;
+    while kk + UNROLL <= k1 {
+        // (Index loops: iterators over the array left it in local memory.)
+        let mut w = [[T::ZERO; 4]; UNROLL as usize];
+        for u in 0..UNROLL as usize {
+            w[u] = unsafe { four(b, (n, col, kk + u as u32), vector) };
+        }
+        for u in 0..UNROLL as usize {
+            add(kk + u as u32, w[u]);
+        }
+        kk += UNROLL;
+    }
+    while kk < k1 {
+        add(kk, unsafe { four(b, (n, col, kk), vector) });
+        kk += 1;
+    }
+    for r in 0..MR {
+        for j in 0..COLS {
+            let value = acc[r][j as usize];
+            unsafe { partials.set(first_row + r as u32, col % STRIP + j, value) };
+        }
+    }
+}
+
+/// # Safety
+/// See the entry points; the launch follows the launch rules (`Problem::ctas` = splits).
+#[inline(always)]
+pub unsafe fn decode<T: Element>(g: Gemm<T>) {
+    let (a, b, c, m, n, k) = g.plain();
+    let splits = g.p.ctas.max(1);
+    let (strip, split) = (block_idx_x(), block_idx_y());
+    let chunk = k.div_ceil(splits);
+    let k_lo = (split * chunk).min(k);
+    let k_hi = (k_lo + chunk).min(k);
+    let tid = thread_idx_x();
+    let (warp, lane) = (tid / 32, tid % 32);
+    // This warp's K rows: a contiguous quarter of the block's slice.
+    let quarter = (k_hi - k_lo).div_ceil(WARPS);
+    let k0 = (k_lo + warp * quarter).min(k_hi);
+    let k1 = (k0 + quarter).min(k_hi);
+    let col = strip * STRIP + lane * COLS;
+    let vector = n.is_multiple_of(COLS) && aligned4(b) && col + COLS <= n;
+    // SAFETY: the launch provides WARPS x ROWS x STRIP accumulators of shared memory.
+    let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
+    let partials = arena.tile(WARPS * ROWS, STRIP);
+    let out_base = if splits > 1 {
+        // This slice's plane of the workspace.
+        g.workspace
+            .wrapping_add(split as usize * m as usize * n as usize)
+    } else {
+        c
+    };
+    let mut row0 = 0;
+    while row0 < m {
+        let rows = (m - row0).min(ROWS);
+        let here = (row0, col, k0, k1);
+        let p = (&partials, warp * ROWS);
+        let (ab, mnk) = ((a, b), (m, n, k));
+        unsafe {
+            match rows {
+                1 => pass::<T, 1>(ab, mnk, here, vector, p),
+                2 => pass::<T, 2>(ab, mnk, here, vector, p),
+                3 | 4 => pass::<T, 4>(ab, mnk, here, vector, p),
+                _ => pass::<T, 8>(ab, mnk, here, vector, p),
+            }
+        }
+        sync_threads(); // every warp's sums are in
+        for i in 0..ROWS * STRIP / THREADS {
+            let e = tid + i * block_dim_x();
+            let (r, cc) = (e / STRIP, e % STRIP);
+            let (row, column) = (row0 + r, strip * STRIP + cc);
+            if r < rows && column < n {
+                let mut sum = T::Acc::ZERO;
+                for w in 0..WARPS {
+                    sum = sum + unsafe { partials.get(w * ROWS + r, cc) };
+                }
+                let at = row as usize * n as usize + column as usize;
+                unsafe { store(out_base, at, sum) };
+            }
+        }
+        sync_threads(); // before the next pass overwrites the sums
+        row0 += ROWS;
+    }
+}
+
+/// Adds the `splits` slices' sums of each element of C in K order and writes C.
+///
+/// # Safety
+/// After `decode` with the same problem; `FIXUP_THREADS` threads per block, grid
+/// `ceil(m n / FIXUP_THREADS)`.
+#[inline(always)]
+pub unsafe fn decode_fixup<T: Element>(g: Gemm<T>) {
+    let (_, _, c, m, n, _) = g.plain();
+    let plane = m as usize * n as usize;
+    let i = block_idx_x() as usize * FIXUP_THREADS as usize + thread_idx_x() as usize;
+    if i >= plane {
+        return;
+    }
+    let mut sum = T::Acc::ZERO;
+    for s in 0..g.p.ctas.max(1) as usize {
+        sum = sum + unsafe { load(g.workspace.cast_const(), s * plane + i) };
+    }
+    unsafe { store(c, i, sum) };
+}
+
+entry_points!(decode; decode_f16: f16, decode_bf16: Bf16);
+// f16 and bf16 products accumulate in f32: one fix-up.
+entry_points!(decode_fixup; decode_fixup_f32: f32);
