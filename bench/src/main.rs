@@ -374,7 +374,8 @@ fn write_outputs(dir: &PathBuf, props: &DeviceProps, records: &[Record]) -> std:
         );
     }
     std::fs::write(dir.join("bench.csv"), csv)?;
-    for dtype in ["f32", "f64"] {
+    // 16-bit types: their roof is the tensor cores' (see `peak`).
+    for dtype in ["f32", "f64", "bf16", "f16"] {
         let rows: Vec<Record> = records
             .iter()
             .filter(|r| r.dtype == dtype)
