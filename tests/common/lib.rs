@@ -370,6 +370,30 @@ pub fn fixed_cases() -> Vec<Case> {
             ints::<rgemm::f16>(be)?;
             ints::<rgemm::bf16>(be)
         }),
+        ("shapes::persistent_blocks_walk_several_tiles", |be| {
+            // More block tiles than blocks: `wgmma_persistent`'s blocks walk several tiles,
+            // its pipeline running on from one to the next (the GPU's 132 SMs get 154 tiles
+            // of 128 x 256; the CPU executor's few "SMs" get 9). K and N multiples of 8
+            // (TMA's path), K with a last partial phase.
+            let (m, n, k) = match be {
+                Backend::Gpu(_) => (1700, 2600, 136),
+                Backend::Cpu(_) => (300, 520, 72),
+            };
+            fn walk<T: Element>(
+                be: &Backend,
+                (m, n, k): (usize, usize, usize),
+            ) -> Result<(), String> {
+                let a = random_matrix::<T>(m, k, 7);
+                let b = random_matrix::<T>(k, n, 8);
+                for kernel in [Kernel::WgmmaPersistent, Kernel::WgmmaTma] {
+                    let c = be.matmul_with(&a, &b, kernel).map_err(fail)?;
+                    check_product_with(&a, &b, &c, true).map_err(|e| format!("{kernel:?}: {e}"))?;
+                }
+                Ok(())
+            }
+            walk::<rgemm::bf16>(be, (m, n, k))?;
+            walk::<rgemm::f16>(be, (m, n, k))
+        }),
         ("shapes::decode_splits_k_over_blocks", |be| {
             // K large enough for several slices of K (each at least 256 rows), so the partial
             // sums go through the workspace and the fix-up launch; M from 1 to 16 and past
