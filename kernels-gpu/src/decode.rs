@@ -95,18 +95,15 @@ unsafe fn pass<T: Element, const MR: usize>(
     (partials, first_row): (&SharedTile<T::Acc>, u32),
 ) {
     let mut acc = [[T::Acc::ZERO; COLS as usize]; MR];
-    // Adds row kk of B (`w`) times column kk of A's rows.
-    let mut add = |kk: u32, w: [T; 4]| {
-        for r in 0..MR {
-            let row = row0 + r as u32;
-            if row < m {
-                let x = unsafe { load(a, row as usize * k as usize + kk as usize) }.widen();
-                for j in 0..COLS as usize {
-                    acc[r][j] = acc[r][j].mul_add(x, w[j].widen());
-                }
-            }
+    // Adds row kk of B (`w`) times A(row, kk) (`x`).
+    let mut add = |r: usize, x: T, w: [T; 4]| {
+        for j in 0..COLS as usize {
+            acc[r][j] = acc[r][j].mul_add(x.widen(), w[j].widen());
         }
     };
+    // A's rows in runs of 8 K steps as two 8-byte loads where they are aligned (k0 is a
+    // multiple of 8), instead of 8 loads a row that the compiler hoisted into registers.
+    let packed = k.is_multiple_of(4) && aligned4(a) && k0.is_multiple_of(4);
     let mut kk = k0;
     while kk + UNROLL <= k1 {
         // (Index loops: iterators over the array left it in local memory.)
@@ -114,13 +111,41 @@ unsafe fn pass<T: Element, const MR: usize>(
         for u in 0..UNROLL as usize {
             w[u] = unsafe { four(b, (n, col, kk + u as u32), vector) };
         }
-        for u in 0..UNROLL as usize {
-            add(kk + u as u32, w[u]);
+        for r in 0..MR {
+            let row = row0 + r as u32;
+            if row >= m {
+                continue;
+            }
+            let at = row as usize * k as usize + kk as usize;
+            let mut x = [T::ZERO; UNROLL as usize];
+            if packed {
+                let (lo, hi) = unsafe { (load4(a, at), load4(a, at + 4)) };
+                for u in 0..4 {
+                    (x[u], x[u + 4]) = (lo[u], hi[u]);
+                }
+            } else {
+                for u in 0..UNROLL as usize {
+                    x[u] = unsafe { load(a, at + u) };
+                }
+            }
+            for u in 0..UNROLL as usize {
+                add(r, x[u], w[u]);
+            }
         }
         kk += UNROLL;
     }
     while kk < k1 {
-        add(kk, unsafe { four(b, (n, col, kk), vector) });
+        let w = unsafe { four(b, (n, col, kk), vector) };
+        for r in 0..MR {
+            let row = row0 + r as u32;
+            if row < m {
+                add(
+                    r,
+                    unsafe { load(a, row as usize * k as usize + kk as usize) },
+                    w,
+                );
+            }
+        }
         kk += 1;
     }
     for r in 0..MR {
@@ -138,13 +163,14 @@ pub unsafe fn decode<T: Element>(g: Gemm<T>) {
     let (a, b, c, m, n, k) = g.plain();
     let splits = g.p.ctas.max(1);
     let (strip, split) = (block_idx_x(), block_idx_y());
-    let chunk = k.div_ceil(splits);
+    let chunk = k.div_ceil(splits).next_multiple_of(UNROLL);
     let k_lo = (split * chunk).min(k);
     let k_hi = (k_lo + chunk).min(k);
     let tid = thread_idx_x();
     let (warp, lane) = (tid / 32, tid % 32);
-    // This warp's K rows: a contiguous quarter of the block's slice.
-    let quarter = (k_hi - k_lo).div_ceil(WARPS);
+    // This warp's K rows: a contiguous quarter of the block's slice, from a multiple of 8
+    // (so that A's runs of 8 stay aligned).
+    let quarter = (k_hi - k_lo).div_ceil(WARPS).next_multiple_of(UNROLL);
     let k0 = (k_lo + warp * quarter).min(k_hi);
     let k1 = (k0 + quarter).min(k_hi);
     let col = strip * STRIP + lane * COLS;
