@@ -1,10 +1,10 @@
 //! The kernel catalogue: one [`KernelSpec`] per kernel, declared next to its code, and one
-//! list, [`for_each_kernel!`], that everything else reads: the host's launch rules and its
+//! list, [`for_each_kernel!`](crate::for_each_kernel!), that everything else reads: the host's launch rules and its
 //! public `Kernel` enum, the CPU executor's dispatch, the build script (which module holds
 //! which entry points, launch bounds), the tests, the benchmark and the README's table.
 //!
 //! Adding a kernel: write its file (body, entry points, `SPEC`), add it to `lib.rs`, and add
-//! one line to [`for_each_kernel!`]. Every field of a spec is required (there is no
+//! one line to [`for_each_kernel!`](crate::for_each_kernel!). Every field of a spec is required (there is no
 //! `Default`), so a kernel missing a fact does not compile.
 
 /// The PTX module families, lowest first. A kernel lives in exactly the module of its
@@ -452,7 +452,7 @@ macro_rules! spec_list {
         fixed { $( $(#[$fdoc:meta])* $fixed:ident => $fspec:path, $fbody:expr $(, $ffix:expr)? ; )* }
         sized { $( $(#[$sdoc:meta])* $sized:ident => $sspec:path, $sbody:expr ; )* }
     ) => {
-        /// Every kernel's spec, in the order of [`for_each_kernel!`].
+        /// Every kernel's spec, in the order of [`for_each_kernel!`](crate::for_each_kernel!).
         pub const CATALOGUE: &[KernelSpec] = &[$($fspec,)* $($sspec,)*];
     };
 }
