@@ -295,6 +295,9 @@ impl Context {
     /// [`Kernel::StreamK`] needs device scratch memory for the partial sums of the tiles it
     /// shares out: two 128 x 128 accumulator tiles per block of one wave (34.6 MB on a
     /// 132-SM H200), allocated on its first use and kept by the context for later calls.
+    /// [`Kernel::Decode`] keeps its K slices' sums there, and the TMA kernels
+    /// ([`Kernel::WgmmaTma`], [`Kernel::WgmmaPersistent`]) their tensor maps of A and B,
+    /// copied only when they differ from the last ones written.
     pub fn matmul_device<T: Element>(
         &self,
         a: &DeviceMatrix<T>,

@@ -76,7 +76,7 @@ macro_rules! kernel_enum {
 
 rgemm_kernels::for_each_kernel!(kernel_enum);
 
-/// The two launches of a stream-K product, and its workspace.
+/// The launches of one product (a second for stream-K and split-K), and its workspace.
 #[derive(Clone, Copy, Debug)]
 pub struct Launches {
     /// The kernel's own launch.
@@ -84,7 +84,8 @@ pub struct Launches {
     /// A second launch that finishes the product (`stream_k`'s fix-up), where the shape
     /// needs one.
     pub fixup: Option<LaunchConfig>,
-    /// Accumulators of scratch memory the launches use (0: none).
+    /// Accumulators of scratch memory the launches use (0: none): `stream_k`'s and
+    /// `decode`'s partial sums, or the two tensor maps (256 bytes) of a TMA kernel.
     pub workspace: usize,
     /// The problem block both launches take.
     pub problem: Problem,
