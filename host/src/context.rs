@@ -103,6 +103,20 @@ unsafe impl DeviceRepr for ProblemArg {}
 /// # Ok(())
 /// # }
 /// ```
+pub struct Context {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    /// The PTX modules, each loaded on first use of one of its kernels.
+    modules: Mutex<HashMap<Arch, Arc<CudaModule>>>,
+    props: DeviceProps,
+    /// Kernels made ready per (kernel, element type).
+    resolved: Mutex<HashMap<(Kernel, Elem), Arc<Resolved>>>,
+    /// The kernel `matmul` chose per (element type, m, n, k): timed on first use.
+    choices: Mutex<HashMap<ChoiceKey, Kernel>>,
+    /// Scratch memory for kernels that need it (partial sums, tensor maps).
+    workspace: Mutex<Workspace>,
+}
+
 /// The context's device scratch memory: `stream_k`'s partial sums, or the tensor maps of
 /// a TMA kernel (which stay there while the next products use the same ones).
 #[derive(Default)]
@@ -142,20 +156,6 @@ impl Workspace {
         }
         Ok(buf)
     }
-}
-
-pub struct Context {
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
-    /// The PTX modules, each loaded on first use of one of its kernels.
-    modules: Mutex<HashMap<Arch, Arc<CudaModule>>>,
-    props: DeviceProps,
-    /// Kernels made ready per (kernel, element type).
-    resolved: Mutex<HashMap<(Kernel, Elem), Arc<Resolved>>>,
-    /// The kernel `matmul` chose per (element type, m, n, k): timed on first use.
-    choices: Mutex<HashMap<ChoiceKey, Kernel>>,
-    /// Scratch memory for kernels that need it (`stream_k`'s parts of shared tiles).
-    workspace: Mutex<Workspace>,
 }
 
 impl std::fmt::Debug for Context {

@@ -284,12 +284,8 @@ impl Kernel {
             ),
             Grid::SplitK { .. } => {
                 let strips = n.div_ceil(cols as usize);
-                // About four blocks per SM in all; each slice at least 256 K rows; the
-                // slices' sums (written and read once more) at most an eighth of B's bytes.
-                let wanted = (4 * props.multiprocessors as usize).div_ceil(strips.max(1));
-                let by_k = (k / 256).max(1);
-                let by_traffic = (k * std::mem::size_of::<T>() / (8 * m.max(1) * 8)).max(1);
-                let splits = wanted.min(by_k).min(by_traffic).max(1);
+                let elem = std::mem::size_of::<T>();
+                let splits = decode::splits((m, k), strips, elem, props.multiprocessors as usize);
                 problem.ctas = splits as u32;
                 let plane = m * n;
                 let fixup = (splits > 1).then(|| LaunchConfig {

@@ -93,23 +93,28 @@ pub(crate) fn device_maps(
     Ok(Some(out))
 }
 
-/// The CPU executor's maps of A and B (elements of `elem_bytes`), or `None` where TMA
-/// cannot read them.
+/// The CPU executor's maps of A and B (elements of `elem_bytes`), as the workspace holds
+/// them, or `None` where TMA cannot read them.
 pub(crate) fn emulated_maps(
     maps: TensorMaps,
     ptrs: (u64, u64),
     dims: (usize, usize, usize),
     elem_bytes: usize,
-) -> Option<[EmulatedMap; 2]> {
+) -> Option<[u8; TensorMaps::BYTES]> {
     if !usable(ptrs, (dims.1, dims.2), elem_bytes) {
         return None;
     }
-    Some(operands(maps, ptrs, dims).map(|op| EmulatedMap {
-        base: op.base,
-        dims: [op.cols as u64, op.rows as u64],
-        row_stride: (op.cols * elem_bytes) as u64,
-        boxes: [op.box_cols, op.box_rows],
-        elem_bytes: elem_bytes as u32,
-        swizzle: 128,
-    }))
+    let mut out = [0u8; TensorMaps::BYTES];
+    for (i, op) in operands(maps, ptrs, dims).into_iter().enumerate() {
+        let map = EmulatedMap {
+            base: op.base,
+            dims: [op.cols as u64, op.rows as u64],
+            row_stride: (op.cols * elem_bytes) as u64,
+            boxes: [op.box_cols, op.box_rows],
+            elem_bytes: elem_bytes as u32,
+            swizzle: 128,
+        };
+        out[i * MAP_BYTES..(i + 1) * MAP_BYTES].copy_from_slice(&map.to_bytes());
+    }
+    Some(out)
 }

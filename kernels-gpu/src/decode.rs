@@ -14,7 +14,7 @@
 //! the shape and the SM count); shared `4 x 8 x 128` f32; workspace `splits x m x n` f32
 //! where `splits > 1`; f16, bf16 (any compute capability: SIMT).
 use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
-use crate::device::global::{load, load4, store};
+use crate::device::global::{load, load4, load4_or_zeros, store};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_dim_x, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::vector::aligned4;
@@ -33,6 +33,16 @@ pub const STRIP: u32 = 32 * COLS;
 pub const ROWS: u32 = 8;
 /// Threads of the fix-up launch.
 pub const FIXUP_THREADS: u32 = 256;
+
+/// Slices of K for an `m x k` A (elements of `elem_bytes`) over `strips` column strips on
+/// `sms` SMs: about four blocks per SM in all, each slice at least 256 K rows, and the
+/// slices' sums (written and read once more) at most an eighth of B's bytes.
+pub fn splits((m, k): (usize, usize), strips: usize, elem_bytes: usize, sms: usize) -> usize {
+    let wanted = (4 * sms).div_ceil(strips.max(1));
+    let by_k = k / 256;
+    let by_traffic = k * elem_bytes / (64 * m.max(1));
+    wanted.min(by_k).min(by_traffic).max(1)
+}
 
 pub const SPEC: KernelSpec = KernelSpec {
     name: "decode",
@@ -60,25 +70,6 @@ pub const SPEC: KernelSpec = KernelSpec {
 
 /// K rows of B a lane loads before using them: 8 loads of 8 bytes in flight per thread.
 const UNROLL: u32 = 8;
-
-/// B's four columns from `col` of row `kk`, zeros past the edge.
-///
-/// # Safety
-/// `kk < k`; with `vector`, the four are inside B and 4-aligned.
-#[inline(always)]
-unsafe fn four<T: Element>(b: *const T, (n, col, kk): (u32, u32, u32), vector: bool) -> [T; 4] {
-    let at = kk as usize * n as usize + col as usize;
-    if vector {
-        return unsafe { load4(b, at) };
-    }
-    let mut w = [T::ZERO; 4];
-    for (j, x) in w.iter_mut().enumerate() {
-        if col + (j as u32) < n {
-            *x = unsafe { load(b, at + j) };
-        }
-    }
-    w
-}
 
 /// One pass: rows `row0..row0 + MR` (those below `m`) of this warp's K rows `k0..k1`, for
 /// the lane's 4 columns from `col`; the sums go to rows `first_row + r` of `partials`, this
@@ -109,7 +100,7 @@ unsafe fn pass<T: Element, const MR: usize>(
         // (Index loops: iterators over the array left it in local memory.)
         let mut w = [[T::ZERO; 4]; UNROLL as usize];
         for u in 0..UNROLL as usize {
-            w[u] = unsafe { four(b, (n, col, kk + u as u32), vector) };
+            w[u] = unsafe { load4_or_zeros(b, (kk + u as u32, col), (k, n), vector) };
         }
         for r in 0..MR {
             let row = row0 + r as u32;
@@ -135,7 +126,7 @@ unsafe fn pass<T: Element, const MR: usize>(
         kk += UNROLL;
     }
     while kk < k1 {
-        let w = unsafe { four(b, (n, col, kk), vector) };
+        let w = unsafe { load4_or_zeros(b, (kk, col), (k, n), vector) };
         for r in 0..MR {
             let row = row0 + r as u32;
             if row < m {

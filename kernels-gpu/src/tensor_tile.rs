@@ -6,7 +6,7 @@
 //! bytes) so that a warp's fragment reads, 32-bit or `ldmatrix` rows, hit distinct banks.
 //! How the fragments come out of shared memory is the kernels' difference ([`Fragments`]);
 //! loading phases, the K-step multiply and the epilogue are here.
-use crate::device::global::{load, load4, store};
+use crate::device::global::{load4_or_zeros, store};
 use crate::device::shared::SharedTile;
 use crate::device::vector::aligned4;
 use crate::element::{Accumulator, Element};
@@ -134,32 +134,6 @@ pub fn interior<T: Element, const BN: u32>(
         && aligned4(b)
 }
 
-/// Four elements at `(row, col..col + 4)` of a `rows x cols` row-major matrix, zero
-/// outside it; one 8-byte load where `vector` says the four are inside and aligned.
-///
-/// # Safety
-/// `ptr` holds `rows * cols` elements; with `vector`, the four are inside and 4-aligned.
-#[inline(always)]
-unsafe fn four<T: Element>(
-    ptr: *const T,
-    (row, col): (u32, u32),
-    (rows, cols): (u32, u32),
-    vector: bool,
-) -> [T; 4] {
-    let at = |c: u32| row as usize * cols as usize + c as usize;
-    if vector {
-        return unsafe { load4(ptr, at(col)) };
-    }
-    let mut v = [T::ZERO; 4];
-    for (j, x) in v.iter_mut().enumerate() {
-        let c = col + j as u32;
-        if row < rows && c < cols {
-            *x = unsafe { load(ptr, at(c)) };
-        }
-    }
-    v
-}
-
 /// Loads phase `k0`'s tiles of A and B (`BN` wide) into `stage` through registers, in runs
 /// of 16 elements of a row; zeros outside A and B.
 ///
@@ -179,7 +153,7 @@ pub unsafe fn load_phase<T: Element, const BN: u32>(
     let (ar, ac) = (tid / 2, (tid % 2) * 16);
     for q in 0..4 {
         unsafe {
-            let va = four(a, (row0 + ar, k0 + ac + 4 * q), (m, k), vector);
+            let va = load4_or_zeros(a, (row0 + ar, k0 + ac + 4 * q), (m, k), vector);
             stage.a.set4(ar, ac + 4 * q, va);
         }
     }
@@ -188,7 +162,7 @@ pub unsafe fn load_phase<T: Element, const BN: u32>(
         let (br, bc) = (e / (BN / 16), (e % (BN / 16)) * 16);
         for q in 0..4 {
             unsafe {
-                let vb = four(b, (k0 + br, col0 + bc + 4 * q), (k, n), vector);
+                let vb = load4_or_zeros(b, (k0 + br, col0 + bc + 4 * q), (k, n), vector);
                 stage.b.set4(br, bc + 4 * q, vb);
             }
         }

@@ -198,25 +198,15 @@ fn barrier(call_site: &'static Location<'static>) {
     suspend(Wait::Block(call_site));
 }
 
-/// A warp-wide operation on the host (see `rgemm_kernels::device::host::warp_exchange`).
-fn warp_barrier(call_site: &'static Location<'static>) {
-    suspend(Wait::Lanes {
-        width: 32,
-        site: call_site,
-    });
+/// A warp-wide (`width` 32, see `rgemm_kernels::device::host::warp_exchange`) or
+/// warpgroup-wide (128, `wgmma`) operation on the host.
+fn lanes_barrier(width: usize, site: &'static Location<'static>) {
+    suspend(Wait::Lanes { width, site });
 }
 
 /// An mbarrier wait on the host.
 fn mbarrier_wait(at: u32, parity: u32, site: &'static Location<'static>) {
     suspend(Wait::Mbarrier { at, parity, site });
-}
-
-/// A warpgroup-wide operation on the host (`wgmma`).
-fn warpgroup_barrier(call_site: &'static Location<'static>) {
-    suspend(Wait::Lanes {
-        width: 128,
-        site: call_site,
-    });
 }
 
 fn site_of(l: &Location) -> String {
@@ -407,8 +397,7 @@ impl<'l> Worker<'l> {
                     shared_len: launch.shared_bytes,
                     globals: launch.globals as *const [GlobalRegion],
                     barrier,
-                    warp_barrier,
-                    warpgroup_barrier,
+                    lanes_barrier,
                     // In bounds: one area per 32 threads.
                     exchange: exchange.wrapping_add(t as usize / 32),
                     collectives: Cell::new(0),
@@ -515,8 +504,7 @@ impl<'l> Worker<'l> {
             for s in state.iter_mut() {
                 if let State::Waits(Wait::Mbarrier { at, parity, .. }) = *s {
                     // SAFETY: no simulated thread runs now; the state outlives the block.
-                    let completed = unsafe { (*async_ptr).completed(at) };
-                    if completed.is_some_and(|c| c % 2 != parity) {
+                    if unsafe { (*async_ptr).phase_done(at, parity) } == Some(true) {
                         *s = State::Run;
                         released = true;
                     }

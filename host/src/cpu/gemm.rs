@@ -8,7 +8,6 @@ use crate::matrix::Matrix;
 use crate::props::DeviceProps;
 use crate::reference::{check_output_shape, check_product_shape};
 use rgemm_kernels::device::host::GlobalRegion;
-use rgemm_kernels::device::tma::{EmulatedMap, MAP_BYTES};
 use rgemm_kernels::element::Element as DeviceElement;
 use rgemm_kernels::problem::Gemm;
 
@@ -109,17 +108,10 @@ impl CpuExecutor {
             let ptrs = (a.as_slice().as_ptr() as u64, b.as_slice().as_ptr() as u64);
             let size = std::mem::size_of::<T>();
             if let Some(maps) = crate::tma::emulated_maps(maps, ptrs, (m, n, k), size) {
-                let bytes = workspace.as_mut_ptr().cast::<u8>();
-                for (i, map) in maps.iter().enumerate() {
-                    // SAFETY: the workspace holds the two maps' bytes (`launches` asks for
-                    // them), and an `EmulatedMap` is plain data within MAP_BYTES.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            (map as *const EmulatedMap).cast::<u8>(),
-                            bytes.add(i * MAP_BYTES),
-                            std::mem::size_of::<EmulatedMap>(),
-                        )
-                    };
+                // SAFETY: `launches` sizes the workspace to hold the maps' bytes.
+                unsafe {
+                    let to = workspace.as_mut_ptr().cast::<u8>();
+                    std::ptr::copy_nonoverlapping(maps.as_ptr(), to, maps.len());
                 }
             }
         }

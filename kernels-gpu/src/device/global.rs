@@ -42,6 +42,34 @@ pub unsafe fn load4<T: Pack4>(ptr: *const T, index: usize) -> [T; 4] {
     unsafe { read4(ptr.add(index)) }
 }
 
+/// Elements `(row, col..col + 4)` of a `rows x cols` row-major matrix, zero outside it; one
+/// access of four where `vector` says the four are inside and aligned.
+///
+/// # Safety
+/// `ptr` holds `rows * cols` elements; with `vector`, the four are inside and 4-aligned
+/// (as for [`load4`]).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn load4_or_zeros<T: crate::element::Element>(
+    ptr: *const T,
+    (row, col): (u32, u32),
+    (rows, cols): (u32, u32),
+    vector: bool,
+) -> [T; 4] {
+    let at = |c: u32| row as usize * cols as usize + c as usize;
+    if vector {
+        return unsafe { load4(ptr, at(col)) };
+    }
+    let mut v = [T::ZERO; 4];
+    for (j, x) in v.iter_mut().enumerate() {
+        let c = col + j as u32;
+        if row < rows && c < cols {
+            *x = unsafe { load(ptr, at(c)) };
+        }
+    }
+    v
+}
+
 /// Writes elements `index..index + 4` as one access.
 ///
 /// # Safety

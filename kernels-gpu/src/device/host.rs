@@ -27,12 +27,10 @@ pub struct HostThread {
     pub globals: *const [GlobalRegion],
     /// Waits at the block barrier; the argument is the `sync_threads()` call site.
     pub barrier: fn(&'static Location<'static>),
-    /// Waits until every lane of this thread's warp has reached the same warp-wide
-    /// operation (`mma.sync` and the like); the argument is its call site.
-    pub warp_barrier: fn(&'static Location<'static>),
-    /// Waits until every thread of this thread's warpgroup (4 warps, 128 threads) has
-    /// reached the same warpgroup-wide operation (`wgmma`); the argument is its call site.
-    pub warpgroup_barrier: fn(&'static Location<'static>),
+    /// Waits until every thread of this thread's group of `width` threads (32: its warp,
+    /// for `mma.sync` and the like; 128: its warpgroup, for `wgmma`) has reached the same
+    /// operation; the second argument is its call site.
+    pub lanes_barrier: fn(usize, &'static Location<'static>),
     /// This warp's exchange area: what each lane hands in to a warp-wide operation, in two
     /// copies used alternately (a lane that runs ahead into the next operation writes the
     /// other copy while its warp still reads this one).
@@ -177,31 +175,36 @@ impl BlockAsync {
             .map(|b| b.completed)
     }
 
+    /// Whether the phase of parity `parity` of the barrier at `at` has completed (the
+    /// current phase's parity is another): `mbarrier.try_wait.parity`.
+    pub fn phase_done(&self, at: u32, parity: u32) -> Option<bool> {
+        self.completed(at).map(|c| c % 2 != parity)
+    }
+
     /// Why this thread may not read `len` shared bytes at `at` yet, if it may not: a TMA copy
     /// into them not delivered, or delivered in a phase this thread has not waited for.
     pub fn unready(&self, at: u32, len: u32, seen: &[(u32, u32)]) -> Option<String> {
-        let c = self
-            .copies
-            .iter()
-            .find(|c| c.dst < at + len && at < c.dst + c.len)?;
-        let seen = seen
-            .iter()
-            .find(|(b, _)| *b == c.barrier)
-            .map_or(0, |(_, p)| *p);
-        if c.data.is_some() {
-            Some(format!(
-                "reads shared bytes {at:#x}.. that a TMA copy has not delivered (mbarrier {:#x}'s phase is not complete)",
-                c.barrier
-            ))
-        } else if seen < c.delivered_in {
-            Some(format!(
-                "reads shared bytes {at:#x}.. delivered by a TMA copy in phase {} of mbarrier {:#x}, which this thread has not waited for",
-                c.delivered_in - 1,
-                c.barrier
-            ))
-        } else {
-            None
-        }
+        let overlapping = |c: &&AsyncCopy| c.dst < at + len && at < c.dst + c.len;
+        self.copies.iter().filter(overlapping).find_map(|c| {
+            let seen = seen
+                .iter()
+                .find(|(b, _)| *b == c.barrier)
+                .map_or(0, |(_, p)| *p);
+            if c.data.is_some() {
+                Some(format!(
+                    "reads shared bytes {at:#x}.. that a TMA copy has not delivered (mbarrier {:#x}'s phase is not complete)",
+                    c.barrier
+                ))
+            } else if seen < c.delivered_in {
+                Some(format!(
+                    "reads shared bytes {at:#x}.. delivered by a TMA copy in phase {} of mbarrier {:#x}, which this thread has not waited for",
+                    c.delivered_in - 1,
+                    c.barrier
+                ))
+            } else {
+                None
+            }
+        })
     }
 }
 
@@ -216,8 +219,7 @@ pub fn block_async() -> &'static mut BlockAsync {
 #[track_caller]
 pub fn mbarrier_wait(at: u32, parity: u32) {
     let site = Location::caller();
-    let done = |a: &BlockAsync| a.completed(at).map(|c| c % 2 != parity);
-    match done(block_async()) {
+    match block_async().phase_done(at, parity) {
         None => panic!("mbarrier at shared address {at:#x} used before mbarrier.init"),
         Some(false) => {
             let this = CURRENT.get();
@@ -292,7 +294,7 @@ pub fn warp_exchange(mine: [u32; EXCHANGE_WORDS]) -> [[u32; EXCHANGE_WORDS]; 32]
     // this block's OS thread touches it; lanes write their own slot.
     unsafe { (*me.exchange)[copy][lane] = mine };
     let this = CURRENT.get();
-    (me.warp_barrier)(site);
+    (me.lanes_barrier)(32, site);
     CURRENT.set(this);
     // SAFETY: as above; every lane wrote this copy before the warp barrier released.
     unsafe { (*current().exchange)[copy] }
@@ -310,7 +312,7 @@ pub fn warpgroup_meet() {
         "a warpgroup-wide operation in a block of {threads} threads (not whole warpgroups)"
     );
     let this = CURRENT.get();
-    (me.warpgroup_barrier)(site);
+    (me.lanes_barrier)(128, site);
     CURRENT.set(this);
 }
 

@@ -73,9 +73,7 @@ impl<T: Copy> SharedArena<T> {
         self.next = self.next.wrapping_add(len);
         tile
     }
-}
 
-impl<T: Copy> SharedArena<T> {
     /// The next `len` elements as a raw region whose shared address ([`shared_address`]) is
     /// a multiple of `align` bytes (a power of two, at least `size_of::<T>()`): for operands
     /// whose layout depends on address bits, such as swizzled `wgmma` tiles. Up to `align -

@@ -32,6 +32,23 @@ pub struct EmulatedMap {
 /// Bytes of a tensor map, the driver's and the emulated one alike.
 pub const MAP_BYTES: usize = 128;
 
+#[cfg(not(target_arch = "nvptx64"))]
+impl EmulatedMap {
+    /// The map as the global memory the kernel reads holds it (native byte order).
+    pub fn to_bytes(&self) -> [u8; MAP_BYTES] {
+        let mut out = [0u8; MAP_BYTES];
+        let words = [self.base, self.dims[0], self.dims[1], self.row_stride];
+        for (i, w) in words.iter().enumerate() {
+            out[8 * i..8 * i + 8].copy_from_slice(&w.to_ne_bytes());
+        }
+        let halves = [self.boxes[0], self.boxes[1], self.elem_bytes, self.swizzle];
+        for (i, h) in halves.iter().enumerate() {
+            out[32 + 4 * i..36 + 4 * i].copy_from_slice(&h.to_ne_bytes());
+        }
+        out
+    }
+}
+
 /// Starts copying the box at `(x, y)` (column, row: elements) of the tensor `map` describes
 /// into shared memory at `dst`, counting its bytes towards `bar`'s transaction count.
 ///
