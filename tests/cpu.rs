@@ -133,9 +133,9 @@ fn each_module_holds_exactly_its_kernels_with_the_one_parameter_list() {
             );
         }
     }
-    // `stream_k`'s second entries: one per accumulator type.
+    // `stream_k`'s second entries: one per accumulator type, one per 16-bit C.
     let fixups: Vec<_> = Kernel::StreamK.spec().fixup_entries().collect();
-    assert_eq!(fixups.len(), 2);
+    assert_eq!(fixups.len(), 4);
     for name in fixups {
         let text = entry_in(module(Arch::Sm80), name.as_str());
         assert!(!text.contains(".local") && !text.contains("call"), "{name}");
@@ -364,6 +364,25 @@ fn the_tensor_core_rungs_use_their_instructions() {
                 "{kernel}_{t}"
             );
         }
+        // decode_async: B by 16-byte cp.async, the ticket and fences of its one-launch
+        // split-K, volatile reads of the other blocks' sums; C in the input type rounded by
+        // `cvt.rn` for f16 (bf16 rounds in integer operations).
+        for suffix in [t.to_string(), format!("{t}_{t}")] {
+            let name = format!("decode_async_{suffix}");
+            let text = entry_in(sm80, &name);
+            for op in [
+                "cp.async.cg.shared.global",
+                "cp.async.wait_group 2",
+                "cp.async.wait_group 0",
+                "atom.acq_rel.gpu.global.add.u32",
+                "fence.acq_rel.gpu",
+                "ld.volatile.global",
+            ] {
+                assert!(text.contains(op), "{name} lacks {op}");
+            }
+            assert!(!text.contains(".local") && !text.contains("call"), "{name}");
+        }
+        assert!(entry_in(sm80, "decode_async_f16_f16").contains("cvt.rn.f16.f32"));
         // Hopper: wgmma from descriptors (4 K steps of 16 a phase), its fences and waits,
         // the proxy fence between the cp.async copies and wgmma's reads; the one-stage
         // mma.sync loop for launches that cannot copy in chunks.
@@ -487,6 +506,10 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 // After the mbarriers' init, and the one-stage loop's two for each half of
                 // the tile (none in the mainloop: the stages hand over through mbarriers).
                 Kernel::WgmmaTma | Kernel::WgmmaPersistent => 5,
+                // One in each of the four row counts' passes (the pipelines drained, their
+                // bytes become the sums), four in the body: the sums in, the rendezvous's
+                // two, the end of a pass.
+                Kernel::DecodeAsync => 8,
                 _ => 2,
             };
             assert_eq!(barriers, expected, "{name}: barriers");

@@ -5,7 +5,7 @@
 //! Case count: `PROPTEST_CASES` (default 64) per kernel x type, sides up to 128.
 use libtest_mimic::{Arguments, Failed, Trial};
 use rgemm::cpu::{CpuLaunch, Fault, GlobalRegion};
-use rgemm::{CpuExecutor, Element, Error};
+use rgemm::{CpuExecutor, Element, Error, Output};
 use rgemm_kernels::device::global::{load, store};
 use rgemm_kernels::device::shared::SharedArena;
 use rgemm_kernels::device::thread::{block_dim_x, sync_threads, thread_idx_x};
@@ -30,7 +30,16 @@ fn properties() -> Vec<Trial> {
             move || rgemm_tests::property::<T>(&backend(), under, cases(64), 128),
         )
     }
-    rgemm_tests::property_trials!(one)
+    // C in the 16-bit input type, rounded once at the store.
+    fn one_as<T: Element, O: Output<T>>(under: Under) -> Trial {
+        trial(
+            format!("property::{}::{}", under.name(), O::SUFFIX),
+            move || rgemm_tests::property_as::<T, O>(&backend(), under, cases(64), 128),
+        )
+    }
+    let mut trials = rgemm_tests::property_trials!(one);
+    trials.extend(rgemm_tests::narrow_property_trials!(one_as));
+    trials
 }
 
 /// Launches `body` on one block of `threads` threads with `shared` bytes and the buffer

@@ -5,7 +5,7 @@
 //! when there is no GPU (and failed instead under `REQUIRE_GPU=1`).
 //! Case count: `PROPTEST_CASES` (default 48) per kernel x type.
 use libtest_mimic::{Arguments, Trial};
-use rgemm::{Context, CpuExecutor, Element, Error, Kernel, Matrix, Scalar, bf16, f16};
+use rgemm::{Context, CpuExecutor, Element, Error, Kernel, Matrix, Output, Scalar, bf16, f16};
 use rgemm_tests::{
     Backend, Under, cases, check_product, check_product_with, fail, fixed_cases, gpu_trial,
     kernels_for, random_matrix,
@@ -20,7 +20,19 @@ fn properties() -> Vec<Trial> {
             },
         )
     }
-    rgemm_tests::property_trials!(one)
+    // C in the 16-bit input type, rounded once at the store.
+    fn one_as<T: Element, O: Output<T>>(under: Under) -> Trial {
+        gpu_trial(
+            format!("property::{}::{}", under.name(), O::SUFFIX),
+            move |ctx| {
+                let be = Backend::Gpu(ctx.clone());
+                rgemm_tests::property_as::<T, O>(&be, under, cases(48), 300)
+            },
+        )
+    }
+    let mut trials = rgemm_tests::property_trials!(one);
+    trials.extend(rgemm_tests::narrow_property_trials!(one_as));
+    trials
 }
 
 fn fixed() -> Vec<Trial> {

@@ -7,7 +7,9 @@ mod plots;
 
 use clap::Parser;
 use rgemm::timing::{median, time_ms};
-use rgemm::{Context, Cublas, DeviceMatrix, DeviceProps, Element, Kernel, Matrix};
+use rgemm::{
+    Context, Cublas, DeviceMatrix, DeviceProps, Element, Kernel, Matrix, Output, bf16, f16,
+};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,8 +34,9 @@ struct Args {
         default_value = "4096x4096x1024,8192x1024x8192,1x4096x4096,4096x1x4096"
     )]
     shapes: Vec<String>,
-    /// Element types: f32, f64, f16, bf16 (16-bit inputs accumulate in f32; cuBLAS runs them
-    /// on the tensor cores).
+    /// Element types: f32, f64, f16, bf16 (16-bit inputs accumulate in f32 and write C in
+    /// f32; cuBLAS runs them on the tensor cores), and f16_f16, bf16_bf16 (C in the input
+    /// type, for us and for cuBLAS).
     #[arg(long, value_delimiter = ',', default_value = "f32,f64")]
     types: Vec<String>,
     /// Timed repetitions per kernel (the median is reported; at least 10 for the record).
@@ -102,7 +105,7 @@ pub fn bytes_moved(kernel: Option<Kernel>, shape: (usize, usize, usize), size: u
 fn peak(props: &DeviceProps, dtype: &str) -> f64 {
     match dtype {
         "f64" => props.fp64_peak_flops(),
-        "f16" | "bf16" => props.tensor16_peak_flops(),
+        "f16" | "bf16" | "f16_f16" | "bf16_bf16" => props.tensor16_peak_flops(),
         _ => props.fp32_peak_flops(),
     }
 }
@@ -140,12 +143,16 @@ fn main() -> ExitCode {
     let mut records = Vec::new();
     for dtype in &args.types {
         let result = match dtype.as_str() {
-            "f32" => measure_type::<f32>(&ctx, &args, &shapes, &mut records),
-            "f64" => measure_type::<f64>(&ctx, &args, &shapes, &mut records),
-            "f16" => measure_type::<rgemm::f16>(&ctx, &args, &shapes, &mut records),
-            "bf16" => measure_type::<rgemm::bf16>(&ctx, &args, &shapes, &mut records),
+            "f32" => measure_type::<f32, f32>(&ctx, &args, &shapes, &mut records),
+            "f64" => measure_type::<f64, f64>(&ctx, &args, &shapes, &mut records),
+            "f16" => measure_type::<f16, f32>(&ctx, &args, &shapes, &mut records),
+            "bf16" => measure_type::<bf16, f32>(&ctx, &args, &shapes, &mut records),
+            "f16_f16" => measure_type::<f16, f16>(&ctx, &args, &shapes, &mut records),
+            "bf16_bf16" => measure_type::<bf16, bf16>(&ctx, &args, &shapes, &mut records),
             other => {
-                eprintln!("rgemm-bench: type {other} is not benchmarked (f32, f64, f16, bf16)");
+                eprintln!(
+                    "rgemm-bench: type {other} is not benchmarked (f32, f64, f16, bf16, f16_f16, bf16_bf16)"
+                );
                 Ok(())
             }
         };
@@ -190,7 +197,8 @@ fn check_kernel_names(names: &[String]) -> Result<(), String> {
     }
 }
 
-fn measure_type<T: Element>(
+/// Every kernel and cuBLAS for inputs `T` and C of type `O`, labelled `O::SUFFIX`.
+fn measure_type<T: Element, O: Output<T>>(
     ctx: &Context,
     args: &Args,
     shapes: &[(usize, usize, usize)],
@@ -201,16 +209,16 @@ fn measure_type<T: Element>(
         let seed = (m * 31 + n * 7 + k) as u64;
         let a = ctx.upload(&Matrix::<T>::random(m, k, seed)?)?;
         let b = ctx.upload(&Matrix::<T>::random(k, n, seed + 1)?)?;
-        let mut c_ref: DeviceMatrix<T::Out> = ctx.zeros(m, n)?;
+        let mut c_ref: DeviceMatrix<O> = ctx.zeros(m, n)?;
         let cublas_ms = median(&time_ms(ctx, args.warmup, args.reps, || {
             blas.matmul(&a, &b, &mut c_ref)
         })?);
         let reference = ctx.download(&c_ref)?;
-        let mut c: DeviceMatrix<T::Out> = ctx.zeros(m, n)?;
+        let mut c: DeviceMatrix<O> = ctx.zeros(m, n)?;
         let chosen = ctx.matmul_device(&a, &b, &mut c, None)?.kernel;
         let size = std::mem::size_of::<T>();
         records.push(Record {
-            dtype: T::NAME,
+            dtype: O::SUFFIX,
             shape: (m, n, k),
             kernel: "cuBLAS".into(),
             ms: cublas_ms,
@@ -222,7 +230,8 @@ fn measure_type<T: Element>(
             ok: true,
             bytes: bytes_moved(None, (m, n, k), size),
         });
-        let limit = rgemm::agreement_limit::<T>(k);
+        // Both sides round C to O once: up to one unit of O's last place apart.
+        let limit = rgemm::agreement_limit::<T>(k) + 2.0 * O::ROUNDING.0;
         let wanted = |k: &Kernel| args.kernels.is_empty() || args.kernels.contains(&k.to_string());
         for kernel in Kernel::FIXED.into_iter().filter(wanted) {
             if kernel.launch_config::<T>(ctx.props(), m, n, k).is_err() {
@@ -235,7 +244,7 @@ fn measure_type<T: Element>(
                 rgemm::max_relative_error(ctx.download(&c)?.as_slice(), reference.as_slice());
             let occupancy = ctx.occupancy::<T>(kernel)?;
             records.push(Record {
-                dtype: T::NAME,
+                dtype: O::SUFFIX,
                 shape: (m, n, k),
                 kernel: kernel.to_string(),
                 ms,
@@ -248,7 +257,7 @@ fn measure_type<T: Element>(
                 bytes: bytes_moved(Some(kernel), (m, n, k), size),
             });
         }
-        eprintln!("measured {} {m}x{n}x{k}", T::NAME);
+        eprintln!("measured {} {m}x{n}x{k}", O::SUFFIX);
     }
     Ok(())
 }

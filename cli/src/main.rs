@@ -194,7 +194,7 @@ fn run_shape<T: Element>(
 
     // What matmul() picks for this shape (timed on first use, on these buffers).
     let chosen = ctx
-        .matmul_device(&a, &b, &mut ctx.zeros(m, n)?, None)?
+        .matmul_device(&a, &b, &mut ctx.zeros::<T::Out>(m, n)?, None)?
         .kernel;
     let tile = ctx.textbook_kernel::<T>()?.spec().rows();
     let mut kernels = Kernel::FIXED.to_vec();

@@ -1,8 +1,8 @@
 //! [`Context`]: one device, its stream, the loaded kernels and the device's properties;
 //! every GPU operation of this crate goes through one.
-use crate::element::{Element, Scalar};
+use crate::element::{Element, Output, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::{Arch, Elem, Kernel, Launches};
+use crate::kernels::{Arch, Kernel, Launches};
 use crate::matrix::{DeviceMatrix, Matrix, element_count};
 use crate::occupancy::{BlockResources, Occupancy};
 use crate::props::DeviceProps;
@@ -109,9 +109,9 @@ pub struct Context {
     /// The PTX modules, each loaded on first use of one of its kernels.
     modules: Mutex<HashMap<Arch, Arc<CudaModule>>>,
     props: DeviceProps,
-    /// Kernels made ready per (kernel, element type).
-    resolved: Mutex<HashMap<(Kernel, Elem), Arc<Resolved>>>,
-    /// The kernel `matmul` chose per (element type, m, n, k): timed on first use.
+    /// Kernels made ready per (kernel, entry suffix: input and output types).
+    resolved: Mutex<HashMap<(Kernel, &'static str), Arc<Resolved>>>,
+    /// The kernel `matmul` chose per (entry suffix, m, n, k): timed on first use.
     choices: Mutex<HashMap<ChoiceKey, Kernel>>,
     /// Scratch memory for kernels that need it (partial sums, tensor maps).
     workspace: Mutex<Workspace>,
@@ -123,28 +123,41 @@ pub struct Context {
 struct Workspace {
     buf: Option<CudaSlice<u8>>,
     maps: Option<[u8; TensorMaps::BYTES]>,
+    /// Bytes at the start known to be zero: `decode_async`'s counters, which it leaves zero.
+    zero: usize,
 }
 
 impl Workspace {
     /// The buffer, grown to at least `bytes` (never shrunk: an allocation per product cost
     /// 60-80 us on an H200, the stream-ordered pool handing its memory back at each
     /// synchronisation), with `maps` at its start where given: copied only when they are
-    /// not what it already holds.
+    /// not what it already holds, and its first `zeroed` bytes zero: set only when another
+    /// use may have left something else there.
     fn ready(
         &mut self,
         stream: &Arc<CudaStream>,
         bytes: usize,
         maps: Option<[u8; TensorMaps::BYTES]>,
+        zeroed: usize,
     ) -> Result<&mut CudaSlice<u8>> {
         if self.buf.as_ref().is_none_or(|w| w.len() < bytes) {
             // Drop the old buffer first (its free is stream-ordered after its last use).
             self.buf = None;
             self.maps = None;
+            self.zero = 0;
             // SAFETY: the kernels read only the parts of it they wrote in the same product,
             // and the tensor maps written below.
             self.buf = Some(unsafe { stream.alloc::<u8>(bytes.max(TensorMaps::BYTES)) }?);
         }
         let buf = self.buf.as_mut().expect("just set");
+        if zeroed > 0 {
+            if self.zero < zeroed {
+                stream.memset_zeros(&mut buf.slice_mut(..zeroed))?;
+                self.zero = zeroed;
+            }
+        } else {
+            self.zero = 0;
+        }
         match maps {
             Some(maps) if self.maps != Some(maps) => {
                 stream.memcpy_htod(&maps[..], &mut buf.slice_mut(..TensorMaps::BYTES))?;
@@ -250,6 +263,29 @@ impl Context {
         self.matmul_impl(a, b, None)
     }
 
+    /// `A * B` with C of type `O`: for `f16` and `bf16` inputs either `f32` (what
+    /// [`Context::matmul`] gives) or the input type, accumulated in f32 and rounded once as
+    /// it is stored ([`Output`]).
+    ///
+    /// ```no_run
+    /// # fn main() -> rgemm::Result<()> {
+    /// use rgemm::{Context, Matrix, bf16};
+    /// let ctx = Context::new(0)?;
+    /// let a = Matrix::<bf16>::random(64, 4096, 1)?;
+    /// let b = Matrix::<bf16>::random(4096, 4096, 2)?;
+    /// let c = ctx.matmul_as::<bf16, _>(&a, &b)?; // 64 x 4096 bf16
+    /// assert_eq!(c.shape(), (64, 4096));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn matmul_as<O: Output<T>, T: Element>(
+        &self,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+    ) -> Result<Matrix<O>> {
+        self.matmul_impl(a, b, None)
+    }
+
     /// `A * B` with an explicit kernel (for example `Kernel::TiledDynamic(12)`).
     pub fn matmul_with<T: Element>(
         &self,
@@ -260,12 +296,12 @@ impl Context {
         self.matmul_impl(a, b, Some(kernel))
     }
 
-    fn matmul_impl<T: Element>(
+    fn matmul_impl<T: Element, O: Output<T>>(
         &self,
         a: &Matrix<T>,
         b: &Matrix<T>,
         kernel: Option<Kernel>,
-    ) -> Result<Matrix<T::Out>> {
+    ) -> Result<Matrix<O>> {
         let (m, n, k) = check_product_shape(a, b)?;
         // Validate the whole launch before any device work.
         match kernel {
@@ -273,13 +309,14 @@ impl Context {
             None => drop(self.candidates::<T>(m, n, k)?),
         }
         let (da, db) = (self.upload(a)?, self.upload(b)?);
-        let mut dc = self.zeros::<T::Out>(m, n)?;
+        let mut dc = self.zeros::<O>(m, n)?;
         self.matmul_device(&da, &db, &mut dc, kernel)?;
         self.download(&dc)
     }
 
     /// `C = A * B` on device matrices, queued on the stream. Returns what ran. `C` is left
-    /// untouched on error.
+    /// untouched on error. C's type chooses the output type ([`Output`]): the accumulator
+    /// type, or for 16-bit inputs their own type.
     ///
     /// One way through: check the operands, choose the kernel, take its ready launch
     /// (functions, occupancy: made once per kernel and element type), compute the grid,
@@ -298,11 +335,11 @@ impl Context {
     /// [`Kernel::Decode`] keeps its K slices' sums there, and the TMA kernels
     /// ([`Kernel::WgmmaTma`], [`Kernel::WgmmaPersistent`]) their tensor maps of A and B,
     /// copied only when they differ from the last ones written.
-    pub fn matmul_device<T: Element>(
+    pub fn matmul_device<T: Element, O: Output<T>>(
         &self,
         a: &DeviceMatrix<T>,
         b: &DeviceMatrix<T>,
-        c: &mut DeviceMatrix<T::Out>,
+        c: &mut DeviceMatrix<O>,
         kernel: Option<Kernel>,
     ) -> Result<LaunchPlan> {
         for owner in [a.context(), b.context(), c.context()] {
@@ -317,7 +354,7 @@ impl Context {
             None => self.choose_by_timing(a, b, c)?,
         };
         let launches = kernel.launches::<T>(&self.props, (m, n, k))?;
-        let ready = self.resolve::<T>(kernel)?;
+        let ready = self.resolve::<T, O>(kernel)?;
         if m > 0 && n > 0 {
             self.launch(kernel, a, b, c, &ready, &launches)?;
         }
@@ -325,12 +362,12 @@ impl Context {
     }
 
     /// Queues the launches of one product.
-    fn launch<T: Element>(
+    fn launch<T: Element, O: Output<T>>(
         &self,
         kernel: Kernel,
         a: &DeviceMatrix<T>,
         b: &DeviceMatrix<T>,
-        c: &mut DeviceMatrix<T::Out>,
+        c: &mut DeviceMatrix<O>,
         ready: &Resolved,
         launches: &Launches,
     ) -> Result<()> {
@@ -349,8 +386,9 @@ impl Context {
         let mut workspace = (launches.workspace > 0)
             .then(|| self.workspace.lock().unwrap_or_else(|e| e.into_inner()));
         let bytes = launches.workspace * std::mem::size_of::<T::Out>();
+        let zeroed = launches.zeroed * std::mem::size_of::<T::Out>();
         let mut scratch = match &mut workspace {
-            Some(workspace) => Some(workspace.ready(&self.stream, bytes, maps)?),
+            Some(workspace) => Some(workspace.ready(&self.stream, bytes, maps, zeroed)?),
             None => None,
         };
         let problem = ProblemArg(launches.problem);
@@ -397,18 +435,29 @@ impl Context {
 
     /// The kernel `matmul` chose for this element type and shape, if it has run it.
     pub fn chosen_kernel<T: Element>(&self, m: usize, n: usize, k: usize) -> Option<Kernel> {
-        let choices = self.choices.lock().unwrap_or_else(|e| e.into_inner());
-        choices.get(&(T::NAME, m, n, k)).copied()
+        self.chosen_kernel_for::<T, T::Out>(m, n, k)
     }
 
-    fn choose_by_timing<T: Element>(
+    /// The kernel `matmul` chose for inputs `T`, C of type `O` and this shape, if it has run
+    /// it.
+    pub fn chosen_kernel_for<T: Element, O: Output<T>>(
+        &self,
+        m: usize,
+        n: usize,
+        k: usize,
+    ) -> Option<Kernel> {
+        let choices = self.choices.lock().unwrap_or_else(|e| e.into_inner());
+        choices.get(&(O::SUFFIX, m, n, k)).copied()
+    }
+
+    fn choose_by_timing<T: Element, O: Output<T>>(
         &self,
         a: &DeviceMatrix<T>,
         b: &DeviceMatrix<T>,
-        c: &mut DeviceMatrix<T::Out>,
+        c: &mut DeviceMatrix<O>,
     ) -> Result<Kernel> {
         let (m, n, k) = (a.rows, b.cols, a.cols);
-        if let Some(kernel) = self.chosen_kernel::<T>(m, n, k) {
+        if let Some(kernel) = self.chosen_kernel_for::<T, O>(m, n, k) {
             return Ok(kernel);
         }
         let candidates = self.candidates::<T>(m, n, k)?;
@@ -418,7 +467,7 @@ impl Context {
         let mut best: Option<(f64, Kernel)> = None;
         for kernel in candidates {
             let launches = kernel.launches::<T>(&self.props, (m, n, k))?;
-            let ready = self.resolve::<T>(kernel)?;
+            let ready = self.resolve::<T, O>(kernel)?;
             let runs = crate::timing::time_ms(self, 1, 3, || {
                 self.launch(kernel, a, b, c, &ready, &launches)
             })?;
@@ -429,7 +478,7 @@ impl Context {
         }
         let kernel = best.map(|(_, k)| k).expect("at least one candidate");
         let mut choices = self.choices.lock().unwrap_or_else(|e| e.into_inner());
-        choices.insert((T::NAME, m, n, k), kernel);
+        choices.insert((O::SUFFIX, m, n, k), kernel);
         Ok(kernel)
     }
 
@@ -442,7 +491,11 @@ impl Context {
         k: usize,
     ) -> Result<LaunchPlan> {
         let launches = kernel.launches::<T>(&self.props, (m, n, k))?;
-        Ok(plan(kernel, &*self.resolve::<T>(kernel)?, &launches.main))
+        Ok(plan(
+            kernel,
+            &*self.resolve::<T, T::Out>(kernel)?,
+            &launches.main,
+        ))
     }
 
     /// The textbook's choice: the tiled kernel with the fixed tile width (8, 16 or 32) that
@@ -471,18 +524,18 @@ impl Context {
 
     /// What one block of `kernel` uses (registers from the compiled kernel).
     pub fn block_resources<T: Element>(&self, kernel: Kernel) -> Result<BlockResources> {
-        Ok(self.resolve::<T>(kernel)?.occupancy.resources)
+        Ok(self.resolve::<T, T::Out>(kernel)?.occupancy.resources)
     }
 
     /// The textbook occupancy of `kernel` on this device (see [`crate::occupancy`]).
     pub fn occupancy<T: Element>(&self, kernel: Kernel) -> Result<Occupancy> {
-        Ok(self.resolve::<T>(kernel)?.occupancy)
+        Ok(self.resolve::<T, T::Out>(kernel)?.occupancy)
     }
 
     /// The driver's own count of resident blocks per SM for `kernel`
     /// (`cuOccupancyMaxActiveBlocksPerMultiprocessor`), to check [`Context::occupancy`].
     pub fn driver_blocks_per_sm<T: Element>(&self, kernel: Kernel) -> Result<u32> {
-        let ready = self.resolve::<T>(kernel)?;
+        let ready = self.resolve::<T, T::Out>(kernel)?;
         let resources = ready.occupancy.resources;
         Ok(ready.main.occupancy_max_active_blocks_per_multiprocessor(
             resources.threads,
@@ -493,8 +546,8 @@ impl Context {
 
     /// `kernel` for `T`, made ready on first use (see [`Resolved`]); checks that this device
     /// can run it.
-    fn resolve<T: Element>(&self, kernel: Kernel) -> Result<Arc<Resolved>> {
-        let key = (kernel, T::ELEM);
+    fn resolve<T: Element, O: Output<T>>(&self, kernel: Kernel) -> Result<Arc<Resolved>> {
+        let key = (kernel, O::SUFFIX);
         if let Some(ready) = self
             .resolved
             .lock()
@@ -505,9 +558,9 @@ impl Context {
         }
         kernel.check_device::<T>(&self.props)?;
         let module = self.module(kernel.spec().arch)?;
-        let entry = kernel.entry_name::<T>();
+        let entry = kernel.entry_for::<T, O>();
         let main = module.load_function(&entry)?;
-        let fixup = match kernel.fixup_entry::<T>() {
+        let fixup = match kernel.fixup_entry_for::<T, O>() {
             Some(name) => Some(module.load_function(&name)?),
             None => None,
         };

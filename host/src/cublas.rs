@@ -1,7 +1,7 @@
 //! cuBLAS as the yardstick: the same product through `cublasGemmEx`, on the same stream
 //! and the same device matrices, for checking and timing our kernels in one run.
 use crate::context::Context;
-use crate::element::Element;
+use crate::element::{Element, Output};
 use crate::error::{Error, Result};
 use crate::matrix::DeviceMatrix;
 use crate::reference::{check_output_shape, product_dims};
@@ -30,12 +30,14 @@ impl<'c> Cublas<'c> {
     }
 
     /// `C = A * B`, row-major, with cuBLAS's default algorithm for the types (no TF32 for
-    /// f32: `CUBLAS_COMPUTE_32F`; tensor cores for f16/bf16 and, on Hopper, f64).
-    pub fn matmul<T: Element>(
+    /// f32: `CUBLAS_COMPUTE_32F`; tensor cores for f16/bf16 and, on Hopper, f64). C's type
+    /// as in [`Context::matmul_device`](crate::Context::matmul_device): for 16-bit inputs
+    /// f32 or the input type (alpha and beta stay f32, the compute type's).
+    pub fn matmul<T: Element, O: Output<T>>(
         &self,
         a: &DeviceMatrix<T>,
         b: &DeviceMatrix<T>,
-        c: &mut DeviceMatrix<T::Out>,
+        c: &mut DeviceMatrix<O>,
     ) -> Result<()> {
         let (m, n, k) = product_dims(a.shape(), b.shape())?;
         check_output_shape(c.shape(), m, n)?;
@@ -52,7 +54,8 @@ impl<'c> Cublas<'c> {
             return Ok(());
         }
         let stream = self.ctx.stream();
-        let (ab, ct, compute) = T::CUBLAS;
+        let (ab, _, compute) = T::CUBLAS;
+        let ct = O::CUBLAS_C;
         let alpha = T::ONE;
         let beta = T::Out::default();
         let (pa, _ra) = a.buf.device_ptr(stream);

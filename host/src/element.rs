@@ -1,5 +1,5 @@
 //! The element types the kernels take: `f32`, `f64`, and `half::f16` / `half::bf16`
-//! (which accumulate and write `f32`).
+//! (which accumulate in `f32` and write C in `f32` or in their own type: [`Output`]).
 use cudarc::cublas::sys::{cublasComputeType_t, cudaDataType_t};
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use std::fmt::Debug;
@@ -24,8 +24,9 @@ pub trait Scalar:
 
 /// An input element type of A and B. Sealed: the kernels exist for these four only.
 pub trait Element: Scalar + sealed::Sealed {
-    /// The type of C and of the kernels' accumulator: `f64` for `f64`, else `f32`.
-    type Out: Scalar;
+    /// The kernels' accumulator, and the type of C unless the caller asks for another
+    /// ([`Output`]): `f64` for `f64`, else `f32`.
+    type Out: Output<Self>;
     /// The same bits as the kernels see them (`rgemm_kernels::element`), for the CPU
     /// executor; identical layout.
     #[doc(hidden)]
@@ -43,6 +44,65 @@ pub trait Element: Scalar + sealed::Sealed {
     #[doc(hidden)]
     const ONE: Self::Out;
 }
+
+/// The type of C for inputs of type `T`: `T`'s accumulator type (`f32` for `f16` and
+/// `bf16`, the default), or for 16-bit inputs the input type itself. Either way the
+/// kernels accumulate in the accumulator type; a 16-bit C is rounded once, to nearest even,
+/// as each element is stored (a sum past the type's range gives Inf, NaN stays NaN).
+///
+/// | inputs | C |
+/// |---|---|
+/// | `f32` | `f32` |
+/// | `f64` | `f64` |
+/// | `f16` | `f32` or `f16` |
+/// | `bf16` | `f32` or `bf16` |
+pub trait Output<T: Element>: Scalar + sealed::Sealed {
+    /// The kernels' element type for this pairing (layout-identical inputs; its `Out` is
+    /// layout-identical to `Self`).
+    #[doc(hidden)]
+    type Device: rgemm_kernels::element::Element<Acc = T::Out>;
+    /// The suffix of the entry points for this pairing: `bf16` (C in f32), `bf16_bf16`.
+    const SUFFIX: &'static str;
+    /// Whether C is the 16-bit input type rather than the accumulator.
+    const NARROW: bool;
+    /// cuBLAS `gemmEx`'s type of C.
+    #[doc(hidden)]
+    const CUBLAS_C: cudaDataType_t;
+    /// `(u, eta)`: storing an accumulated value `x` in C changes it by at most
+    /// `u |x| + eta` (the unit roundoff, and half the smallest subnormal step); `(0, 0)`
+    /// where C is the accumulator.
+    const ROUNDING: (f64, f64);
+}
+
+/// `Output<$t> for $o`.
+macro_rules! output {
+    ($($t:ty => $o:ty: $device:ty, $suffix:literal, $cuda:ident, $rounding:expr;)*) => {$(
+        impl Output<$t> for $o {
+            type Device = $device;
+            const SUFFIX: &'static str = $suffix;
+            const NARROW: bool = $rounding.0 > 0.0;
+            const CUBLAS_C: cudaDataType_t = cudaDataType_t::$cuda;
+            const ROUNDING: (f64, f64) = $rounding;
+        }
+    )*};
+}
+
+use rgemm_kernels::element::{Bf16 as DeviceBf16, F16 as DeviceF16, Narrow};
+
+output! {
+    f32 => f32: f32, "f32", CUDA_R_32F, (0.0, 0.0);
+    f64 => f64: f64, "f64", CUDA_R_64F, (0.0, 0.0);
+    half::f16 => f32: DeviceF16, "f16", CUDA_R_32F, (0.0, 0.0);
+    half::bf16 => f32: DeviceBf16, "bf16", CUDA_R_32F, (0.0, 0.0);
+    // 11 and 8 significant bits; subnormal steps 2^-24 and 2^-133.
+    half::f16 => half::f16: Narrow<DeviceF16>, "f16_f16", CUDA_R_16F, (F16_U, F16_ETA);
+    half::bf16 => half::bf16: Narrow<DeviceBf16>, "bf16_bf16", CUDA_R_16BF, (BF16_U, BF16_ETA);
+}
+
+const F16_U: f64 = 1.0 / 2048.0;
+const F16_ETA: f64 = 1.0 / (1u64 << 25) as f64;
+const BF16_U: f64 = 1.0 / 256.0;
+const BF16_ETA: f64 = 1e-40;
 
 impl Scalar for f32 {
     fn to_f64(self) -> f64 {

@@ -2,14 +2,14 @@
 //! `rgemm_kernels::for_each_kernel!`, and the launch rules that follow from each kernel's
 //! [`KernelSpec`] (declared next to the kernel's code). Nothing here names a kernel: every
 //! rule reads the spec, so a new kernel brings its rules with it.
-use crate::element::Element;
+use crate::element::{Element, Output};
 use crate::error::{Error, Result};
 use crate::props::DeviceProps;
 use cudarc::driver::LaunchConfig;
 use rgemm_kernels::catalogue::{Candidate, Grid, KernelSpec, Shared, TensorMaps, Threads, Tile};
-use rgemm_kernels::decode;
 use rgemm_kernels::problem::{Body, Problem};
 use rgemm_kernels::stream_k::{self, Schedule};
+use rgemm_kernels::{decode, decode_async};
 
 pub use rgemm_kernels::catalogue::{Arch, Elem};
 
@@ -87,24 +87,41 @@ pub struct Launches {
     /// Accumulators of scratch memory the launches use (0: none): `stream_k`'s and
     /// `decode`'s partial sums, or the two tensor maps (256 bytes) of a TMA kernel.
     pub workspace: usize,
+    /// Accumulators at the start of the workspace that must be zero at launch (the
+    /// counters of [`Grid::SplitKLastBlock`]; the kernel leaves them zero).
+    pub zeroed: usize,
     /// The problem block both launches take.
     pub problem: Problem,
 }
 
 impl Kernel {
-    /// The entry point's name for element type `T`, e.g. `tiled16_f32`.
+    /// The entry point's name for element type `T` (C in `T`'s accumulator type), e.g.
+    /// `tiled16_f32`.
     pub fn entry_name<T: Element>(&self) -> String {
-        format!("{}_{}", self.spec().name, T::NAME)
+        self.entry_for::<T, T::Out>()
+    }
+
+    /// The entry point's name for inputs of type `T` and C of type `O`, e.g. `tiled16_bf16`
+    /// (C in f32) or `tiled16_bf16_bf16`.
+    pub fn entry_for<T: Element, O: Output<T>>(&self) -> String {
+        format!("{}_{}", self.spec().name, O::SUFFIX)
     }
 
     /// The second launch's entry point for `T` (`stream_k_fixup_f32` / `_f64`: by the
     /// accumulator type), if the kernel has one.
     pub fn fixup_entry<T: Element>(&self) -> Option<String> {
+        self.fixup_entry_for::<T, T::Out>()
+    }
+
+    /// The second launch's entry point for inputs `T` and C of type `O`: by the
+    /// accumulator type, or `<fixup>_bf16_bf16` for a 16-bit C.
+    pub fn fixup_entry_for<T: Element, O: Output<T>>(&self) -> Option<String> {
         match self.spec().grid {
-            Grid::StreamK { fixup } | Grid::SplitK { fixup } => {
-                Some(format!("{fixup}_{}", T::ELEM.acc().suffix()))
-            }
-            Grid::Tiles | Grid::Persistent => None,
+            Grid::StreamK { fixup } | Grid::SplitK { fixup } => Some(match O::NARROW {
+                true => format!("{fixup}_{}", O::SUFFIX),
+                false => format!("{fixup}_{}", T::ELEM.acc().suffix()),
+            }),
+            Grid::Tiles | Grid::Persistent | Grid::SplitKLastBlock => None,
         }
     }
 
@@ -276,6 +293,7 @@ impl Kernel {
             Some(_) => TensorMaps::BYTES / std::mem::size_of::<T::Out>(),
             None => 0,
         };
+        let mut zeroed = 0;
         let (grid, fixup, workspace) = match self.spec().grid {
             Grid::Tiles => (
                 (n.div_ceil(cols as usize), m.div_ceil(rows as usize)),
@@ -295,6 +313,21 @@ impl Kernel {
                 });
                 let workspace = if splits > 1 { splits * plane } else { 0 };
                 ((strips, splits), fixup, workspace)
+            }
+            Grid::SplitKLastBlock => {
+                let strips = n.div_ceil(cols as usize);
+                let sms = props.multiprocessors as usize;
+                let splits = decode_async::splits((m, k), strips, sms);
+                problem.ctas = splits as u32;
+                if splits > 1 {
+                    zeroed = decode_async::counters(m, strips);
+                }
+                let workspace = if splits > 1 {
+                    zeroed + splits * m * n
+                } else {
+                    0
+                };
+                ((strips, splits), None, workspace)
             }
             Grid::Persistent => {
                 let tiles = n.div_ceil(cols as usize) * m.div_ceil(rows as usize);
@@ -333,6 +366,7 @@ impl Kernel {
             main: block(grid),
             fixup,
             workspace,
+            zeroed,
             problem,
         })
     }

@@ -48,7 +48,7 @@ mod tma;
 pub use context::{Context, LaunchPlan, device_count};
 pub use cpu::CpuExecutor;
 pub use cublas::Cublas;
-pub use element::{Element, Scalar};
+pub use element::{Element, Output, Scalar};
 pub use error::{Error, Result};
 pub use half::{bf16, f16};
 pub use kernels::{Arch, ENTRY_PARAMS, Elem, Kernel, Launches, MAX_DIM, PtxParam};

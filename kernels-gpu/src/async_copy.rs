@@ -29,9 +29,9 @@ use crate::block_tile::{
 use crate::catalogue::{Arch, KernelSpec};
 use crate::device::async_copy::{commit_group, wait_group};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::fragment_buffered::{self, Loads, padded_stages, phase_steps};
 use crate::problem::{Gemm, entry_points};
 
@@ -84,7 +84,7 @@ pub unsafe fn async_pipelined<
 >(
     a: *const T,
     b: *const T,
-    c: *mut T::Acc,
+    c: *mut T::Out,
     m: u32,
     n: u32,
     k: u32,
@@ -99,8 +99,9 @@ pub unsafe fn async_pipelined<
     let me = M::coords::<BM, BN>(thread_idx_x());
     // Epilogue (in each path: one shared epilogue made ptxas allocate both loops' tiles
     // alike, which cost spills).
-    let write_c =
-        |acc: &ThreadTile<T::Acc>| unsafe { epilogue::<_, BM, BN>(c, acc, (m, n), blk, me) };
+    let write_c = |acc: &ThreadTile<T::Acc>| unsafe {
+        epilogue::<_, _, BM, BN>((c, T::out), acc, (m, n), blk, me)
+    };
     unsafe { tile_product::<T, M, BM, BN, BK, PARTS>((a, b), (m, n, k), blk, None, write_c) };
 }
 
@@ -269,4 +270,4 @@ pub unsafe fn async_copy<T: Element>(g: Gemm<T>) {
 }
 
 entry_points!(async_copy;
-    async_copy_f32: f32, async_copy_f64: f64, async_copy_f16: f16, async_copy_bf16: Bf16);
+    async_copy_f32: f32, async_copy_f64: f64, async_copy_f16: f16, async_copy_bf16: Bf16, async_copy_f16_f16: Narrow<f16>, async_copy_bf16_bf16: Narrow<Bf16>);

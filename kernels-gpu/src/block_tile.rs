@@ -22,7 +22,7 @@ use crate::coarse::load_or_zero;
 use crate::device::global::{load4, store, store2, store4};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::vector::aligned4;
-use crate::element::{Accumulator, Element};
+use crate::element::{Accumulator, Element, Output};
 
 /// The spec of a kernel built on this block tile: `(rows, cols)` of C per block, one thread
 /// per 8 x 8 thread tile, a grid of tiles, every element type; `f32_blocks_per_sm` is the
@@ -207,7 +207,7 @@ pub struct Block {
 impl Block {
     #[inline(always)]
     pub fn new<T: Element, const BM: u32, const BN: u32>(
-        (a, b, c): (*const T, *const T, *mut T::Acc),
+        (a, b, c): (*const T, *const T, *mut T::Out),
         (m, n, k): (u32, u32, u32),
         (block_row, block_col): (u32, u32),
     ) -> Self {
@@ -218,7 +218,7 @@ impl Block {
             && n % 4 == 0
             && aligned4(a)
             && aligned4(b)
-            && aligned4(c as *const T::Acc);
+            && aligned4(c as *const T::Out);
         Self {
             row0,
             col0,
@@ -484,15 +484,15 @@ pub(crate) fn tile_offset<A: Accumulator>(t: u32, i: u32, span: u32) -> u32 {
 /// # Safety
 /// `c` is `m x n`, row-major; no other thread writes these elements.
 #[inline(always)]
-pub unsafe fn epilogue<A: Accumulator, const BM: u32, const BN: u32>(
-    c: *mut A,
+pub unsafe fn epilogue<A: Accumulator, O: Output, const BM: u32, const BN: u32>(
+    (c, out): (*mut O, fn(A) -> O),
     acc: &[[A; 8]; 8],
     (m, n): (u32, u32),
     blk: Block,
     (tr, tc): (u32, u32),
 ) {
     for i in 0..8 {
-        let r = &acc[i];
+        let r = acc[i].map(out);
         let row = blk.row0 + tile_offset::<A>(tr, i as u32, BM);
         if blk.interior {
             let at = |j: u32| {

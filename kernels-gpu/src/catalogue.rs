@@ -97,7 +97,17 @@ impl Elem {
         }
     }
 
-    /// The accumulator (and output) type: f64 for f64, f32 for the others.
+    /// The suffix of the entry points that write C in this (16-bit) type: `f16_f16`,
+    /// `bf16_bf16`; `None` for f32 and f64, whose C is their accumulator.
+    pub const fn narrow_suffix(self) -> Option<&'static str> {
+        match self {
+            Elem::F16 => Some("f16_f16"),
+            Elem::Bf16 => Some("bf16_bf16"),
+            Elem::F32 | Elem::F64 => None,
+        }
+    }
+
+    /// The accumulator (and default output) type: f64 for f64, f32 for the others.
     pub const fn acc(self) -> Elem {
         match self {
             Elem::F64 => Elem::F64,
@@ -160,6 +170,10 @@ pub enum Grid {
     /// planes of C and a second launch (`<fixup>_<accumulator>`, `ceil(m n / 256)` blocks
     /// of 256 threads) that adds them.
     SplitK { fixup: &'static str },
+    /// Split-K in one launch: the grid of [`Grid::SplitK`], and a workspace of counters
+    /// (one per strip and pass, zero at launch and left zero) then `splits` planes of C; the
+    /// last block of each strip to finish adds the planes in K order.
+    SplitKLastBlock,
     /// Persistent: one block per SM (as many as fit, at most one per tile), 1D, each block
     /// looping over the tiles `blockIdx.x, + gridDim.x, ...` in the kernel's own order.
     Persistent,
@@ -300,24 +314,35 @@ impl KernelSpec {
         }
     }
 
-    /// The entry points of this kernel: `(element, <name>_<element>)`.
+    /// The entry points of this kernel: `(element, <name>_<element>)` writing C in the
+    /// accumulator type, and for each 16-bit element `(element, <name>_<element>_<element>)`
+    /// writing C in the element's own type.
     pub fn entries(&self) -> impl Iterator<Item = (Elem, EntryName)> + '_ {
+        let own = self
+            .elements
+            .iter()
+            .filter_map(|&e| e.narrow_suffix().map(|s| (e, EntryName::new(self.name, s))));
         self.elements
             .iter()
             .map(|&e| (e, EntryName::new(self.name, e.suffix())))
+            .chain(own)
     }
 
-    /// The second launch's entry points (`stream_k`'s fix-up), one per accumulator type of
-    /// its elements.
+    /// The second launch's entry points (`stream_k`'s fix-up): one per accumulator type of
+    /// its elements, and one per 16-bit element for C in that type.
     pub fn fixup_entries(&self) -> impl Iterator<Item = EntryName> + '_ {
         let fixup = match self.grid {
             Grid::StreamK { fixup } | Grid::SplitK { fixup } => Some(fixup),
-            Grid::Tiles | Grid::Persistent => None,
+            Grid::Tiles | Grid::Persistent | Grid::SplitKLastBlock => None,
         };
-        [Elem::F32, Elem::F64]
+        let by_acc = [Elem::F32, Elem::F64]
             .into_iter()
             .filter(move |acc| self.elements.iter().any(|e| e.acc() == *acc))
-            .filter_map(move |acc| fixup.map(|f| EntryName::new(f, acc.suffix())))
+            .map(Elem::suffix);
+        let own = self.elements.iter().filter_map(|e| e.narrow_suffix());
+        by_acc
+            .chain(own)
+            .filter_map(move |suffix| fixup.map(|f| EntryName::new(f, suffix)))
     }
 }
 
@@ -416,6 +441,9 @@ macro_rules! for_each_kernel {
                 /// f16/bf16).
                 Decode => $crate::decode::SPEC, $crate::decode::decode,
                     $crate::decode::decode_fixup;
+                /// `decode` with B streamed through shared memory by `cp.async`, in one
+                /// launch (`decode_async.rs`; f16/bf16, 8.0+).
+                DecodeAsync => $crate::decode_async::SPEC, $crate::decode_async::decode_async;
                 /// Tensor cores: `mma.sync` m16n8k16, fragments from shared memory
                 /// (`mma_sync.rs`; f16/bf16, 8.0+).
                 MmaSync => $crate::mma_sync::SPEC, $crate::mma_sync::mma_sync;

@@ -10,9 +10,9 @@ use crate::catalogue::{
 use crate::device::global::{load, store};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
 
 pub const SPEC: KernelSpec = KernelSpec {
@@ -96,9 +96,9 @@ pub unsafe fn coarse<T: Element>(g: Gemm<T>) {
     for i in 0..TM as usize {
         let row = row0 + tr * TM + i as u32;
         if row < m && col < n {
-            unsafe { store(c, row as usize * n as usize + col as usize, acc[i]) };
+            unsafe { store(c, row as usize * n as usize + col as usize, T::out(acc[i])) };
         }
     }
 }
 
-entry_points!(coarse; coarse_f32: f32, coarse_f64: f64, coarse_f16: f16, coarse_bf16: Bf16);
+entry_points!(coarse; coarse_f32: f32, coarse_f64: f64, coarse_f16: f16, coarse_bf16: Bf16, coarse_f16_f16: Narrow<f16>, coarse_bf16_bf16: Narrow<Bf16>);

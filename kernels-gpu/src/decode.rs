@@ -18,9 +18,9 @@ use crate::device::global::{load, load4, load4_or_zeros, store};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_dim_x, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::vector::aligned4;
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
 
 const WARPS: u32 = 4;
@@ -169,13 +169,10 @@ pub unsafe fn decode<T: Element>(g: Gemm<T>) {
     // SAFETY: the launch provides WARPS x ROWS x STRIP accumulators of shared memory.
     let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
     let partials = arena.tile(WARPS * ROWS, STRIP);
-    let out_base = if splits > 1 {
-        // This slice's plane of the workspace.
-        g.workspace
-            .wrapping_add(split as usize * m as usize * n as usize)
-    } else {
-        c
-    };
+    // This slice's plane of the workspace, where there are several.
+    let plane = g
+        .workspace
+        .wrapping_add(split as usize * m as usize * n as usize);
     let mut row0 = 0;
     while row0 < m {
         let rows = (m - row0).min(ROWS);
@@ -201,7 +198,10 @@ pub unsafe fn decode<T: Element>(g: Gemm<T>) {
                     sum = sum + unsafe { partials.get(w * ROWS + r, cc) };
                 }
                 let at = row as usize * n as usize + column as usize;
-                unsafe { store(out_base, at, sum) };
+                match splits {
+                    1 => unsafe { store(c, at, T::out(sum)) },
+                    _ => unsafe { store(plane, at, sum) },
+                }
             }
         }
         sync_threads(); // before the next pass overwrites the sums
@@ -226,9 +226,9 @@ pub unsafe fn decode_fixup<T: Element>(g: Gemm<T>) {
     for s in 0..g.p.ctas.max(1) as usize {
         sum = sum + unsafe { load(g.workspace.cast_const(), s * plane + i) };
     }
-    unsafe { store(c, i, sum) };
+    unsafe { store(c, i, T::out(sum)) };
 }
 
-entry_points!(decode; decode_f16: f16, decode_bf16: Bf16);
+entry_points!(decode; decode_f16: f16, decode_bf16: Bf16, decode_f16_f16: Narrow<f16>, decode_bf16_bf16: Narrow<Bf16>);
 // f16 and bf16 products accumulate in f32: one fix-up.
-entry_points!(decode_fixup; decode_fixup_f32: f32);
+entry_points!(decode_fixup; decode_fixup_f32: f32, decode_fixup_f16_f16: Narrow<f16>, decode_fixup_bf16_bf16: Narrow<Bf16>);

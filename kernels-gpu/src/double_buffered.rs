@@ -10,9 +10,9 @@ use crate::block_tile::{Block, RowMajor, Stage, ThreadMap, epilogue, fetch_as, m
 use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
 
 pub const SPEC: KernelSpec = crate::block_tile::spec(
@@ -48,7 +48,7 @@ pub unsafe fn pipelined<
 >(
     a: *const T,
     b: *const T,
-    c: *mut T::Acc,
+    c: *mut T::Out,
     m: u32,
     n: u32,
     k: u32,
@@ -73,7 +73,7 @@ unsafe fn mainloop<
 >(
     a: *const T,
     b: *const T,
-    c: *mut T::Acc,
+    c: *mut T::Out,
     m: u32,
     n: u32,
     k: u32,
@@ -125,7 +125,7 @@ unsafe fn mainloop<
         sync_threads();
     }
     // Epilogue.
-    unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };
+    unsafe { epilogue::<_, _, BM, BN>((c, T::out), &acc, (m, n), blk, me) };
 }
 
 /// # Safety
@@ -141,4 +141,4 @@ pub unsafe fn double_buffered<T: Element>(g: Gemm<T>) {
 }
 
 entry_points!(double_buffered;
-    double_buffered_f32: f32, double_buffered_f64: f64, double_buffered_f16: f16, double_buffered_bf16: Bf16);
+    double_buffered_f32: f32, double_buffered_f64: f64, double_buffered_f16: f16, double_buffered_bf16: Bf16, double_buffered_f16_f16: Narrow<f16>, double_buffered_bf16_bf16: Narrow<Bf16>);

@@ -2,8 +2,15 @@
 //! widened to for the multiply-add, and what is written to C.
 use crate::device::vector::{Pack2, Pack4};
 
+/// What a kernel writes to C: its accumulator type, or a 16-bit input type (see [`Narrow`]).
+pub trait Output: Copy + Pack2 + Pack4 {}
+impl Output for f32 {}
+impl Output for f64 {}
+impl Output for f16 {}
+impl Output for Bf16 {}
+
 /// The accumulator (and output) type of a kernel.
-pub trait Accumulator: Copy + Pack4 + Pack2 + core::ops::Add<Output = Self> {
+pub trait Accumulator: Output + PartialEq + core::ops::Add<Output = Self> {
     const ZERO: Self;
     /// Elements in 16 bytes, the widest shared-memory access: the thread tile's rows and
     /// columns come in runs of this many, so a warp's 16-byte reads of a K step are
@@ -45,6 +52,11 @@ impl Accumulator for f64 {
 /// An input element of A and B.
 pub trait Element: Copy + Pack4 {
     type Acc: Accumulator;
+    /// What C holds: the accumulator, or for [`Narrow`] inputs the input type.
+    type Out: Output;
+    /// An accumulated element of C as C holds it: the accumulator as it is, or rounded once
+    /// to the 16-bit type (to nearest even: overflow gives Inf, NaN stays NaN).
+    fn out(acc: Self::Acc) -> Self::Out;
     /// Zero, as loaded for padding.
     const ZERO: Self;
     /// Whether the element is its own accumulator type (f32, f64), so its bytes can be
@@ -131,6 +143,11 @@ macro_rules! tensor_cores {
 
 impl Element for f32 {
     type Acc = f32;
+    type Out = f32;
+    #[inline(always)]
+    fn out(acc: f32) -> f32 {
+        acc
+    }
     const ZERO: Self = 0.0;
     const IS_ACC: bool = true;
     #[inline(always)]
@@ -142,6 +159,11 @@ impl Element for f32 {
 
 impl Element for f64 {
     type Acc = f64;
+    type Out = f64;
+    #[inline(always)]
+    fn out(acc: f64) -> f64 {
+        acc
+    }
     const ZERO: Self = 0.0;
     const IS_ACC: bool = true;
     #[inline(always)]
@@ -158,6 +180,11 @@ pub type F16 = f16;
 /// Widened by `cvt.f32.f16` on the GPU.
 impl Element for f16 {
     type Acc = f32;
+    type Out = f32;
+    #[inline(always)]
+    fn out(acc: f32) -> f32 {
+        acc
+    }
     const ZERO: Self = 0.0;
     const IS_ACC: bool = false;
     #[inline(always)]
@@ -175,6 +202,11 @@ pub struct Bf16(pub u16);
 
 impl Element for Bf16 {
     type Acc = f32;
+    type Out = f32;
+    #[inline(always)]
+    fn out(acc: f32) -> f32 {
+        acc
+    }
     const ZERO: Self = Bf16(0);
     const IS_ACC: bool = false;
     #[inline(always)]
@@ -182,4 +214,74 @@ impl Element for Bf16 {
         f32::from_bits((self.0 as u32) << 16)
     }
     tensor_cores!(|x: Bf16| x.0, m16n8k16_bf16, m64n256k16_bf16);
+}
+
+impl Bf16 {
+    /// `x` rounded to the nearest bfloat16, ties to even: a finite value past the largest
+    /// bfloat16 gives Inf, NaN the canonical NaN. One `cvt.rn.bf16.f32` from compute
+    /// capability 8.0 (the integer form cost so many instructions per element that LLVM
+    /// stopped unrolling `wgmma_tma`'s epilogue and sent its 128 accumulators to local
+    /// memory); the same in integer operations elsewhere (sm_70, the host).
+    #[inline(always)]
+    pub fn round(x: f32) -> Bf16 {
+        #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
+        {
+            let bits: u16;
+            // SAFETY: a conversion between registers.
+            unsafe {
+                core::arch::asm!("cvt.rn.bf16.f32 {b}, {x};", b = out(reg16) bits, x = in(reg32) x)
+            };
+            Bf16(bits)
+        }
+        #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_80")))]
+        Self::round_bits(x)
+    }
+
+    /// [`Bf16::round`] in integer operations.
+    #[inline(always)]
+    pub fn round_bits(x: f32) -> Bf16 {
+        let bits = x.to_bits();
+        let even = (bits >> 16) & 1;
+        let rounded = (bits.wrapping_add(0x7fff + even) >> 16) as u16;
+        Bf16(if x.is_nan() { 0x7fff } else { rounded })
+    }
+}
+
+/// A 16-bit input whose product is written to C in that same type: the bits of `E`, and
+/// entry points `<kernel>_<type>_<type>` that accumulate in f32 like `E`'s and round each
+/// element of C once, as it is stored.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub struct Narrow<E>(pub E);
+
+impl Element for Narrow<f16> {
+    type Acc = f32;
+    type Out = f16;
+    #[inline(always)]
+    fn out(acc: f32) -> f16 {
+        acc as f16
+    }
+    const ZERO: Self = Narrow(0.0);
+    const IS_ACC: bool = false;
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self.0 as f32
+    }
+    tensor_cores!(|x: Narrow<f16>| x.0.to_bits(), m16n8k16_f16, m64n256k16_f16);
+}
+
+impl Element for Narrow<Bf16> {
+    type Acc = f32;
+    type Out = Bf16;
+    #[inline(always)]
+    fn out(acc: f32) -> Bf16 {
+        Bf16::round(acc)
+    }
+    const ZERO: Self = Narrow(Bf16(0));
+    const IS_ACC: bool = false;
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self.0.widen()
+    }
+    tensor_cores!(|x: Narrow<Bf16>| x.0.0, m16n8k16_bf16, m64n256k16_bf16);
 }

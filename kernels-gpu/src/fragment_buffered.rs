@@ -16,9 +16,9 @@ use crate::block_tile::{
 use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
 
 /// Padding of A^T's rows, in elements (a multiple of 4 keeps 16-byte reads aligned).
@@ -69,7 +69,7 @@ pub unsafe fn fragment_pipelined<
 >(
     a: *const T,
     b: *const T,
-    c: *mut T::Acc,
+    c: *mut T::Out,
     m: u32,
     n: u32,
     k: u32,
@@ -83,8 +83,9 @@ pub unsafe fn fragment_pipelined<
     let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
     let phases = (0, k.div_ceil(BK));
     let me = WarpTiled::coords::<BM, BN>(thread_idx_x());
-    let write_c =
-        |acc: &ThreadTile<T::Acc>| unsafe { epilogue::<_, BM, BN>(c, acc, (m, n), blk, me) };
+    let write_c = |acc: &ThreadTile<T::Acc>| unsafe {
+        epilogue::<_, _, BM, BN>((c, T::out), acc, (m, n), blk, me)
+    };
     if SPECIALISE && blk.interior && k.is_multiple_of(BK) {
         unsafe {
             mainloop::<T, WarpTiled, BM, BN, BK, PARTS, false>(
@@ -286,6 +287,6 @@ pub unsafe fn fragment_buffered_k16<T: Element>(g: Gemm<T>) {
 }
 
 entry_points!(fragment_buffered;
-    fragment_buffered_f32: f32, fragment_buffered_f64: f64, fragment_buffered_f16: f16, fragment_buffered_bf16: Bf16);
+    fragment_buffered_f32: f32, fragment_buffered_f64: f64, fragment_buffered_f16: f16, fragment_buffered_bf16: Bf16, fragment_buffered_f16_f16: Narrow<f16>, fragment_buffered_bf16_bf16: Narrow<Bf16>);
 entry_points!(fragment_buffered_k16;
-    fragment_buffered_k16_f32: f32, fragment_buffered_k16_f64: f64, fragment_buffered_k16_f16: f16, fragment_buffered_k16_bf16: Bf16);
+    fragment_buffered_k16_f32: f32, fragment_buffered_k16_f64: f64, fragment_buffered_k16_f16: f16, fragment_buffered_k16_bf16: Bf16, fragment_buffered_k16_f16_f16: Narrow<f16>, fragment_buffered_k16_bf16_bf16: Narrow<Bf16>);

@@ -31,6 +31,8 @@ pub mod block_tile;
 pub mod catalogue;
 pub mod coarse;
 pub mod decode;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod decode_async;
 pub mod device;
 pub mod double_buffered;
 pub mod element;

@@ -14,9 +14,9 @@ use crate::catalogue::KernelSpec;
 use crate::device::async_copy::{commit_group, wait_group};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::mma_ldmatrix::Ldmatrix;
 use crate::mma_sync::{one_stage, tensor_spec};
 use crate::problem::{Gemm, entry_points};
@@ -162,7 +162,7 @@ pub(crate) unsafe fn pipelined<
         let here = stage(phase % DEPTH);
         unsafe { tensor_tile::multiply::<T, Ldmatrix, NT, BK, PREFETCH>(&here, &mut acc, me) };
     }
-    unsafe { tensor_tile::epilogue(c, &acc, (m, n), (row0, col0), me) };
+    unsafe { tensor_tile::epilogue::<T, _>(c, &acc, (m, n), (row0, col0), me) };
 }
 
-entry_points!(mma_async; mma_async_f16: f16, mma_async_bf16: Bf16);
+entry_points!(mma_async; mma_async_f16: f16, mma_async_bf16: Bf16, mma_async_f16_f16: Narrow<f16>, mma_async_bf16_bf16: Narrow<Bf16>);

@@ -5,9 +5,9 @@
 //!
 //! Launch rules ([`SPEC`]): as `mma_wide`, with 3 stages of 64 K steps (156,672 bytes).
 use crate::catalogue::KernelSpec;
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::Element;
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::mma_async::pipelined;
 use crate::mma_sync::tensor_spec;
 use crate::problem::{Gemm, entry_points};
@@ -29,4 +29,4 @@ pub unsafe fn mma_deep<T: Element>(gemm: Gemm<T>) {
     unsafe { pipelined::<T, BN, 8, BK, STAGES, true>(gemm) }
 }
 
-entry_points!(mma_deep; mma_deep_f16: f16, mma_deep_bf16: Bf16);
+entry_points!(mma_deep; mma_deep_f16: f16, mma_deep_bf16: Bf16, mma_deep_f16_f16: Narrow<f16>, mma_deep_bf16_bf16: Narrow<Bf16>);

@@ -6,9 +6,9 @@
 //! Launch rules ([`SPEC`]): as `mma_async`, with 3 stages of 64 K steps (107,520 bytes: two
 //! blocks fit an SM's 228 KiB).
 use crate::catalogue::{KernelSpec, PerAcc};
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::Element;
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::mma_async::pipelined;
 use crate::mma_sync::tensor_spec;
 use crate::problem::{Gemm, entry_points};
@@ -36,4 +36,4 @@ pub unsafe fn mma_deep128<T: Element>(gemm: Gemm<T>) {
     unsafe { pipelined::<T, BN, 4, BK, STAGES, true>(gemm) }
 }
 
-entry_points!(mma_deep128; mma_deep128_f16: f16, mma_deep128_bf16: Bf16);
+entry_points!(mma_deep128; mma_deep128_f16: f16, mma_deep128_bf16: Bf16, mma_deep128_f16_f16: Narrow<f16>, mma_deep128_bf16_bf16: Narrow<Bf16>);

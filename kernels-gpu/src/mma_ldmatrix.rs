@@ -8,9 +8,9 @@
 //! Launch rules ([`SPEC`]): as `mma_sync`.
 use crate::catalogue::KernelSpec;
 use crate::device::ldmatrix;
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::Element;
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::mma_sync::{one_stage, tensor_spec};
 use crate::problem::{Gemm, entry_points};
 use crate::tensor_tile::{Fragments, Lane, MT, Stage};
@@ -60,4 +60,4 @@ pub unsafe fn mma_ldmatrix<T: Element>(gemm: Gemm<T>) {
     unsafe { one_stage::<T, Ldmatrix, 128, 4>(gemm) }
 }
 
-entry_points!(mma_ldmatrix; mma_ldmatrix_f16: f16, mma_ldmatrix_bf16: Bf16);
+entry_points!(mma_ldmatrix; mma_ldmatrix_f16: f16, mma_ldmatrix_bf16: Bf16, mma_ldmatrix_f16_f16: Narrow<f16>, mma_ldmatrix_bf16_bf16: Narrow<Bf16>);

@@ -12,9 +12,9 @@
 use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
 use crate::tensor_tile::{self, BK, BM, Fragments, Lane, MT, PAD, Stage, THREADS};
 
@@ -145,7 +145,7 @@ pub unsafe fn one_stage_tile<T: Element, F: Fragments, const BN: u32, const NT: 
         sync_threads(); // everyone is done before the next phase overwrites the tiles
     }
     if works {
-        unsafe { tensor_tile::epilogue(c, &acc, (m, n), (row0, col0), me) };
+        unsafe { tensor_tile::epilogue::<T, _>(c, &acc, (m, n), (row0, col0), me) };
     }
 }
 
@@ -157,4 +157,4 @@ pub unsafe fn mma_sync<T: Element>(gemm: Gemm<T>) {
     unsafe { one_stage::<T, SharedLoads, BN, NT>(gemm) }
 }
 
-entry_points!(mma_sync; mma_sync_f16: f16, mma_sync_bf16: Bf16);
+entry_points!(mma_sync; mma_sync_f16: f16, mma_sync_bf16: Bf16, mma_sync_f16_f16: Narrow<f16>, mma_sync_bf16_bf16: Narrow<Bf16>);

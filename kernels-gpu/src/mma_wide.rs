@@ -6,9 +6,9 @@
 //! Launch rules ([`SPEC`]): 256 threads, grid `ceil(n / 256) x ceil(m / 128)`, 4 stages of
 //! shared memory (108,544 bytes); only in the sm_80 module; f16, bf16.
 use crate::catalogue::KernelSpec;
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::Element;
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::mma_async::{STAGES, pipelined};
 use crate::mma_sync::tensor_spec;
 use crate::problem::{Gemm, entry_points};
@@ -28,4 +28,4 @@ pub unsafe fn mma_wide<T: Element>(gemm: Gemm<T>) {
     unsafe { pipelined::<T, BN, 8, 32, STAGES, false>(gemm) }
 }
 
-entry_points!(mma_wide; mma_wide_f16: f16, mma_wide_bf16: Bf16);
+entry_points!(mma_wide; mma_wide_f16: f16, mma_wide_bf16: Bf16, mma_wide_f16_f16: Narrow<f16>, mma_wide_bf16_bf16: Narrow<Bf16>);

@@ -9,9 +9,9 @@ use crate::catalogue::{
 use crate::device::global::{load, store};
 use crate::device::thread::{block_dim_x, block_dim_y, block_idx_x, block_idx_y};
 use crate::device::thread::{thread_idx_x, thread_idx_y};
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
 
 /// A warp spans 32 columns of one row of C.
@@ -48,8 +48,8 @@ pub unsafe fn naive<T: Element>(g: Gemm<T>) {
             let (x, y) = unsafe { (load(a, row * k_us + i), load(b, i * n_us + col)) };
             acc = acc.mul_add(x.widen(), y.widen());
         }
-        unsafe { store(c, row * n_us + col, acc) };
+        unsafe { store(c, row * n_us + col, T::out(acc)) };
     }
 }
 
-entry_points!(naive; naive_f32: f32, naive_f64: f64, naive_f16: f16, naive_bf16: Bf16);
+entry_points!(naive; naive_f32: f32, naive_f64: f64, naive_f16: f16, naive_bf16: Bf16, naive_f16_f16: Narrow<f16>, naive_bf16_bf16: Narrow<Bf16>);

@@ -17,9 +17,9 @@
 use crate::async_copy::async_pipelined;
 use crate::block_tile::PairedLanes;
 use crate::catalogue::{Arch, KernelSpec};
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::Element;
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::fragment_buffered::padded_stages;
 use crate::problem::{Gemm, entry_points};
 
@@ -45,4 +45,4 @@ pub unsafe fn paired_lanes<T: Element>(g: Gemm<T>) {
 }
 
 entry_points!(paired_lanes;
-    paired_lanes_f32: f32, paired_lanes_f64: f64, paired_lanes_f16: f16, paired_lanes_bf16: Bf16);
+    paired_lanes_f32: f32, paired_lanes_f64: f64, paired_lanes_f16: f16, paired_lanes_bf16: Bf16, paired_lanes_f16_f16: Narrow<f16>, paired_lanes_bf16_bf16: Narrow<Bf16>);

@@ -80,7 +80,7 @@ impl Problem {
 pub struct Gemm<T: Element> {
     pub a: *const T,
     pub b: *const T,
-    pub c: *mut T::Acc,
+    pub c: *mut T::Out,
     /// Scratch memory of the kernels that need it (`stream_k`'s partial sums); null otherwise.
     pub workspace: *mut T::Acc,
     pub p: Problem,
@@ -90,7 +90,7 @@ impl<T: Element> Gemm<T> {
     /// `(a, b, c, m, n, k)`: what a body computing row-major `C = A B` reads.
     #[inline(always)]
     #[allow(clippy::type_complexity)]
-    pub fn plain(&self) -> (*const T, *const T, *mut T::Acc, u32, u32, u32) {
+    pub fn plain(&self) -> (*const T, *const T, *mut T::Out, u32, u32, u32) {
         (self.a, self.b, self.c, self.p.m, self.p.n, self.p.k)
     }
 }
@@ -110,7 +110,7 @@ macro_rules! entry_points {
         pub unsafe extern "ptx-kernel" fn $name(
             a: *const $elem,
             b: *const $elem,
-            c: *mut <$elem as $crate::element::Element>::Acc,
+            c: *mut <$elem as $crate::element::Element>::Out,
             workspace: *mut <$elem as $crate::element::Element>::Acc,
             p: $crate::problem::Problem,
         ) {

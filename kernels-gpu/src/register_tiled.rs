@@ -10,9 +10,9 @@ use crate::coarse::load_or_zero;
 use crate::device::global::store;
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
 
 pub const SPEC: KernelSpec = crate::block_tile::spec(
@@ -83,11 +83,17 @@ pub unsafe fn register_tiled<T: Element>(g: Gemm<T>) {
         for j in 0..TN as usize {
             let col = col0 + tc * TN + j as u32;
             if row < m && col < n {
-                unsafe { store(c, row as usize * n as usize + col as usize, acc[i][j]) };
+                unsafe {
+                    store(
+                        c,
+                        row as usize * n as usize + col as usize,
+                        T::out(acc[i][j]),
+                    )
+                };
             }
         }
     }
 }
 
 entry_points!(register_tiled;
-    register_tiled_f32: f32, register_tiled_f64: f64, register_tiled_f16: f16, register_tiled_bf16: Bf16);
+    register_tiled_f32: f32, register_tiled_f64: f64, register_tiled_f16: f16, register_tiled_bf16: Bf16, register_tiled_f16_f16: Narrow<f16>, register_tiled_bf16_bf16: Narrow<Bf16>);

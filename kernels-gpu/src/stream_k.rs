@@ -25,9 +25,9 @@ use crate::block_tile::{Block, PairedLanes, ThreadMap, ThreadTile, epilogue};
 use crate::catalogue::{Arch, Grid, KernelSpec};
 use crate::device::global::{load, store};
 use crate::device::thread::{block_idx_x, sync_threads, thread_idx_x};
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::fragment_buffered::padded_stages;
 use crate::problem::{Gemm, entry_points};
 
@@ -152,7 +152,7 @@ impl Schedule {
     #[inline(always)]
     fn block<T: Element>(
         &self,
-        abc: (*const T, *const T, *mut T::Acc),
+        abc: (*const T, *const T, *mut T::Out),
         mnk: (u32, u32, u32),
         tile: u32,
     ) -> Block {
@@ -178,7 +178,9 @@ pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
     let s = Schedule::new((m, n, k), ctas);
     let me = M::coords::<BM, BN>(thread_idx_x());
     let write_c = |blk: Block| {
-        move |acc: &ThreadTile<T::Acc>| unsafe { epilogue::<_, BM, BN>(c, acc, (m, n), blk, me) }
+        move |acc: &ThreadTile<T::Acc>| unsafe {
+            epilogue::<_, _, BM, BN>((c, T::out), acc, (m, n), blk, me)
+        }
     };
     let block = block_idx_x();
     if block < s.whole {
@@ -209,7 +211,7 @@ pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
                     col0: 0,
                     interior: true,
                 };
-                epilogue::<_, BM, BN>(dst, acc, (BM, BN), whole_tile, me)
+                epilogue::<_, _, BM, BN>((dst, |x| x), acc, (BM, BN), whole_tile, me)
             },
         };
         // The first piece's last reads of shared memory are done before the second's stores.
@@ -261,11 +263,17 @@ pub unsafe fn stream_k_fixup<T: Element>(g: Gemm<T>) {
     for j in 0..FIXUP_PER_THREAD {
         let (row, col) = (row0 + at(j) / BN, col0 + at(j) % BN);
         if row < m && col < n {
-            unsafe { store(c, row as usize * n as usize + col as usize, sum[j as usize]) };
+            unsafe {
+                store(
+                    c,
+                    row as usize * n as usize + col as usize,
+                    T::out(sum[j as usize]),
+                )
+            };
         }
     }
 }
 
-entry_points!(stream_k; stream_k_f32: f32, stream_k_f64: f64, stream_k_f16: f16, stream_k_bf16: Bf16);
+entry_points!(stream_k; stream_k_f32: f32, stream_k_f64: f64, stream_k_f16: f16, stream_k_bf16: Bf16, stream_k_f16_f16: Narrow<f16>, stream_k_bf16_bf16: Narrow<Bf16>);
 // One fix-up per accumulator type; f16 and bf16 products launch the f32 one.
-entry_points!(stream_k_fixup; stream_k_fixup_f32: f32, stream_k_fixup_f64: f64);
+entry_points!(stream_k_fixup; stream_k_fixup_f32: f32, stream_k_fixup_f64: f64, stream_k_fixup_f16_f16: Narrow<f16>, stream_k_fixup_bf16_bf16: Narrow<Bf16>);

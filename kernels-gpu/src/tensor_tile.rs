@@ -9,7 +9,7 @@
 use crate::device::global::{load4_or_zeros, store};
 use crate::device::shared::SharedTile;
 use crate::device::vector::aligned4;
-use crate::element::{Accumulator, Element};
+use crate::element::Element;
 
 pub const BM: u32 = 128;
 pub const BK: u32 = 32;
@@ -175,9 +175,9 @@ pub unsafe fn load_phase<T: Element, const BN: u32>(
 /// # Safety
 /// `c` is `m x n`, row-major; no other thread writes these elements.
 #[inline(always)]
-pub unsafe fn epilogue<A: Accumulator, const NT: usize>(
-    c: *mut A,
-    acc: &Accumulators<A, NT>,
+pub unsafe fn epilogue<T: Element, const NT: usize>(
+    c: *mut T::Out,
+    acc: &Accumulators<T::Acc, NT>,
     (m, n): (u32, u32),
     (row0, col0): (u32, u32),
     me: Lane,
@@ -191,7 +191,8 @@ pub unsafe fn epilogue<A: Accumulator, const NT: usize>(
                 for e in 0..2 {
                     if row < m && col + e < n {
                         let at = row as usize * n as usize + (col + e) as usize;
-                        unsafe { store(c, at, acc[i][j][2 * h as usize + e as usize]) };
+                        let value = T::out(acc[i][j][2 * h as usize + e as usize]);
+                        unsafe { store(c, at, value) };
                     }
                 }
             }

@@ -27,9 +27,9 @@ use crate::device::global::{load, load4, store};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::vector::aligned4;
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
 
 /// A candidate only where C has at most 32 rows or columns: it reads the larger input once
@@ -128,7 +128,7 @@ pub unsafe fn thin<T: Element>(g: Gemm<T>) {
         sync_threads();
         if warp == 0 && row < m && col < n {
             let total = unsafe { row_sum(&partial, lane) };
-            unsafe { store(c, row as usize * n as usize + col as usize, total) };
+            unsafe { store(c, row as usize * n as usize + col as usize, T::out(total)) };
         }
     } else {
         // Few columns.
@@ -163,7 +163,7 @@ pub unsafe fn thin<T: Element>(g: Gemm<T>) {
             sync_threads();
             if lane == 0 && row < m {
                 let total = unsafe { row_sum(&partial, warp) };
-                unsafe { store(c, row as usize * n as usize + col as usize, total) };
+                unsafe { store(c, row as usize * n as usize + col as usize, T::out(total)) };
             }
             // Before the next column overwrites the partial sums.
             sync_threads();
@@ -171,4 +171,4 @@ pub unsafe fn thin<T: Element>(g: Gemm<T>) {
     }
 }
 
-entry_points!(thin; thin_f32: f32, thin_f64: f64, thin_f16: f16, thin_bf16: Bf16);
+entry_points!(thin; thin_f32: f32, thin_f64: f64, thin_f16: f16, thin_bf16: Bf16, thin_f16_f16: Narrow<f16>, thin_bf16_bf16: Narrow<Bf16>);

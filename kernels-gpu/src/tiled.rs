@@ -16,9 +16,9 @@ use crate::catalogue::{
 use crate::device::global::{load, store};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y};
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
 
 /// The spec of the tiled kernel of width `w` compiled in (`threads`, `tile`) or given at
@@ -98,7 +98,7 @@ pub unsafe fn tiled_dyn<T: Element>(g: Gemm<T>) {
 unsafe fn tiled_body<T: Element>(
     a: *const T,
     b: *const T,
-    c: *mut T::Acc,
+    c: *mut T::Out,
     m: u32,
     n: u32,
     k: u32,
@@ -148,15 +148,15 @@ unsafe fn tiled_body<T: Element>(
     }
 
     if row < m && col < n {
-        unsafe { store(c, row as usize * n_us + col as usize, acc) };
+        unsafe { store(c, row as usize * n_us + col as usize, T::out(acc)) };
     }
 }
 
 entry_points!(tiled::<_, 8>;
-    tiled8_f32: f32, tiled8_f64: f64, tiled8_f16: f16, tiled8_bf16: Bf16);
+    tiled8_f32: f32, tiled8_f64: f64, tiled8_f16: f16, tiled8_bf16: Bf16, tiled8_f16_f16: Narrow<f16>, tiled8_bf16_bf16: Narrow<Bf16>);
 entry_points!(tiled::<_, 16>;
-    tiled16_f32: f32, tiled16_f64: f64, tiled16_f16: f16, tiled16_bf16: Bf16);
+    tiled16_f32: f32, tiled16_f64: f64, tiled16_f16: f16, tiled16_bf16: Bf16, tiled16_f16_f16: Narrow<f16>, tiled16_bf16_bf16: Narrow<Bf16>);
 entry_points!(tiled::<_, 32>;
-    tiled32_f32: f32, tiled32_f64: f64, tiled32_f16: f16, tiled32_bf16: Bf16);
+    tiled32_f32: f32, tiled32_f64: f64, tiled32_f16: f16, tiled32_bf16: Bf16, tiled32_f16_f16: Narrow<f16>, tiled32_bf16_bf16: Narrow<Bf16>);
 entry_points!(tiled_dyn;
-    tiled_dyn_f32: f32, tiled_dyn_f64: f64, tiled_dyn_f16: f16, tiled_dyn_bf16: Bf16);
+    tiled_dyn_f32: f32, tiled_dyn_f64: f64, tiled_dyn_f16: f16, tiled_dyn_bf16: Bf16, tiled_dyn_f16_f16: Narrow<f16>, tiled_dyn_bf16_bf16: Narrow<Bf16>);

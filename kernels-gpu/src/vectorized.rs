@@ -10,9 +10,9 @@ use crate::block_tile::{Block, RowMajor, Stage, ThreadMap, epilogue, fetch, mult
 use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
 
 pub const SPEC: KernelSpec = crate::block_tile::spec(
@@ -52,8 +52,8 @@ pub unsafe fn vectorized<T: Element>(g: Gemm<T>) {
         unsafe { multiply::<_, BM, BN, BK>(&stage, &mut acc, me) };
         sync_threads();
     }
-    unsafe { epilogue::<_, BM, BN>(c, &acc, (m, n), blk, me) };
+    unsafe { epilogue::<_, _, BM, BN>((c, T::out), &acc, (m, n), blk, me) };
 }
 
 entry_points!(vectorized;
-    vectorized_f32: f32, vectorized_f64: f64, vectorized_f16: f16, vectorized_bf16: Bf16);
+    vectorized_f32: f32, vectorized_f64: f64, vectorized_f16: f16, vectorized_bf16: Bf16, vectorized_f16_f16: Narrow<f16>, vectorized_bf16_bf16: Narrow<Bf16>);

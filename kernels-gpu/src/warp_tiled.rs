@@ -14,9 +14,9 @@
 use crate::block_tile::WarpTiled;
 use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::double_buffered::pipelined;
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::Element;
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
 
 /// Two stages of `bk` K steps for a block tile of `rows x cols`.
@@ -88,8 +88,8 @@ pub unsafe fn warp_tiled_64<T: Element>(g: Gemm<T>) {
 }
 
 entry_points!(warp_tiled;
-    warp_tiled_f32: f32, warp_tiled_f64: f64, warp_tiled_f16: f16, warp_tiled_bf16: Bf16);
+    warp_tiled_f32: f32, warp_tiled_f64: f64, warp_tiled_f16: f16, warp_tiled_bf16: Bf16, warp_tiled_f16_f16: Narrow<f16>, warp_tiled_bf16_bf16: Narrow<Bf16>);
 entry_points!(warp_tiled_k16;
-    warp_tiled_k16_f32: f32, warp_tiled_k16_f64: f64, warp_tiled_k16_f16: f16, warp_tiled_k16_bf16: Bf16);
+    warp_tiled_k16_f32: f32, warp_tiled_k16_f64: f64, warp_tiled_k16_f16: f16, warp_tiled_k16_bf16: Bf16, warp_tiled_k16_f16_f16: Narrow<f16>, warp_tiled_k16_bf16_bf16: Narrow<Bf16>);
 entry_points!(warp_tiled_64;
-    warp_tiled_64_f32: f32, warp_tiled_64_f64: f64, warp_tiled_64_f16: f16, warp_tiled_64_bf16: Bf16);
+    warp_tiled_64_f32: f32, warp_tiled_64_f64: f64, warp_tiled_64_f16: f16, warp_tiled_64_bf16: Bf16, warp_tiled_64_f16_f16: Narrow<f16>, warp_tiled_64_bf16_bf16: Narrow<Bf16>);

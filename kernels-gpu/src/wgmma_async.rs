@@ -22,9 +22,9 @@ use crate::device::global::{store, store2};
 use crate::device::shared::{SharedArena, shared_address};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::wgmma::{self, Descriptor, Swizzle};
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::mma_async::chunked;
 use crate::mma_ldmatrix::Ldmatrix;
 use crate::mma_sync::one_stage;
@@ -149,7 +149,7 @@ pub unsafe fn wgmma_async<T: Element>(gemm: Gemm<T>) {
         wgmma::wait_group::<1>(&mut acc);
     }
     wgmma::wait_group::<0>(&mut acc);
-    unsafe { epilogue(c, &acc, (m, n), (row0 + warpgroup * 64, col0), tid % 128) };
+    unsafe { epilogue::<T>(c, &acc, (m, n), (row0 + warpgroup * 64, col0), tid % 128) };
 }
 
 /// A warpgroup's operands in stage 0: its 64 rows of A and B, as descriptors of the first K
@@ -194,8 +194,8 @@ impl Descriptors {
 /// # Safety
 /// `c` is `m x n`, row-major; no other thread writes these elements.
 #[inline(always)]
-pub(crate) unsafe fn epilogue<A: Accumulator>(
-    c: *mut A,
+pub(crate) unsafe fn epilogue<T: Element>(
+    c: *mut T::Out,
     acc: &[f32; 128],
     (m, n): (u32, u32),
     (row0, col0): (u32, u32),
@@ -206,13 +206,13 @@ pub(crate) unsafe fn epilogue<A: Accumulator>(
     let row_base = row0 + (t / 32) * 16 + g;
     // A thread's two columns as one 8-byte store where they are aligned: a warp's store
     // then fills whole 32-byte sectors of 8 rows.
-    let paired = n.is_multiple_of(2) && (c as usize).is_multiple_of(2 * size_of::<A>());
+    let paired = n.is_multiple_of(2) && (c as usize).is_multiple_of(2 * size_of::<T::Out>());
     for j in 0..32 {
         for h in 0..2 {
             let row = row_base + 8 * h;
             let col = col0 + 8 * j + 2 * tq;
             let at = row as usize * n as usize + col as usize;
-            let v = |e: u32| A::from_f32(acc[(4 * j + 2 * h + e) as usize]);
+            let v = |e: u32| T::out(T::Acc::from_f32(acc[(4 * j + 2 * h + e) as usize]));
             if row >= m {
                 continue;
             }
@@ -229,4 +229,4 @@ pub(crate) unsafe fn epilogue<A: Accumulator>(
     }
 }
 
-entry_points!(wgmma_async; wgmma_async_f16: f16, wgmma_async_bf16: Bf16);
+entry_points!(wgmma_async; wgmma_async_f16: f16, wgmma_async_bf16: Bf16, wgmma_async_f16_f16: Narrow<f16>, wgmma_async_bf16_bf16: Narrow<Bf16>);

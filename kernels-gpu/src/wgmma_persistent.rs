@@ -7,9 +7,9 @@
 //!
 //! Launch rules ([`SPEC`]): as `wgmma_tma`, with a 1D grid of `min(tiles, SMs)` blocks.
 use crate::catalogue::{Grid, KernelSpec};
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::Element;
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
 use crate::wgmma_tma::warp_specialised;
 
@@ -28,4 +28,4 @@ pub unsafe fn wgmma_persistent<T: Element>(gemm: Gemm<T>) {
     unsafe { warp_specialised::<T, true>(gemm) }
 }
 
-entry_points!(wgmma_persistent; wgmma_persistent_f16: f16, wgmma_persistent_bf16: Bf16);
+entry_points!(wgmma_persistent; wgmma_persistent_f16: f16, wgmma_persistent_bf16: Bf16, wgmma_persistent_f16_f16: Narrow<f16>, wgmma_persistent_bf16_bf16: Narrow<Bf16>);

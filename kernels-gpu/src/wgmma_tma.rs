@@ -27,9 +27,9 @@ use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
 use crate::device::tma::{self, MAP_BYTES};
 use crate::device::wgmma;
-#[cfg(target_arch = "nvptx64")]
-use crate::element::Bf16;
 use crate::element::Element;
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
 use crate::mma_async::chunked;
 use crate::mma_ldmatrix::Ldmatrix;
 use crate::mma_sync::one_stage_tile;
@@ -222,8 +222,8 @@ pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: 
         if phases > 0 {
             unsafe { mbarrier::arrive(empty((it - 1) % STAGES)) };
         }
-        unsafe { epilogue(c, &acc, (m, n), (row0 + warpgroup * 64, col0), t % 128) };
+        unsafe { epilogue::<T>(c, &acc, (m, n), (row0 + warpgroup * 64, col0), t % 128) };
     }
 }
 
-entry_points!(wgmma_tma; wgmma_tma_f16: f16, wgmma_tma_bf16: Bf16);
+entry_points!(wgmma_tma; wgmma_tma_f16: f16, wgmma_tma_bf16: Bf16, wgmma_tma_f16_f16: Narrow<f16>, wgmma_tma_bf16_bf16: Narrow<Bf16>);

@@ -2,7 +2,7 @@
 use libtest_mimic::{Completion, Failed, Trial};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use rgemm::{Context, CpuExecutor, Element, Kernel, Matrix, Scalar};
+use rgemm::{Context, CpuExecutor, Element, Kernel, Matrix, Output, Scalar};
 use std::sync::{Arc, OnceLock};
 
 /// Where a product runs: the GPU, or the same kernels on the CPU executor.
@@ -36,13 +36,30 @@ impl Backend {
         }
     }
 
-    /// `C = A * B` into an existing C, which may hold anything (poison, to see that every
-    /// element is written): on the GPU through device buffers, on the CPU in place.
-    pub fn matmul_into<T: Element>(
+    /// `A * B` with C of type `O`, the backend's own choice of kernel (the CPU's: `tiled16`).
+    pub fn matmul_as<O: Output<T>, T: Element>(
         &self,
         a: &Matrix<T>,
         b: &Matrix<T>,
-        c: &mut Matrix<T::Out>,
+    ) -> rgemm::Result<Matrix<O>> {
+        match self {
+            Backend::Gpu(ctx) => ctx.matmul_as(a, b),
+            Backend::Cpu(cpu) => {
+                let mut c = Matrix::zeros(a.rows(), b.cols())?;
+                cpu.matmul_into(a, b, &mut c, Kernel::Tiled16)?;
+                Ok(c)
+            }
+        }
+    }
+
+    /// `C = A * B` into an existing C (of either output type), which may hold anything
+    /// (poison, to see that every element is written): on the GPU through device buffers,
+    /// on the CPU in place.
+    pub fn matmul_into<T: Element, O: Output<T>>(
+        &self,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        c: &mut Matrix<O>,
         kernel: Kernel,
     ) -> rgemm::Result<()> {
         match self {
@@ -75,6 +92,26 @@ macro_rules! property_trials {
             $crate::Under::all_for::<rgemm::bf16>()
                 .into_iter()
                 .map($one::<rgemm::bf16>),
+        );
+        trials
+    }};
+}
+
+/// One property trial per (kernel or choice, 16-bit type) with C in the input type:
+/// `$one::<T, T>(under)` for f16 and bf16.
+#[macro_export]
+macro_rules! narrow_property_trials {
+    ($one:ident) => {{
+        let mut trials = Vec::new();
+        trials.extend(
+            $crate::Under::all_for::<rgemm::f16>()
+                .into_iter()
+                .map($one::<rgemm::f16, rgemm::f16>),
+        );
+        trials.extend(
+            $crate::Under::all_for::<rgemm::bf16>()
+                .into_iter()
+                .map($one::<rgemm::bf16, rgemm::bf16>),
         );
         trials
     }};
@@ -165,6 +202,16 @@ pub fn property<T: Element>(
     cases: u32,
     max_side: usize,
 ) -> Result<(), String> {
+    property_as::<T, T::Out>(backend, under, cases, max_side)
+}
+
+/// [`property`] with C of type `O`, which starts as NaN (every element must be written).
+pub fn property_as<T: Element, O: Output<T>>(
+    backend: &Backend,
+    under: Under,
+    cases: u32,
+    max_side: usize,
+) -> Result<(), String> {
     let mut runner = TestRunner::new(Config {
         cases,
         failure_persistence: None,
@@ -187,10 +234,11 @@ pub fn property<T: Element>(
             };
             let a = random_matrix::<T>(m, k, seed);
             let b = random_matrix::<T>(k, n, seed ^ 0x9e37_79b9);
-            let c = match under {
-                Under::Fixed(kernel) => backend.matmul_with(&a, &b, kernel),
-                Under::Dynamic => backend.matmul_with(&a, &b, Kernel::TiledDynamic(tile)),
-                Under::Auto => backend.matmul(&a, &b),
+            let mut c = Matrix::from_vec(m, n, vec![O::from_f64(f64::NAN); m * n]).unwrap();
+            match under {
+                Under::Fixed(kernel) => backend.matmul_into(&a, &b, &mut c, kernel),
+                Under::Dynamic => backend.matmul_into(&a, &b, &mut c, Kernel::TiledDynamic(tile)),
+                Under::Auto => backend.matmul_as(&a, &b).map(|auto| c = auto),
             }
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
             check_product_with(&a, &b, &c, under.tensor_cores::<T>()).map_err(TestCaseError::fail)
@@ -261,10 +309,14 @@ pub fn check_product<T: Element>(
 /// Hopper report truncation, an error of up to 2u per addition instead of u), so the bound
 /// uses twice the accumulator's unit roundoff. Products of 16-bit inputs are exact in f32 on
 /// both, so nothing else changes.
-pub fn check_product_with<T: Element>(
+///
+/// A C in a 16-bit type (`O`) is the f32 sum rounded once more: `O::ROUNDING`'s
+/// `u |x| + eta` on top, of the reference plus the sum's own bound; the reference rounded
+/// to `O` (an Inf past the type's range) always passes.
+pub fn check_product_with<T: Element, O: Output<T>>(
     a: &Matrix<T>,
     b: &Matrix<T>,
-    c: &Matrix<T::Out>,
+    c: &Matrix<O>,
     tensor_cores: bool,
 ) -> Result<(), String> {
     let reference = rgemm::matmul_reference(a, b).map_err(|e| e.to_string())?;
@@ -289,8 +341,14 @@ pub fn check_product_with<T: Element>(
         .enumerate()
     {
         let got = got.to_f64();
-        let bound = if *s == 0.0 { 0.0 } else { gamma * s + 1e-30 };
-        let err = (got - want).abs();
+        let sum_bound = if *s == 0.0 { 0.0 } else { gamma * s + 1e-30 };
+        let (u, eta) = O::ROUNDING;
+        let bound = sum_bound + u * (want.abs() + sum_bound) + eta;
+        // The reference rounded to C's type is always right (and is how an Inf passes).
+        let err = match got == O::from_f64(*want).to_f64() {
+            true => 0.0,
+            false => (got - want).abs(),
+        };
         if err.is_nan() || err > bound {
             return Err(format!(
                 "C[{}][{}] = {got:e}, reference {want:e}, |error| {err:e} > bound {bound:e} ({}x{}x{})",
@@ -396,20 +454,33 @@ pub fn fixed_cases() -> Vec<Case> {
         }),
         ("shapes::decode_splits_k_over_blocks", |be| {
             // K large enough for several slices of K (each at least 256 rows), so the partial
-            // sums go through the workspace and the fix-up launch; M from 1 to 16 and past
-            // it (two passes), N off the 4-column loads' alignment too.
-            fn decode<T: Element>(be: &Backend) -> Result<(), String> {
+            // sums go through the workspace and `decode`'s fix-up launch or
+            // `decode_async`'s last block; M from 1 to 16 and past it (two passes), N off the
+            // 4- and 8-column loads' alignment too; C in f32 and in the input type. Twice
+            // each: the result must not depend on which block finishes last, and the
+            // counters must be left zero for the next product.
+            fn decode<T: Element, O: Output<T>>(be: &Backend) -> Result<(), String> {
                 for (m, n, k, seed) in [(1, 384, 2048, 1), (16, 130, 1000, 2), (17, 67, 777, 3)] {
                     let a = random_matrix::<T>(m, k, seed);
                     let b = random_matrix::<T>(k, n, seed ^ 0x51);
-                    let c = be.matmul_with(&a, &b, Kernel::Decode).map_err(fail)?;
-                    check_product_with(&a, &b, &c, false)
-                        .map_err(|e| format!("{m}x{n}x{k}: {e}"))?;
+                    for kernel in [Kernel::Decode, Kernel::DecodeAsync] {
+                        let mut first = Matrix::<O>::zeros(m, n).map_err(fail)?;
+                        be.matmul_into(&a, &b, &mut first, kernel).map_err(fail)?;
+                        check_product_with(&a, &b, &first, false)
+                            .map_err(|e| format!("{kernel} {m}x{n}x{k}: {e}"))?;
+                        let mut again = Matrix::<O>::zeros(m, n).map_err(fail)?;
+                        be.matmul_into(&a, &b, &mut again, kernel).map_err(fail)?;
+                        if again != first {
+                            return Err(format!("{kernel} {m}x{n}x{k}: a second run differs"));
+                        }
+                    }
                 }
                 Ok(())
             }
-            decode::<rgemm::f16>(be)?;
-            decode::<rgemm::bf16>(be)
+            decode::<rgemm::f16, f32>(be)?;
+            decode::<rgemm::bf16, f32>(be)?;
+            decode::<rgemm::f16, rgemm::f16>(be)?;
+            decode::<rgemm::bf16, rgemm::bf16>(be)
         }),
         ("shapes::thin_products_both_ways_exact_on_integers", |be| {
             // `thin`'s two ways through (few rows, few columns) and its 4-steps-per-load path
@@ -437,6 +508,46 @@ pub fn fixed_cases() -> Vec<Case> {
             ints::<f64>(be)?;
             ints::<rgemm::f16>(be)?;
             ints::<rgemm::bf16>(be)
+        }),
+        ("types::c_in_input_type_rounds_once_to_nearest_even", |be| {
+            // Every kernel with C in f16 / bf16: sums exact in f32 that the 16-bit type
+            // cannot hold (2049 and 2051: ties, to even; 256 x 2049 past f16's range: Inf),
+            // a NaN row and an Inf column. Each element must be the f64 reference rounded
+            // once to C's type, bit for bit (NaN where it is NaN).
+            fn each<T: Element + Output<T>>(be: &Backend) -> Result<(), String> {
+                let x = |v: f64| T::from_f64(v);
+                let a = Matrix::from_fn(4, 9, |r, k| match r {
+                    0 => x(1.0),
+                    1 => x(256.0),
+                    2 => x(if k == 0 { f64::NAN } else { 1.0 }),
+                    _ => x(if k == 0 { 1.0 } else { 0.0 }),
+                })
+                .map_err(fail)?;
+                let b = Matrix::from_fn(9, 4, |k, c| match c {
+                    0 => x(if k < 8 { 256.0 } else { 1.0 }),
+                    1 => x(if k < 8 { 256.0 } else { 3.0 }),
+                    2 => x(1.0),
+                    _ => x(if k == 0 { f64::INFINITY } else { 0.0 }),
+                })
+                .map_err(fail)?;
+                let want = rgemm::matmul_reference(&a, &b).map_err(fail)?;
+                for kernel in kernels_for::<T>(3) {
+                    let mut c = Matrix::<T>::zeros(4, 4).map_err(fail)?;
+                    be.matmul_into(&a, &b, &mut c, kernel).map_err(fail)?;
+                    for (got, want) in c.as_slice().iter().zip(want.as_slice()) {
+                        let (got, want) = (got.to_f64(), T::from_f64(*want).to_f64());
+                        if !(got == want || got.is_nan() && want.is_nan()) {
+                            let name = T::NAME;
+                            return Err(format!(
+                                "{kernel} {name}: {got} should be {want} in {c:?}"
+                            ));
+                        }
+                    }
+                }
+                Ok(())
+            }
+            each::<rgemm::f16>(be)?;
+            each::<rgemm::bf16>(be)
         }),
         ("shapes::zero_sized_dimensions_follow_the_maths", |be| {
             // C starts as NaN: K = 0 must write zeros, not leave C as it was.

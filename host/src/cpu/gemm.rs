@@ -1,14 +1,13 @@
 //! The GEMM kernels on the CPU executor: the same kernel bodies, the same launch rules
 //! ([`Kernel::launches`]) as on the GPU.
 use super::executor::{CpuExecutor, CpuLaunch};
-use crate::element::Element;
+use crate::element::{Element, Output};
 use crate::error::Result;
 use crate::kernels::Kernel;
 use crate::matrix::Matrix;
 use crate::props::DeviceProps;
 use crate::reference::{check_output_shape, check_product_shape};
 use rgemm_kernels::device::host::GlobalRegion;
-use rgemm_kernels::element::Element as DeviceElement;
 use rgemm_kernels::problem::Gemm;
 
 /// Raw pointers a kernel closure shares across the executor's OS threads; the kernels'
@@ -86,12 +85,13 @@ impl CpuExecutor {
 
     /// `C = A * B` into an existing `C` with `kernel`, as
     /// [`Context::matmul_device`](crate::Context::matmul_device) does on the GPU: every
-    /// element of C is written (whatever it held), and on error C is left untouched.
-    pub fn matmul_into<T: Element>(
+    /// element of C is written (whatever it held), and on error C is left untouched. C's
+    /// type chooses the output type ([`Output`]): `f32`, or for 16-bit inputs their own.
+    pub fn matmul_into<T: Element, O: Output<T>>(
         &self,
         a: &Matrix<T>,
         b: &Matrix<T>,
-        c: &mut Matrix<T::Out>,
+        c: &mut Matrix<O>,
         kernel: Kernel,
     ) -> Result<()> {
         let (m, n, k) = check_product_shape(a, b)?;
@@ -100,7 +100,6 @@ impl CpuExecutor {
         if m == 0 || n == 0 {
             return Ok(());
         }
-        type Acc<T> = <<T as Element>::Device as DeviceElement>::Acc;
         // Work on a copy, so a fault leaves C as it was.
         let mut out = c.as_slice().to_vec();
         let mut workspace = vec![<T::Out as Default>::default(); launches.workspace.max(1)];
@@ -121,26 +120,26 @@ impl CpuExecutor {
             region(&out),
             region(&workspace),
         ];
-        let gemm = Shared(Gemm::<T::Device> {
+        let gemm = Shared(Gemm::<O::Device> {
             a: a.as_slice().as_ptr().cast(),
             b: b.as_slice().as_ptr().cast(),
-            c: out.as_mut_ptr().cast::<Acc<T>>(),
-            workspace: workspace.as_mut_ptr().cast::<Acc<T>>(),
+            c: out.as_mut_ptr().cast(),
+            workspace: workspace.as_mut_ptr().cast(),
             p: launches.problem,
         });
-        let name = kernel.entry_name::<T>();
-        let body = kernel.body::<T::Device>();
+        let name = kernel.entry_for::<T, O>();
+        let body = kernel.body::<O::Device>();
         self.launch(
             &CpuLaunch::of(&name, &launches.main, &globals),
             &move || {
                 // SAFETY: the buffers hold m*k, k*n and m*n elements of layout-identical types
-                // (T::Device is T's device twin), the workspace what `launches` asks for; the
+                // (O::Device is the device twin of T with C in O), the workspace what `launches` asks for; the
                 // launch follows `kernel`'s spec.
                 unsafe { body(gemm.get()) }
             },
         )?;
-        if let (Some(cfg), Some(fixup)) = (launches.fixup, kernel.fixup_body::<T::Device>()) {
-            let name = kernel.fixup_entry::<T>().unwrap_or_default();
+        if let (Some(cfg), Some(fixup)) = (launches.fixup, kernel.fixup_body::<O::Device>()) {
+            let name = kernel.fixup_entry_for::<T, O>().unwrap_or_default();
             self.launch(&CpuLaunch::of(&name, &cfg, &globals), &move || {
                 // SAFETY: as above; the main launch wrote the parts it adds.
                 unsafe { fixup(gemm.get()) }

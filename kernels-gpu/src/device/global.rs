@@ -102,3 +102,60 @@ pub unsafe fn store2<T: Pack2>(ptr: *mut T, index: usize, value: [T; 2]) {
     );
     unsafe { write2(ptr.add(index), value) }
 }
+
+/// Adds 1 to the counter at `ptr` and returns what it held before (`atomicAdd`, PTX
+/// `atom.acq_rel.gpu.global.add.u32`): the ticket of a block arriving at a rendezvous
+/// of the whole grid. Acquire-release at GPU scope, so whoever draws the last ticket sees
+/// what the earlier drawers wrote before their [`fence_gpu`].
+///
+/// # Safety
+/// `ptr` points to a `u32` of a global buffer that only atomics touch during the launch.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn take_ticket(ptr: *mut u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let old: u32;
+        unsafe {
+            core::arch::asm!(
+                "atom.acq_rel.gpu.global.add.u32 {old}, [{ptr}], 1;",
+                old = out(reg32) old,
+                ptr = in(reg64) ptr as u64,
+            )
+        };
+        old
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        super::host::check_global(ptr as usize, 4, "atomic add");
+        // SAFETY: the caller's contract: an aligned u32 that only atomics touch.
+        let counter = unsafe { core::sync::atomic::AtomicU32::from_ptr(ptr) };
+        counter.fetch_add(1, core::sync::atomic::Ordering::AcqRel)
+    }
+}
+
+/// `__threadfence()` (PTX `fence.acq_rel.gpu`): this thread's global writes before it are
+/// seen by the whole GPU before its accesses after it.
+#[inline(always)]
+pub fn fence_gpu() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a fence has no memory-safety precondition.
+    unsafe {
+        core::arch::asm!("fence.acq_rel.gpu;")
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
+}
+
+/// Element `index` as another block of this launch wrote it: a volatile load (PTX
+/// `ld.volatile.global`, not served from this SM's L1).
+///
+/// # Safety
+/// As [`load`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn load_volatile<T: Copy>(ptr: *const T, index: usize) -> T {
+    #[cfg(not(target_arch = "nvptx64"))]
+    super::host::check_global(ptr.wrapping_add(index) as usize, size_of::<T>(), "read");
+    unsafe { core::ptr::read_volatile(ptr.add(index)) }
+}

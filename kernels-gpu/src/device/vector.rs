@@ -31,13 +31,14 @@ macro_rules! pack4 {
 }
 
 pack4! {
-    Aligned8: 8 => f16, crate::element::Bf16;
+    Aligned8: 8 => f16, crate::element::Bf16, crate::element::Narrow<f16>,
+        crate::element::Narrow<crate::element::Bf16>;
     Aligned16: 16 => f32;
     Aligned32: 32 => f64;
 }
 
-/// An accumulator type with a packed, two-element-aligned pair of itself (8 bytes for f32,
-/// 16 for f64).
+/// An output type with a packed, two-element-aligned pair of itself (4 bytes for 16-bit
+/// types, 8 for f32, 16 for f64).
 pub trait Pack2: Copy {
     type Packed: Copy;
     fn unpack(p: Self::Packed) -> [Self; 2];
@@ -45,12 +46,12 @@ pub trait Pack2: Copy {
 }
 
 macro_rules! pack2 {
-    ($($name:ident: $align:literal => $t:ty;)*) => {$(
+    ($($name:ident: $align:literal => $($t:ty),+;)*) => {$(
         #[doc = concat!("Two elements aligned to ", stringify!($align), " bytes.")]
         #[derive(Clone, Copy)]
         #[repr(C, align($align))]
         pub struct $name<T>(pub [T; 2]);
-        impl Pack2 for $t {
+        $(impl Pack2 for $t {
             type Packed = $name<$t>;
             #[inline(always)]
             fn unpack(p: Self::Packed) -> [Self; 2] {
@@ -60,11 +61,12 @@ macro_rules! pack2 {
             fn pack(v: [Self; 2]) -> Self::Packed {
                 $name(v)
             }
-        }
+        })+
     )*};
 }
 
 pack2! {
+    Pair4: 4 => f16, crate::element::Bf16;
     Pair8: 8 => f32;
     Pair16: 16 => f64;
 }
@@ -139,6 +141,16 @@ pub(crate) unsafe fn write2<T: Pack2>(ptr: *mut T, v: [T; 2]) {
 pub fn aligned4<T: Pack4>(ptr: *const T) -> bool {
     #[cfg(target_arch = "nvptx64")]
     return ptr as usize % align_of::<T::Packed>() == 0;
+    #[cfg(not(target_arch = "nvptx64"))]
+    return !ptr.is_null();
+}
+
+/// Whether `ptr` is 16-byte aligned, as `cp.async` of 16 bytes needs (on the host any
+/// address will do).
+#[inline(always)]
+pub fn aligned16<T>(ptr: *const T) -> bool {
+    #[cfg(target_arch = "nvptx64")]
+    return (ptr as usize).is_multiple_of(16);
     #[cfg(not(target_arch = "nvptx64"))]
     return !ptr.is_null();
 }
