@@ -372,7 +372,7 @@ fn the_tensor_core_rungs_use_their_instructions() {
             let text = entry_in(sm80, &name);
             for op in [
                 "cp.async.cg.shared.global",
-                "cp.async.wait_group 2",
+                "cp.async.wait_group 4",
                 "cp.async.wait_group 0",
                 "atom.acq_rel.gpu.global.add.u32",
                 "fence.acq_rel.gpu",
@@ -506,10 +506,10 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 // After the mbarriers' init, and the one-stage loop's two for each half of
                 // the tile (none in the mainloop: the stages hand over through mbarriers).
                 Kernel::WgmmaTma | Kernel::WgmmaPersistent => 5,
-                // One in each of the four row counts' passes (the pipelines drained, their
+                // One in each of the three row counts' passes (the pipelines drained, their
                 // bytes become the sums), four in the body: the sums in, the rendezvous's
                 // two, the end of a pass.
-                Kernel::DecodeAsync => 8,
+                Kernel::DecodeAsync => 7,
                 _ => 2,
             };
             assert_eq!(barriers, expected, "{name}: barriers");

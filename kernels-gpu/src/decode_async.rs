@@ -4,8 +4,8 @@
 //! - **Bytes in flight without registers.** `decode` holds 8 loads of B per thread in
 //!   registers, and its 168 registers leave 2-3 blocks per SM: too few bytes in flight to
 //!   keep HBM busy. Here each lane copies its own 16-byte chunks of B (8 columns) into
-//!   shared memory with `cp.async`, four stages of 8 K rows ahead: 64 KiB in flight per
-//!   block, whatever the registers. A lane reads back only the bytes it copied itself, so
+//!   shared memory with `cp.async`, six stages of 8 K rows (five in flight: 80 KiB per
+//!   block), whatever the registers. A lane reads back only the bytes it copied itself, so
 //!   the pipeline needs no barrier: `cp.async.wait_group` orders a thread's own copies.
 //! - **One launch.** With K split over blocks, each block writes its slice's sums to the
 //!   workspace and draws a ticket (`atom.add` on a counter per strip of columns); the block
@@ -14,11 +14,12 @@
 //!   launch (`decode_fixup`) is needed.
 //!
 //! A block of 4 warps owns a strip of 256 columns and a slice of K; each warp a contiguous
-//! quarter of the slice; up to 8 rows of C per pass over B (16 rows took 255 registers).
+//! quarter of the slice; up to 4 rows of C per pass over B (passes of 8 rows spilled 168
+//! bytes, 16 rows took 255 registers; 5 to 16 rows are `decode`'s or the tensor cores').
 //! The grid is one wave: as many slices per strip as fit resident beside each other.
 //!
 //! Launch rules ([`SPEC`]): 128 threads; grid `ceil(n / 256) x splits` (`Problem::ctas`,
-//! [`splits`]); shared 64 KiB + 16 bytes; workspace (f32 units) [`counters`]`(m, strips)`
+//! [`splits`]); shared 96 KiB + 16 bytes; workspace (f32 units) [`counters`]`(m, strips)`
 //! counters, zero at launch, then `splits` planes of `m x n` where `splits > 1`; f16, bf16
 //! (compute capability 8.0+: `cp.async`).
 use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
@@ -41,9 +42,9 @@ const LANE_COLS: u32 = 8;
 pub const STRIP: u32 = 32 * LANE_COLS;
 /// K rows per stage of a warp's pipeline, and its stages.
 const STAGE_ROWS: u32 = 8;
-const STAGES: u32 = 4;
+const STAGES: u32 = 6;
 /// Rows of C per pass over B.
-pub const ROWS: u32 = 8;
+pub const ROWS: u32 = 4;
 /// Shared accumulators: the warps' pipelines (`WARPS x STAGES x STAGE_ROWS x STRIP` 16-bit
 /// elements), whose bytes later hold the warps' sums (`WARPS x ROWS x STRIP`); then 4 for
 /// the last-block flag.
@@ -64,7 +65,7 @@ pub fn splits((m, k): (usize, usize), strips: usize, sms: usize) -> usize {
     wanted.min(by_k).min(by_traffic).max(1)
 }
 
-/// Counters at the start of the workspace (one per pass of 8 rows and strip), rounded up
+/// Counters at the start of the workspace (one per pass of 4 rows and strip), rounded up
 /// to 16 bytes: where the slices' planes begin.
 pub fn counters(m: usize, strips: usize) -> usize {
     (m.div_ceil(ROWS as usize) * strips).next_multiple_of(4)
@@ -73,7 +74,7 @@ pub fn counters(m: usize, strips: usize) -> usize {
 pub const SPEC: KernelSpec = KernelSpec {
     name: "decode_async",
     file: file!(),
-    idea: "`decode` with B streamed through shared memory by `cp.async` (64 KiB in flight per block, no registers held), a grid of one wave, and one launch: the last block of each strip adds the K slices in order",
+    idea: "`decode` with B streamed through shared memory by `cp.async` (80 KiB in flight per block, no registers held), a grid of one wave, and one launch: the last block of each strip adds the K slices in order",
     arch: Arch::Sm80,
     threads: Threads::Fixed(THREADS, 1),
     tile: Tile::Fixed {
@@ -247,8 +248,7 @@ pub unsafe fn decode_async<T: Element>(g: Gemm<T>) {
             match rows {
                 1 => pass::<T, 1>(ab, mnk, here, p, s),
                 2 => pass::<T, 2>(ab, mnk, here, p, s),
-                3 | 4 => pass::<T, 4>(ab, mnk, here, p, s),
-                _ => pass::<T, 8>(ab, mnk, here, p, s),
+                _ => pass::<T, 4>(ab, mnk, here, p, s),
             }
         }
         sync_threads(); // every warp's sums are in
