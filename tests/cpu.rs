@@ -383,6 +383,23 @@ fn the_tensor_core_rungs_use_their_instructions() {
             assert!(!text.contains(".local") && !text.contains("call"), "{name}");
         }
         assert!(entry_in(sm80, "decode_async_f16_f16").contains("cvt.rn.f16.f32"));
+        // decode_mma: the same pipelines and rendezvous, `mma` fed by `ldmatrix.trans`, the
+        // lanes meeting at `bar.warp.sync` before they read each other's copies.
+        for suffix in [t.to_string(), format!("{t}_{t}")] {
+            let name = format!("decode_mma_{suffix}");
+            let text = entry_in(sm80, &name);
+            for op in [
+                mma.as_str(),
+                "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+                "cp.async.cg.shared.global",
+                "cp.async.wait_group 1",
+                "bar.warp.sync",
+                "atom.acq_rel.gpu.global.add.u32",
+            ] {
+                assert!(text.contains(op), "{name} lacks {op}");
+            }
+            assert!(!text.contains(".local") && !text.contains("call"), "{name}");
+        }
         // Hopper: wgmma from descriptors (4 K steps of 16 a phase), its fences and waits,
         // the proxy fence between the cp.async copies and wgmma's reads; the one-stage
         // mma.sync loop for launches that cannot copy in chunks.
@@ -510,6 +527,8 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 // bytes become the sums), four in the body: the sums in, the rendezvous's
                 // two, the end of a pass.
                 Kernel::DecodeAsync => 7,
+                // One after the pipeline, four in the rendezvous's epilogue.
+                Kernel::DecodeMma => 5,
                 _ => 2,
             };
             assert_eq!(barriers, expected, "{name}: barriers");

@@ -242,7 +242,7 @@ fn measure_type<T: Element, O: Output<T>>(
             })?);
             let error =
                 rgemm::max_relative_error(ctx.download(&c)?.as_slice(), reference.as_slice());
-            let occupancy = ctx.occupancy::<T>(kernel)?;
+            let occupancy = ctx.occupancy_for::<T, O>(kernel)?;
             records.push(Record {
                 dtype: O::SUFFIX,
                 shape: (m, n, k),

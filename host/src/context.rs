@@ -529,7 +529,13 @@ impl Context {
 
     /// The textbook occupancy of `kernel` on this device (see [`crate::occupancy`]).
     pub fn occupancy<T: Element>(&self, kernel: Kernel) -> Result<Occupancy> {
-        Ok(self.resolve::<T, T::Out>(kernel)?.occupancy)
+        self.occupancy_for::<T, T::Out>(kernel)
+    }
+
+    /// [`Context::occupancy`] of the entry point for inputs `T` and C of type `O` (its
+    /// registers may differ from the f32-C entry's).
+    pub fn occupancy_for<T: Element, O: Output<T>>(&self, kernel: Kernel) -> Result<Occupancy> {
+        Ok(self.resolve::<T, O>(kernel)?.occupancy)
     }
 
     /// The driver's own count of resident blocks per SM for `kernel`

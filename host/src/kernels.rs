@@ -320,7 +320,7 @@ impl Kernel {
                 let splits = decode_async::splits((m, k), strips, sms);
                 problem.ctas = splits as u32;
                 if splits > 1 {
-                    zeroed = decode_async::counters(m, strips);
+                    zeroed = decode_async::counters(m, strips, rows as usize);
                 }
                 let workspace = if splits > 1 {
                     zeroed + splits * m * n

@@ -444,6 +444,9 @@ macro_rules! for_each_kernel {
                 /// `decode` with B streamed through shared memory by `cp.async`, in one
                 /// launch (`decode_async.rs`; f16/bf16, 8.0+).
                 DecodeAsync => $crate::decode_async::SPEC, $crate::decode_async::decode_async;
+                /// `decode_async` on the tensor cores, up to 16 rows of C per pass
+                /// (`decode_mma.rs`; f16/bf16, 8.0+).
+                DecodeMma => $crate::decode_mma::SPEC, $crate::decode_mma::decode_mma;
                 /// Tensor cores: `mma.sync` m16n8k16, fragments from shared memory
                 /// (`mma_sync.rs`; f16/bf16, 8.0+).
                 MmaSync => $crate::mma_sync::SPEC, $crate::mma_sync::mma_sync;

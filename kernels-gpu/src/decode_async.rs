@@ -35,8 +35,8 @@ use crate::element::{Accumulator, Element};
 use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
 
-const WARPS: u32 = 4;
-const THREADS: u32 = 32 * WARPS;
+pub(crate) const WARPS: u32 = 4;
+pub(crate) const THREADS: u32 = 32 * WARPS;
 /// Columns per lane: one 16-byte chunk of a row of B.
 const LANE_COLS: u32 = 8;
 pub const STRIP: u32 = 32 * LANE_COLS;
@@ -65,10 +65,10 @@ pub fn splits((m, k): (usize, usize), strips: usize, sms: usize) -> usize {
     wanted.min(by_k).min(by_traffic).max(1)
 }
 
-/// Counters at the start of the workspace (one per pass of 4 rows and strip), rounded up
-/// to 16 bytes: where the slices' planes begin.
-pub fn counters(m: usize, strips: usize) -> usize {
-    (m.div_ceil(ROWS as usize) * strips).next_multiple_of(4)
+/// Counters at the start of the workspace (one per strip and pass of `rows` rows of C),
+/// rounded up to 16 bytes: where the slices' planes begin.
+pub fn counters(m: usize, strips: usize, rows: usize) -> usize {
+    (m.div_ceil(rows.max(1)) * strips).next_multiple_of(4)
 }
 
 pub const SPEC: KernelSpec = KernelSpec {
@@ -235,9 +235,9 @@ pub unsafe fn decode_async<T: Element>(g: Gemm<T>) {
     let last_flag = arena.tile(1, 4);
     let pipe = pipes.window(warp * STAGES * STAGE_ROWS, STAGES * STAGE_ROWS);
     let counters = g.workspace.cast::<u32>();
-    let planes = g
-        .workspace
-        .wrapping_add(self::counters(m as usize, strips as usize));
+    let planes =
+        g.workspace
+            .wrapping_add(self::counters(m as usize, strips as usize, ROWS as usize));
     let plane = m as usize * n as usize;
     let (mut row0, mut pass_no) = (0, 0);
     while row0 < m {

@@ -33,6 +33,8 @@ pub mod coarse;
 pub mod decode;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod decode_async;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod decode_mma;
 pub mod device;
 pub mod double_buffered;
 pub mod element;

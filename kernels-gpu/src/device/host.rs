@@ -300,6 +300,17 @@ pub fn warp_exchange(mine: [u32; EXCHANGE_WORDS]) -> [[u32; EXCHANGE_WORDS]; 32]
     unsafe { (*current().exchange)[copy] }
 }
 
+/// This thread's part in `__syncwarp()`: waits until all 32 lanes of its warp have reached
+/// the same call site (lanes at another one are a divergence fault).
+#[track_caller]
+pub fn warp_meet() {
+    let site = Location::caller();
+    let me = current();
+    let this = CURRENT.get();
+    (me.lanes_barrier)(32, site);
+    CURRENT.set(this);
+}
+
 /// This thread's part in a warpgroup-wide operation: waits until all 128 threads of its
 /// warpgroup have reached the same call site. The block's threads must be whole warpgroups.
 #[track_caller]

@@ -55,6 +55,22 @@ pub fn sync_threads() {
     super::host::barrier(core::panic::Location::caller());
 }
 
+/// `__syncwarp()`: PTX `bar.warp.sync 0xffffffff`. The warp's 32 lanes meet, and the
+/// shared-memory writes each made before it are seen by all of them after it (the lanes'
+/// `cp.async` copies too, once each lane's `wait_group` covered its own). Reach it from every
+/// lane of the warp; on the host, lanes waiting at two different calls are a divergence.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn sync_warp() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a barrier has no memory-safety precondition; uniformity is documented above.
+    unsafe {
+        core::arch::asm!("bar.warp.sync 0xffffffff;")
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    super::host::warp_meet();
+}
+
 /// Stops the kernel; the launch reports an error to the host.
 #[inline(always)]
 pub fn trap() -> ! {
