@@ -2,7 +2,7 @@
 //! split-K, with the multiply-adds done by `mma.sync` m16n8k16 on up to 16 rows of C (A's
 //! rows past M are zeros). The SIMT kernels spend a fused multiply-add per row of C per
 //! element of B, so at 8 to 16 rows they no longer keep up with HBM (`decode` reads B at
-//! 1.0-1.3 TB/s there); here 16 rows cost what one does.
+//! 0.4-0.9 TB/s there); here 16 rows cost what one does.
 //!
 //! A warp streams 16 K rows at a time of its block's 256-column strip: each lane copies its
 //! own 16-byte chunk of each row (`cp.async`), three stages deep; once the lanes' copies of a
