@@ -365,41 +365,45 @@ fn the_tensor_core_rungs_use_their_instructions() {
             );
         }
         // decode_async: B by 16-byte cp.async, the ticket and fences of its one-launch
-        // split-K, volatile reads of the other blocks' sums; C in the input type rounded by
-        // `cvt.rn` for f16 (bf16 rounds in integer operations).
-        for suffix in [t.to_string(), format!("{t}_{t}")] {
-            let name = format!("decode_async_{suffix}");
-            let text = entry_in(sm80, &name);
-            for op in [
-                "cp.async.cg.shared.global",
-                "cp.async.wait_group 4",
-                "cp.async.wait_group 0",
-                "atom.acq_rel.gpu.global.add.u32",
-                "fence.acq_rel.gpu",
-                "ld.volatile.global",
-            ] {
-                assert!(text.contains(op), "{name} lacks {op}");
+        // split-K, volatile reads of the other blocks' sums. decode_mma: the same pipelines
+        // and rendezvous, `mma` fed by `ldmatrix.trans`, the lanes meeting at
+        // `bar.warp.sync` before they read each other's copies. Both in both output types.
+        let decode_ops = [
+            (
+                "decode_async",
+                vec![
+                    "cp.async.cg.shared.global",
+                    "cp.async.wait_group 4",
+                    "cp.async.wait_group 0",
+                    "atom.acq_rel.gpu.global.add.u32",
+                    "fence.acq_rel.gpu",
+                    "ld.volatile.global",
+                ],
+            ),
+            (
+                "decode_mma",
+                vec![
+                    mma.as_str(),
+                    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+                    "cp.async.cg.shared.global",
+                    "cp.async.wait_group 1",
+                    "bar.warp.sync",
+                    "atom.acq_rel.gpu.global.add.u32",
+                ],
+            ),
+        ];
+        for (kernel, ops) in &decode_ops {
+            for suffix in [t.to_string(), format!("{t}_{t}")] {
+                let name = format!("{kernel}_{suffix}");
+                let text = entry_in(sm80, &name);
+                for op in ops {
+                    assert!(text.contains(op), "{name} lacks {op}");
+                }
+                assert!(!text.contains(".local") && !text.contains("call"), "{name}");
             }
-            assert!(!text.contains(".local") && !text.contains("call"), "{name}");
         }
+        // C in f16: rounded by `cvt.rn` (bf16 rounds in integer operations on sm_70 only).
         assert!(entry_in(sm80, "decode_async_f16_f16").contains("cvt.rn.f16.f32"));
-        // decode_mma: the same pipelines and rendezvous, `mma` fed by `ldmatrix.trans`, the
-        // lanes meeting at `bar.warp.sync` before they read each other's copies.
-        for suffix in [t.to_string(), format!("{t}_{t}")] {
-            let name = format!("decode_mma_{suffix}");
-            let text = entry_in(sm80, &name);
-            for op in [
-                mma.as_str(),
-                "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
-                "cp.async.cg.shared.global",
-                "cp.async.wait_group 1",
-                "bar.warp.sync",
-                "atom.acq_rel.gpu.global.add.u32",
-            ] {
-                assert!(text.contains(op), "{name} lacks {op}");
-            }
-            assert!(!text.contains(".local") && !text.contains("call"), "{name}");
-        }
         // Hopper: wgmma from descriptors (4 K steps of 16 a phase), its fences and waits,
         // the proxy fence between the cp.async copies and wgmma's reads; the one-stage
         // mma.sync loop for launches that cannot copy in chunks.

@@ -27,10 +27,6 @@ pub trait Element: Scalar + sealed::Sealed {
     /// The kernels' accumulator, and the type of C unless the caller asks for another
     /// ([`Output`]): `f64` for `f64`, else `f32`.
     type Out: Output<Self>;
-    /// The same bits as the kernels see them (`rgemm_kernels::element`), for the CPU
-    /// executor; identical layout.
-    #[doc(hidden)]
-    type Device: rgemm_kernels::element::Element<Acc = Self::Out>;
     /// The suffix of this type's kernel entry points (`naive_f32`, ...).
     const NAME: &'static str;
     /// The same, as the catalogue names element types.
@@ -149,7 +145,6 @@ const F32_CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = (
 
 impl Element for f32 {
     type Out = f32;
-    type Device = f32;
     const NAME: &'static str = "f32";
     const ELEM: rgemm_kernels::catalogue::Elem = rgemm_kernels::catalogue::Elem::F32;
     const ACC_UNIT_ROUNDOFF: f64 = F32_U;
@@ -159,7 +154,6 @@ impl Element for f32 {
 
 impl Element for f64 {
     type Out = f64;
-    type Device = f64;
     const NAME: &'static str = "f64";
     const ELEM: rgemm_kernels::catalogue::Elem = rgemm_kernels::catalogue::Elem::F64;
     const ACC_UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
@@ -173,7 +167,6 @@ impl Element for f64 {
 
 impl Element for half::f16 {
     type Out = f32;
-    type Device = rgemm_kernels::element::F16;
     const NAME: &'static str = "f16";
     const ELEM: rgemm_kernels::catalogue::Elem = rgemm_kernels::catalogue::Elem::F16;
     const ACC_UNIT_ROUNDOFF: f64 = F32_U;
@@ -187,7 +180,6 @@ impl Element for half::f16 {
 
 impl Element for half::bf16 {
     type Out = f32;
-    type Device = rgemm_kernels::element::Bf16;
     const NAME: &'static str = "bf16";
     const ELEM: rgemm_kernels::catalogue::Elem = rgemm_kernels::catalogue::Elem::Bf16;
     const ACC_UNIT_ROUNDOFF: f64 = F32_U;

@@ -12,7 +12,8 @@
 //!
 //! Entry names follow `<algorithm>_<element>`: `naive_f32`, `tiled16_bf16`,
 //! `tiled_dyn_f64`, ... Elements: `f32`, `f64` (accumulate and write in their own type),
-//! `f16`, `bf16` (accumulate and write `f32`).
+//! `f16`, `bf16` (accumulate in `f32` and write `f32`; the `<algorithm>_<t>_<t>` entries,
+//! `tiled16_bf16_bf16`, write C in the input type, rounded once: `element::Narrow`).
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",

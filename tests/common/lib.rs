@@ -44,11 +44,7 @@ impl Backend {
     ) -> rgemm::Result<Matrix<O>> {
         match self {
             Backend::Gpu(ctx) => ctx.matmul_as(a, b),
-            Backend::Cpu(cpu) => {
-                let mut c = Matrix::zeros(a.rows(), b.cols())?;
-                cpu.matmul_into(a, b, &mut c, Kernel::Tiled16)?;
-                Ok(c)
-            }
+            Backend::Cpu(cpu) => cpu.matmul_as(a, b),
         }
     }
 

@@ -65,7 +65,17 @@ impl CpuExecutor {
 
     /// `A * B` with the 16 x 16 tiled kernel (the CPU has no occupancy to weigh).
     pub fn matmul<T: Element>(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<Matrix<T::Out>> {
-        self.matmul_with(a, b, Kernel::Tiled16)
+        self.matmul_as(a, b)
+    }
+
+    /// [`CpuExecutor::matmul`] with C of type `O`, as
+    /// [`Context::matmul_as`](crate::Context::matmul_as).
+    pub fn matmul_as<O: Output<T>, T: Element>(
+        &self,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+    ) -> Result<Matrix<O>> {
+        self.product(a, b, Kernel::Tiled16)
     }
 
     /// `A * B` with `kernel`, run on the CPU exactly as it would be launched on the GPU.
@@ -76,9 +86,19 @@ impl CpuExecutor {
         b: &Matrix<T>,
         kernel: Kernel,
     ) -> Result<Matrix<T::Out>> {
+        self.product(a, b, kernel)
+    }
+
+    /// A new C of type `O` from `kernel`, the launch checked before C is allocated.
+    fn product<T: Element, O: Output<T>>(
+        &self,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        kernel: Kernel,
+    ) -> Result<Matrix<O>> {
         let (m, n, _) = check_product_shape(a, b)?;
         kernel.launches::<T>(&self.props(), (m, n, a.cols()))?;
-        let mut c = Matrix::<T::Out>::zeros(m, n)?;
+        let mut c = Matrix::<O>::zeros(m, n)?;
         self.matmul_into(a, b, &mut c, kernel)?;
         Ok(c)
     }
