@@ -199,15 +199,22 @@ fn readme_rows() -> Vec<String> {
                 (_, rgemm_kernels::catalogue::Shared::InputElements(_)) => {
                     format!("{} (16-bit inputs)", kernel.shared_bytes::<f16>())
                 }
+                _ if spec.elements == [rgemm::Elem::F64] => {
+                    format!("{} (f64)", kernel.shared_bytes::<f64>())
+                }
+                _ if spec.elements == [rgemm::Elem::F32] => {
+                    format!("{} (f32)", kernel.shared_bytes::<f32>())
+                }
                 _ => format!(
                     "{} / {}",
                     kernel.shared_bytes::<f32>(),
                     kernel.shared_bytes::<f64>()
                 ),
             };
-            let bounds = match spec.min_blocks_per_sm.f32 {
-                Some(b) => format!("{b}/SM (f32 acc)"),
-                None => "-".into(),
+            let bounds = match (spec.min_blocks_per_sm.f32, spec.elements) {
+                (Some(b), [rgemm::Elem::F64]) => format!("{b}/SM"),
+                (Some(b), _) => format!("{b}/SM (f32 acc)"),
+                (None, _) => "-".into(),
             };
             format!(
                 "| `{}` (`{variant}`) | `{}` | {} | {} | {block} | {tile} | {shared} | {bounds} |",
@@ -492,8 +499,9 @@ fn launch_bounds_in_the_ptx_follow_the_specs() {
         }
     }
     assert_eq!(
-        bounded, 36,
-        "10 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2"
+        bounded, 40,
+        "10 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, and the 4 \
+         one-type kernels of the 32/64-bit tensor cores"
     );
 }
 
@@ -533,11 +541,16 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 Kernel::DecodeAsync => 7,
                 // One after the pipeline, four in the rendezvous's epilogue.
                 Kernel::DecodeMma => 5,
+                // One per phase (`cp.async` for every launch: 16-byte chunks or elements).
+                Kernel::Dmma | Kernel::DmmaDeep | Kernel::MmaTf32 => 1,
+                // And the NaN repair's: the flag's two, its mainloop's one.
+                Kernel::Mma3xTf32 => 4,
                 _ => 2,
             };
             assert_eq!(barriers, expected, "{name}: barriers");
             let reads = text.contains("ld.shared") || text.contains("ldmatrix");
-            assert!(text.contains("st.shared") && reads, "{name}");
+            let writes = text.contains("st.shared") || text.contains("cp.async");
+            assert!(writes && reads, "{name}");
             assert!(
                 text.contains("gpu_launch_sized_workgroup_mem"),
                 "{name}: launch-sized shared"
@@ -549,7 +562,7 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
         // Fused multiply-adds (or tensor-core ones), no stack frame, no calls (panic paths
         // all compiled away).
         match kernel.spec().tensor_cores {
-            true => assert!(text.contains("mma.sync.aligned.m16n8k16"), "{name}: no mma"),
+            true => assert!(text.contains("mma.sync.aligned.m16n8k"), "{name}: no mma"),
             false => assert!(text.contains("fma.rn.f"), "{name}: no fma"),
         }
         assert!(!text.contains(".local") && !text.contains("call"), "{name}");

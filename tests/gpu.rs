@@ -5,7 +5,9 @@
 //! when there is no GPU (and failed instead under `REQUIRE_GPU=1`).
 //! Case count: `PROPTEST_CASES` (default 48) per kernel x type.
 use libtest_mimic::{Arguments, Trial};
-use rgemm::{Context, CpuExecutor, Element, Error, Kernel, Matrix, Output, Scalar, bf16, f16};
+use rgemm::{
+    Context, CpuExecutor, Element, Error, Kernel, Matrix, Output, Precision, Scalar, bf16, f16,
+};
 use rgemm_tests::{
     Backend, Under, cases, check_product, check_product_with, fail, fixed_cases, gpu_trial,
     kernels_for, random_matrix,
@@ -68,11 +70,11 @@ fn executor_agrees() -> Trial {
                     let gpu = ctx.matmul_with(&a, &b, kernel).map_err(fail)?;
                     let host = cpu.matmul_with(&a, &b, kernel).map_err(fail)?;
                     let tensor = kernel.spec().tensor_cores;
-                    check_product_with(&a, &b, &gpu, tensor)
+                    check_product_with(&a, &b, &gpu, kernel)
                         .map_err(|e| format!("gpu {kernel}: {e}"))?;
                     if tensor {
                         // Tensor-core additions round their own way: within tolerance only.
-                        check_product_with(&a, &b, &host, true)
+                        check_product_with(&a, &b, &host, kernel)
                             .map_err(|e| format!("cpu {kernel}: {e}"))?;
                         continue;
                     }
@@ -230,6 +232,46 @@ fn choice() -> Trial {
     })
 }
 
+/// f32 is FP32 unless asked: `matmul` never runs a TF32 kernel, `matmul_in` runs one of
+/// the precision asked for (and says so), and other element types have no TF32.
+fn precision() -> Trial {
+    gpu_trial("choice::f32_is_exact_unless_tf32_is_asked_for", |ctx| {
+        let (a, b) = (
+            random_matrix::<f32>(256, 192, 3),
+            random_matrix::<f32>(192, 320, 4),
+        );
+        let (da, db) = (ctx.upload(&a).map_err(fail)?, ctx.upload(&b).map_err(fail)?);
+        let mut dc = ctx.zeros::<f32>(256, 320).map_err(fail)?;
+        let exact = ctx.matmul_device(&da, &db, &mut dc, None).map_err(fail)?;
+        if exact.precision != Precision::Exact || exact.kernel.spec().precision != Precision::Exact
+        {
+            return Err(format!("matmul ran {exact:?}"));
+        }
+        for precision in [Precision::Tf32, Precision::Tf32x3] {
+            let plan = ctx
+                .matmul_device_in(&da, &db, &mut dc, precision)
+                .map_err(fail)?;
+            if plan.precision != precision
+                || ctx.chosen_kernel_in::<f32, f32>(256, 320, 192, precision) != Some(plan.kernel)
+            {
+                return Err(format!("{precision:?}: ran {plan:?}"));
+            }
+            let c = ctx.download(&dc).map_err(fail)?;
+            check_product_with(&a, &b, &c, plan.kernel)?;
+            let via_host = ctx.matmul_in(&a, &b, precision).map_err(fail)?;
+            check_product_with(&a, &b, &via_host, plan.kernel)?;
+        }
+        if ctx.chosen_kernel::<f32>(256, 320, 192) != Some(exact.kernel) {
+            return Err("the exact choice was overwritten".into());
+        }
+        let a64 = Matrix::<f64>::zeros(4, 4).map_err(fail)?;
+        match ctx.matmul_in(&a64, &a64, Precision::Tf32) {
+            Err(Error::UnsupportedPrecision { .. }) => Ok(()),
+            other => Err(format!("f64 in TF32: {other:?}")),
+        }
+    })
+}
+
 fn errors() -> Vec<Trial> {
     vec![
         gpu_trial("errors::inner_dimension_mismatch", |ctx| {
@@ -327,6 +369,7 @@ fn main() {
         stream_k_whole_and_split(),
         occupancy(),
         choice(),
+        precision(),
         executor_agrees(),
     ]);
     trials.extend(errors());

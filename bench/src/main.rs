@@ -8,7 +8,8 @@ mod plots;
 use clap::Parser;
 use rgemm::timing::{median, time_ms};
 use rgemm::{
-    Context, Cublas, DeviceMatrix, DeviceProps, Element, Kernel, Matrix, Output, bf16, f16,
+    Context, Cublas, DeviceMatrix, DeviceProps, Element, Kernel, Matrix, Output, Precision, bf16,
+    f16,
 };
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -35,8 +36,10 @@ struct Args {
     )]
     shapes: Vec<String>,
     /// Element types: f32, f64, f16, bf16 (16-bit inputs accumulate in f32 and write C in
-    /// f32; cuBLAS runs them on the tensor cores), and f16_f16, bf16_bf16 (C in the input
-    /// type, for us and for cuBLAS).
+    /// f32; cuBLAS runs them on the tensor cores), f16_f16, bf16_bf16 (C in the input
+    /// type, for us and for cuBLAS), and the f32 precisions asked for: tf32 (against
+    /// cuBLAS's FAST_TF32 compute) and 3xtf32 (against SGEMM). Every f32 row also reports
+    /// its error against an f64 product of the same inputs (cuBLAS DGEMM).
     #[arg(long, value_delimiter = ',', default_value = "f32,f64")]
     types: Vec<String>,
     /// Timed repetitions per kernel (the median is reported; at least 10 for the record).
@@ -69,6 +72,8 @@ pub struct Record {
     pub registers: u32,
     pub occupancy: f64,
     pub error: f64,
+    /// Error against the f64 product of the same inputs (f32 inputs only; NaN otherwise).
+    pub error_f64: f64,
     pub ok: bool,
     /// Global-memory bytes the kernel's tiling must move (model; see `bytes_moved`).
     pub bytes: f64,
@@ -101,10 +106,13 @@ pub fn bytes_moved(kernel: Option<Kernel>, shape: (usize, usize, usize), size: u
     (reads + m * n) * s
 }
 
-/// The roof of each type: FP64 and FP32 SIMT, and the dense 16-bit tensor-core rate.
+/// The roof of each type: FP32 SIMT, the FP64 tensor cores (cuBLAS's DGEMM and `dmma`
+/// run there), the dense 16-bit and TF32 tensor-core rates (3xTF32's useful FLOPs are a
+/// third of what it executes).
 fn peak(props: &DeviceProps, dtype: &str) -> f64 {
     match dtype {
-        "f64" => props.fp64_peak_flops(),
+        "f64" => props.fp64_tensor_peak_flops(),
+        "tf32" | "3xtf32" => props.tf32_peak_flops(),
         "f16" | "bf16" | "f16_f16" | "bf16_bf16" => props.tensor16_peak_flops(),
         _ => props.fp32_peak_flops(),
     }
@@ -143,7 +151,9 @@ fn main() -> ExitCode {
     let mut records = Vec::new();
     for dtype in &args.types {
         let result = match dtype.as_str() {
-            "f32" => measure_type::<f32, f32>(&ctx, &args, &shapes, &mut records),
+            "f32" => measure_f32(&ctx, &args, &shapes, &mut records, Precision::Exact),
+            "tf32" => measure_f32(&ctx, &args, &shapes, &mut records, Precision::Tf32),
+            "3xtf32" => measure_f32(&ctx, &args, &shapes, &mut records, Precision::Tf32x3),
             "f64" => measure_type::<f64, f64>(&ctx, &args, &shapes, &mut records),
             "f16" => measure_type::<f16, f32>(&ctx, &args, &shapes, &mut records),
             "bf16" => measure_type::<bf16, f32>(&ctx, &args, &shapes, &mut records),
@@ -151,7 +161,7 @@ fn main() -> ExitCode {
             "bf16_bf16" => measure_type::<bf16, bf16>(&ctx, &args, &shapes, &mut records),
             other => {
                 eprintln!(
-                    "rgemm-bench: type {other} is not benchmarked (f32, f64, f16, bf16, f16_f16, bf16_bf16)"
+                    "rgemm-bench: type {other} is not benchmarked (f32, tf32, 3xtf32, f64, f16, bf16, f16_f16, bf16_bf16)"
                 );
                 Ok(())
             }
@@ -205,20 +215,92 @@ fn measure_type<T: Element, O: Output<T>>(
     records: &mut Vec<Record>,
 ) -> rgemm::Result<()> {
     let blas = Cublas::new(ctx)?;
+    let yardstick =
+        |a: &DeviceMatrix<T>, b: &DeviceMatrix<T>, c: &mut DeviceMatrix<O>| blas.matmul(a, b, c);
+    measure(
+        ctx,
+        args,
+        shapes,
+        records,
+        (O::SUFFIX, Precision::Exact),
+        yardstick,
+    )
+}
+
+/// f32's kernels of `precision` against cuBLAS's counterpart ([`Cublas::matmul_f32_in`]),
+/// labelled `f32`, `tf32` or `3xtf32`.
+fn measure_f32(
+    ctx: &Context,
+    args: &Args,
+    shapes: &[(usize, usize, usize)],
+    records: &mut Vec<Record>,
+    precision: Precision,
+) -> rgemm::Result<()> {
+    let blas = Cublas::new(ctx)?;
+    let label = match precision {
+        Precision::Exact => "f32",
+        other => other.name(),
+    };
+    let yardstick = |a: &DeviceMatrix<f32>, b: &DeviceMatrix<f32>, c: &mut DeviceMatrix<f32>| {
+        blas.matmul_f32_in(a, b, c, precision)
+    };
+    measure(ctx, args, shapes, records, (label, precision), yardstick)
+}
+
+/// The f64 product of f32 device matrices (cuBLAS DGEMM on their exact widening), for the
+/// error of each f32 precision; `None` for other types.
+fn f64_product<T: Element>(
+    ctx: &Context,
+    a: &DeviceMatrix<T>,
+    b: &DeviceMatrix<T>,
+) -> rgemm::Result<Option<Matrix<f64>>> {
+    if T::ELEM != rgemm::Elem::F32 {
+        return Ok(None);
+    }
+    let widen = |m: &DeviceMatrix<T>| -> rgemm::Result<DeviceMatrix<f64>> {
+        let host = ctx.download(m)?;
+        let wide: Vec<f64> = host.as_slice().iter().map(|x| x.to_f64()).collect();
+        ctx.upload(&Matrix::from_vec(host.rows(), host.cols(), wide)?)
+    };
+    let (a64, b64) = (widen(a)?, widen(b)?);
+    let mut c64: DeviceMatrix<f64> = ctx.zeros(a.rows(), b.cols())?;
+    Cublas::new(ctx)?.matmul(&a64, &b64, &mut c64)?;
+    Ok(Some(ctx.download(&c64)?))
+}
+
+/// Every kernel of `precision` for inputs `T` and C of type `O`, and `yardstick` (cuBLAS),
+/// on the same inputs, each shape; rows labelled `label`.
+fn measure<T: Element, O: Output<T>>(
+    ctx: &Context,
+    args: &Args,
+    shapes: &[(usize, usize, usize)],
+    records: &mut Vec<Record>,
+    (label, precision): (&'static str, Precision),
+    yardstick: impl Fn(&DeviceMatrix<T>, &DeviceMatrix<T>, &mut DeviceMatrix<O>) -> rgemm::Result<()>,
+) -> rgemm::Result<()> {
     for &(m, n, k) in shapes {
         let seed = (m * 31 + n * 7 + k) as u64;
         let a = ctx.upload(&Matrix::<T>::random(m, k, seed)?)?;
         let b = ctx.upload(&Matrix::<T>::random(k, n, seed + 1)?)?;
+        let exact = f64_product(ctx, &a, &b)?;
+        let error_f64 = |c: &Matrix<O>| match &exact {
+            Some(exact) => rgemm::max_relative_error(c.as_slice(), exact.as_slice()),
+            None => f64::NAN,
+        };
         let mut c_ref: DeviceMatrix<O> = ctx.zeros(m, n)?;
         let cublas_ms = median(&time_ms(ctx, args.warmup, args.reps, || {
-            blas.matmul(&a, &b, &mut c_ref)
+            yardstick(&a, &b, &mut c_ref)
         })?);
         let reference = ctx.download(&c_ref)?;
         let mut c: DeviceMatrix<O> = ctx.zeros(m, n)?;
-        let chosen = ctx.matmul_device(&a, &b, &mut c, None)?.kernel;
+        let chosen = match ctx.matmul_device_in(&a, &b, &mut c, precision) {
+            Ok(plan) => Some(plan.kernel),
+            Err(rgemm::Error::UnsupportedPrecision { .. }) => None,
+            Err(e) => return Err(e),
+        };
         let size = std::mem::size_of::<T>();
         records.push(Record {
-            dtype: O::SUFFIX,
+            dtype: label,
             shape: (m, n, k),
             kernel: "cuBLAS".into(),
             ms: cublas_ms,
@@ -227,37 +309,46 @@ fn measure_type<T: Element, O: Output<T>>(
             registers: 0,
             occupancy: f64::NAN,
             error: 0.0,
+            error_f64: error_f64(&reference),
             ok: true,
             bytes: bytes_moved(None, (m, n, k), size),
         });
-        // Both sides round C to O once: up to one unit of O's last place apart.
-        let limit = rgemm::agreement_limit::<T>(k) + 2.0 * O::ROUNDING.0;
+        // Both sides round C to O once: up to one unit of O's last place apart; a TF32
+        // precision adds its input rounding (its products' error, a few times over).
+        let limit =
+            rgemm::agreement_limit::<T>(k) + 2.0 * O::ROUNDING.0 + 8.0 * precision.product_error();
         let wanted = |k: &Kernel| args.kernels.is_empty() || args.kernels.contains(&k.to_string());
-        for kernel in Kernel::FIXED.into_iter().filter(wanted) {
+        let of_precision = |k: &Kernel| k.spec().precision == precision;
+        for kernel in Kernel::FIXED
+            .into_iter()
+            .filter(wanted)
+            .filter(of_precision)
+        {
             if kernel.launch_config::<T>(ctx.props(), m, n, k).is_err() {
                 continue;
             }
             let ms = median(&time_ms(ctx, args.warmup, args.reps, || {
                 ctx.matmul_device(&a, &b, &mut c, Some(kernel)).map(drop)
             })?);
-            let error =
-                rgemm::max_relative_error(ctx.download(&c)?.as_slice(), reference.as_slice());
+            let result = ctx.download(&c)?;
+            let error = rgemm::max_relative_error(result.as_slice(), reference.as_slice());
             let occupancy = ctx.occupancy_for::<T, O>(kernel)?;
             records.push(Record {
-                dtype: O::SUFFIX,
+                dtype: label,
                 shape: (m, n, k),
                 kernel: kernel.to_string(),
                 ms,
                 cublas_ms,
-                chosen: kernel == chosen,
+                chosen: Some(kernel) == chosen,
                 registers: occupancy.resources.registers_per_thread,
                 occupancy: occupancy.fraction,
                 error,
+                error_f64: error_f64(&result),
                 ok: error <= limit,
                 bytes: bytes_moved(Some(kernel), (m, n, k), size),
             });
         }
-        eprintln!("measured {} {m}x{n}x{k}", O::SUFFIX);
+        eprintln!("measured {label} {m}x{n}x{k}");
     }
     Ok(())
 }
@@ -266,29 +357,34 @@ fn report(props: &DeviceProps, records: &[Record]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "GPU: {} ({} SMs, {:.2} GHz; FP32 peak {:.1}, FP64 SIMT peak {:.1} TFLOP/s; memory {:.2} TB/s)",
+        "GPU: {} ({} SMs, {:.2} GHz; FP32 peak {:.1}, FP64 SIMT peak {:.1}, FP64 tensor peak {:.1}, TF32 peak {:.0} TFLOP/s; memory {:.2} TB/s)",
         props.name,
         props.multiprocessors,
         props.clock_khz as f64 / 1e6,
         props.fp32_peak_flops() / 1e12,
         props.fp64_peak_flops() / 1e12,
+        props.fp64_tensor_peak_flops() / 1e12,
+        props.tf32_peak_flops() / 1e12,
         props.memory_bandwidth() / 1e12
     );
     let _ = writeln!(
         out,
-        "medians of timed repetitions after warm-up, CUDA events; * = chosen by matmul(); error = max|C - C_cuBLAS| / max|C_cuBLAS|"
+        "medians of timed repetitions after warm-up, CUDA events; * = chosen by matmul() (by matmul_in() for tf32, 3xtf32); error = max|C - C_cuBLAS| / max|C_cuBLAS|; f64 error = max|C - C_f64| / max|C_f64| against an f64 product of the same f32 inputs"
     );
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "| type | shape MxNxK | kernel | ms | TFLOP/s | % cuBLAS | % peak | regs | occupancy | error | check |"
+        "| type | shape MxNxK | kernel | ms | TFLOP/s | % cuBLAS | % peak | regs | occupancy | error | f64 error | check |"
     );
-    let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|");
+    let _ = writeln!(
+        out,
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    );
     for r in records {
         let (m, n, k) = r.shape;
         let _ = writeln!(
             out,
-            "| {} | {m}x{n}x{k} | {}{} | {:.3} | {:.2} | {:.1}% | {:.1}% | {} | {} | {:.1e} | {} |",
+            "| {} | {m}x{n}x{k} | {}{} | {:.3} | {:.2} | {:.1}% | {:.1}% | {} | {} | {:.1e} | {} | {} |",
             r.dtype,
             r.kernel,
             if r.chosen { " *" } else { "" },
@@ -307,6 +403,11 @@ fn report(props: &DeviceProps, records: &[Record]) -> String {
                 format!("{:.0}%", 100.0 * r.occupancy)
             },
             r.error,
+            if r.error_f64.is_nan() {
+                "-".into()
+            } else {
+                format!("{:.1e}", r.error_f64)
+            },
             if r.ok { "ok" } else { "FAIL" }
         );
     }
@@ -360,13 +461,13 @@ fn report(props: &DeviceProps, records: &[Record]) -> String {
 fn write_outputs(dir: &PathBuf, props: &DeviceProps, records: &[Record]) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut csv = String::from(
-        "type,m,n,k,kernel,chosen,ms,tflops,cublas_ms,pct_cublas,pct_peak,registers,occupancy,error,ok,model_bytes\n",
+        "type,m,n,k,kernel,chosen,ms,tflops,cublas_ms,pct_cublas,pct_peak,registers,occupancy,error,error_f64,ok,model_bytes\n",
     );
     for r in records {
         let (m, n, k) = r.shape;
         let _ = writeln!(
             csv,
-            "{},{m},{n},{k},{},{},{:.6},{:.4},{:.6},{:.2},{:.2},{},{:.3},{:.3e},{},{:.0}",
+            "{},{m},{n},{k},{},{},{:.6},{:.4},{:.6},{:.2},{:.2},{},{:.3},{:.3e},{:.3e},{},{:.0}",
             r.dtype,
             r.kernel,
             r.chosen,
@@ -378,6 +479,7 @@ fn write_outputs(dir: &PathBuf, props: &DeviceProps, records: &[Record]) -> std:
             r.registers,
             r.occupancy,
             r.error,
+            r.error_f64,
             r.ok,
             r.bytes
         );

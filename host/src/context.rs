@@ -2,7 +2,7 @@
 //! every GPU operation of this crate goes through one.
 use crate::element::{Element, Output, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::{Arch, Kernel, Launches};
+use crate::kernels::{Arch, Kernel, Launches, Precision};
 use crate::matrix::{DeviceMatrix, Matrix, element_count};
 use crate::occupancy::{BlockResources, Occupancy};
 use crate::props::DeviceProps;
@@ -37,8 +37,8 @@ pub fn device_count() -> Result<usize> {
     }
 }
 
-/// (element type, m, n, k): what `matmul`'s choice is remembered under.
-type ChoiceKey = (&'static str, usize, usize, usize);
+/// (entry suffix, precision, m, n, k): what `matmul`'s choice is remembered under.
+type ChoiceKey = (&'static str, Precision, usize, usize, usize);
 
 /// What one product ran as: the kernel, its launch configuration and its occupancy.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,6 +50,8 @@ pub struct LaunchPlan {
     pub block: (u32, u32, u32),
     pub shared_bytes: u32,
     pub occupancy: Occupancy,
+    /// The arithmetic it multiplied in (the kernel's [`Precision`]).
+    pub precision: Precision,
 }
 
 /// A kernel made ready for one element type on this device, once: its functions loaded
@@ -62,6 +64,13 @@ struct Resolved {
     /// The second launch's function (`stream_k`'s fix-up).
     fixup: Option<CudaFunction>,
     occupancy: Occupancy,
+}
+
+/// What runs a product: a kernel the caller named, or the fastest of a precision.
+#[derive(Clone, Copy, Debug)]
+enum Choice {
+    Kernel(Kernel),
+    Fastest(Precision),
 }
 
 /// The problem block as a kernel parameter (passed by value: the driver copies its bytes).
@@ -260,7 +269,36 @@ impl Context {
     /// follow the maths: `m = 0` or `n = 0` gives an empty result, `k = 0` a matrix of
     /// zeros (no kernel runs for an empty result). `f16`/`bf16` inputs give `f32`.
     pub fn matmul<T: Element>(&self, a: &Matrix<T>, b: &Matrix<T>) -> Result<Matrix<T::Out>> {
-        self.matmul_impl(a, b, None)
+        self.matmul_impl(a, b, Choice::Fastest(Precision::Exact))
+    }
+
+    /// `A * B` in the arithmetic the caller asks for: for f32 inputs [`Precision::Tf32`]
+    /// (inputs rounded to TF32, about 2^-11 relative error per product, several times
+    /// FP32's speed) or [`Precision::Tf32x3`] (FP32-class accuracy from three TF32 products);
+    /// [`Precision::Exact`] is [`Context::matmul`]. The fastest kernel of that precision
+    /// runs, chosen as `matmul` chooses; [`LaunchPlan::precision`] reports what ran.
+    /// [`Error::UnsupportedPrecision`] for other element types, or a device without the
+    /// tensor cores (compute capability below 8.0).
+    ///
+    /// ```no_run
+    /// # fn main() -> rgemm::Result<()> {
+    /// use rgemm::{Context, Matrix, Precision};
+    /// let ctx = Context::new(0)?;
+    /// let a = Matrix::<f32>::random(1024, 1024, 1)?;
+    /// let b = Matrix::<f32>::random(1024, 1024, 2)?;
+    /// let fast = ctx.matmul_in(&a, &b, Precision::Tf32)?; // never what `matmul` gives
+    /// let close = ctx.matmul_in(&a, &b, Precision::Tf32x3)?;
+    /// assert_eq!((fast.shape(), close.shape()), ((1024, 1024), (1024, 1024)));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn matmul_in<T: Element>(
+        &self,
+        a: &Matrix<T>,
+        b: &Matrix<T>,
+        precision: Precision,
+    ) -> Result<Matrix<T::Out>> {
+        self.matmul_impl(a, b, Choice::Fastest(precision))
     }
 
     /// `A * B` with C of type `O`: for `f16` and `bf16` inputs either `f32` (what
@@ -283,7 +321,7 @@ impl Context {
         a: &Matrix<T>,
         b: &Matrix<T>,
     ) -> Result<Matrix<O>> {
-        self.matmul_impl(a, b, None)
+        self.matmul_impl(a, b, Choice::Fastest(Precision::Exact))
     }
 
     /// `A * B` with an explicit kernel (for example `Kernel::TiledDynamic(12)`).
@@ -293,24 +331,24 @@ impl Context {
         b: &Matrix<T>,
         kernel: Kernel,
     ) -> Result<Matrix<T::Out>> {
-        self.matmul_impl(a, b, Some(kernel))
+        self.matmul_impl(a, b, Choice::Kernel(kernel))
     }
 
     fn matmul_impl<T: Element, O: Output<T>>(
         &self,
         a: &Matrix<T>,
         b: &Matrix<T>,
-        kernel: Option<Kernel>,
+        choice: Choice,
     ) -> Result<Matrix<O>> {
         let (m, n, k) = check_product_shape(a, b)?;
         // Validate the whole launch before any device work.
-        match kernel {
-            Some(kernel) => drop(kernel.launches::<T>(&self.props, (m, n, k))?),
-            None => drop(self.candidates::<T>(m, n, k)?),
+        match choice {
+            Choice::Kernel(kernel) => drop(kernel.launches::<T>(&self.props, (m, n, k))?),
+            Choice::Fastest(precision) => drop(self.candidates_in::<T>(m, n, k, precision)?),
         }
         let (da, db) = (self.upload(a)?, self.upload(b)?);
         let mut dc = self.zeros::<O>(m, n)?;
-        self.matmul_device(&da, &db, &mut dc, kernel)?;
+        self.run(&da, &db, &mut dc, choice)?;
         self.download(&dc)
     }
 
@@ -342,6 +380,32 @@ impl Context {
         c: &mut DeviceMatrix<O>,
         kernel: Option<Kernel>,
     ) -> Result<LaunchPlan> {
+        let choice = match kernel {
+            Some(kernel) => Choice::Kernel(kernel),
+            None => Choice::Fastest(Precision::Exact),
+        };
+        self.run(a, b, c, choice)
+    }
+
+    /// [`Context::matmul_device`] with the fastest kernel of `precision` (see
+    /// [`Context::matmul_in`]).
+    pub fn matmul_device_in<T: Element, O: Output<T>>(
+        &self,
+        a: &DeviceMatrix<T>,
+        b: &DeviceMatrix<T>,
+        c: &mut DeviceMatrix<O>,
+        precision: Precision,
+    ) -> Result<LaunchPlan> {
+        self.run(a, b, c, Choice::Fastest(precision))
+    }
+
+    fn run<T: Element, O: Output<T>>(
+        &self,
+        a: &DeviceMatrix<T>,
+        b: &DeviceMatrix<T>,
+        c: &mut DeviceMatrix<O>,
+        choice: Choice,
+    ) -> Result<LaunchPlan> {
         for owner in [a.context(), b.context(), c.context()] {
             if !Arc::ptr_eq(owner, &self.ctx) {
                 return Err(Error::ForeignMatrix);
@@ -349,9 +413,9 @@ impl Context {
         }
         let (m, n, k) = product_dims(a.shape(), b.shape())?;
         check_output_shape(c.shape(), m, n)?;
-        let kernel = match kernel {
-            Some(kernel) => kernel,
-            None => self.choose_by_timing(a, b, c)?,
+        let kernel = match choice {
+            Choice::Kernel(kernel) => kernel,
+            Choice::Fastest(precision) => self.choose_by_timing(a, b, c, precision)?,
         };
         let launches = kernel.launches::<T>(&self.props, (m, n, k))?;
         let ready = self.resolve::<T, O>(kernel)?;
@@ -420,15 +484,43 @@ impl Context {
     /// `thin` only for thin shapes) and that this device can launch for it. An error (the
     /// textbook kernel's) if none can.
     pub fn candidates<T: Element>(&self, m: usize, n: usize, k: usize) -> Result<Vec<Kernel>> {
-        let textbook = self.textbook_kernel::<T>()?;
+        self.candidates_in::<T>(m, n, k, Precision::Exact)
+    }
+
+    /// [`Context::candidates`] among the kernels of `precision` (FP32 ones never compete
+    /// with TF32 ones, either way).
+    pub fn candidates_in<T: Element>(
+        &self,
+        m: usize,
+        n: usize,
+        k: usize,
+        precision: Precision,
+    ) -> Result<Vec<Kernel>> {
         let all: Vec<Kernel> = Kernel::FIXED
             .iter()
             .copied()
+            .filter(|kernel| kernel.spec().precision == precision)
             .filter(|kernel| kernel.is_candidate(m, n))
             .filter(|kernel| kernel.launches::<T>(&self.props, (m, n, k)).is_ok())
             .collect();
         if all.is_empty() {
-            textbook.launches::<T>(&self.props, (m, n, k))?;
+            if precision != Precision::Exact {
+                let cc = self.props.compute_capability;
+                return Err(Error::UnsupportedPrecision {
+                    precision: precision.name(),
+                    element: T::NAME,
+                    device: self.props.name.clone(),
+                    reason: match T::ELEM {
+                        rgemm_kernels::catalogue::Elem::F32 => format!(
+                            "the TF32 tensor cores need compute capability 8.0 (the device has {}.{})",
+                            cc.0, cc.1
+                        ),
+                        _ => "TF32 precisions are for f32 inputs".into(),
+                    },
+                });
+            }
+            self.textbook_kernel::<T>()?
+                .launches::<T>(&self.props, (m, n, k))?;
         }
         Ok(all)
     }
@@ -446,8 +538,20 @@ impl Context {
         n: usize,
         k: usize,
     ) -> Option<Kernel> {
+        self.chosen_kernel_in::<T, O>(m, n, k, Precision::Exact)
+    }
+
+    /// The kernel [`Context::matmul_in`] chose for inputs `T`, C of type `O`, this shape and
+    /// `precision`, if it has run it.
+    pub fn chosen_kernel_in<T: Element, O: Output<T>>(
+        &self,
+        m: usize,
+        n: usize,
+        k: usize,
+        precision: Precision,
+    ) -> Option<Kernel> {
         let choices = self.choices.lock().unwrap_or_else(|e| e.into_inner());
-        choices.get(&(O::SUFFIX, m, n, k)).copied()
+        choices.get(&(O::SUFFIX, precision, m, n, k)).copied()
     }
 
     fn choose_by_timing<T: Element, O: Output<T>>(
@@ -455,17 +559,19 @@ impl Context {
         a: &DeviceMatrix<T>,
         b: &DeviceMatrix<T>,
         c: &mut DeviceMatrix<O>,
+        precision: Precision,
     ) -> Result<Kernel> {
         let (m, n, k) = (a.rows, b.cols, a.cols);
-        if let Some(kernel) = self.chosen_kernel_for::<T, O>(m, n, k) {
+        if let Some(kernel) = self.chosen_kernel_in::<T, O>(m, n, k, precision) {
             return Ok(kernel);
         }
-        let candidates = self.candidates::<T>(m, n, k)?;
-        if m == 0 || n == 0 || candidates.len() == 1 {
+        let candidates = self.candidates_in::<T>(m, n, k, precision)?;
+        if m == 0 || n == 0 {
             return Ok(candidates[0]);
         }
         let mut best: Option<(f64, Kernel)> = None;
-        for kernel in candidates {
+        // A lone candidate is the choice without timing (and remembered like any other).
+        for kernel in candidates.iter().copied().filter(|_| candidates.len() > 1) {
             let launches = kernel.launches::<T>(&self.props, (m, n, k))?;
             let ready = self.resolve::<T, O>(kernel)?;
             let runs = crate::timing::time_ms(self, 1, 3, || {
@@ -476,9 +582,9 @@ impl Context {
                 best = Some((ms, kernel));
             }
         }
-        let kernel = best.map(|(_, k)| k).expect("at least one candidate");
+        let kernel = best.map_or(candidates[0], |(_, k)| k);
         let mut choices = self.choices.lock().unwrap_or_else(|e| e.into_inner());
-        choices.insert((O::SUFFIX, m, n, k), kernel);
+        choices.insert((O::SUFFIX, precision, m, n, k), kernel);
         Ok(kernel)
     }
 
@@ -634,5 +740,6 @@ fn plan(kernel: Kernel, ready: &Resolved, cfg: &LaunchConfig) -> LaunchPlan {
         block: cfg.block_dim,
         shared_bytes: cfg.shared_mem_bytes,
         occupancy: ready.occupancy,
+        precision: kernel.spec().precision,
     }
 }

@@ -3,6 +3,7 @@
 use crate::context::Context;
 use crate::element::{Element, Output};
 use crate::error::{Error, Result};
+use crate::kernels::Precision;
 use crate::matrix::DeviceMatrix;
 use crate::reference::{check_output_shape, product_dims};
 use cudarc::cublas::sys::cublasGemmAlgo_t;
@@ -39,6 +40,35 @@ impl<'c> Cublas<'c> {
         b: &DeviceMatrix<T>,
         c: &mut DeviceMatrix<O>,
     ) -> Result<()> {
+        self.gemm(a, b, c, T::CUBLAS.2)
+    }
+
+    /// `C = A * B` for f32 at the cuBLAS counterpart of `precision`: SGEMM
+    /// (`CUBLAS_COMPUTE_32F`) for [`Precision::Exact`], `CUBLAS_COMPUTE_32F_FAST_TF32` for
+    /// [`Precision::Tf32`]. cuBLAS has no 3xTF32 compute type: [`Precision::Tf32x3`] gives
+    /// SGEMM, the speed a 3xTF32 kernel has to beat.
+    pub fn matmul_f32_in(
+        &self,
+        a: &DeviceMatrix<f32>,
+        b: &DeviceMatrix<f32>,
+        c: &mut DeviceMatrix<f32>,
+        precision: Precision,
+    ) -> Result<()> {
+        use cudarc::cublas::sys::cublasComputeType_t as Compute;
+        let compute = match precision {
+            Precision::Tf32 => Compute::CUBLAS_COMPUTE_32F_FAST_TF32,
+            Precision::Exact | Precision::Tf32x3 => Compute::CUBLAS_COMPUTE_32F,
+        };
+        self.gemm(a, b, c, compute)
+    }
+
+    fn gemm<T: Element, O: Output<T>>(
+        &self,
+        a: &DeviceMatrix<T>,
+        b: &DeviceMatrix<T>,
+        c: &mut DeviceMatrix<O>,
+        compute: cudarc::cublas::sys::cublasComputeType_t,
+    ) -> Result<()> {
         let (m, n, k) = product_dims(a.shape(), b.shape())?;
         check_output_shape(c.shape(), m, n)?;
         let as_int = |v: usize| {
@@ -54,7 +84,7 @@ impl<'c> Cublas<'c> {
             return Ok(());
         }
         let stream = self.ctx.stream();
-        let (ab, _, compute) = T::CUBLAS;
+        let (ab, _, _) = T::CUBLAS;
         let ct = O::CUBLAS_C;
         let alpha = T::ONE;
         let beta = T::Out::default();

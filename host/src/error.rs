@@ -62,6 +62,15 @@ pub enum Error {
         device: String,
         reason: String,
     },
+    /// A precision the element type has no kernels for (TF32 and 3xTF32 are for f32
+    /// inputs), or none this device can run for the shape.
+    #[error("no {precision} kernel for {element} inputs on {device}: {reason}")]
+    UnsupportedPrecision {
+        precision: &'static str,
+        element: &'static str,
+        device: String,
+        reason: String,
+    },
     /// A device matrix from another [`Context`](crate::Context) was passed in.
     #[error("a device matrix belongs to another context")]
     ForeignMatrix,

@@ -11,7 +11,7 @@ use rgemm_kernels::problem::{Body, Problem};
 use rgemm_kernels::stream_k::{self, Schedule};
 use rgemm_kernels::{decode, decode_async};
 
-pub use rgemm_kernels::catalogue::{Arch, Elem};
+pub use rgemm_kernels::catalogue::{Arch, Elem, Precision};
 
 /// Largest M, N or K: the kernels index rows and columns with 32-bit integers, and
 /// `block index * tile + thread index` must not wrap.

@@ -51,7 +51,7 @@ pub use cublas::Cublas;
 pub use element::{Element, Output, Scalar};
 pub use error::{Error, Result};
 pub use half::{bf16, f16};
-pub use kernels::{Arch, ENTRY_PARAMS, Elem, Kernel, Launches, MAX_DIM, PtxParam};
+pub use kernels::{Arch, ENTRY_PARAMS, Elem, Kernel, Launches, MAX_DIM, Precision, PtxParam};
 pub use matrix::{DeviceMatrix, Matrix};
 pub use occupancy::{BlockResources, Limiter, Occupancy};
 pub use props::DeviceProps;

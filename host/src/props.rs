@@ -112,6 +112,23 @@ impl DeviceProps {
         self.multiprocessors as f64 * per_sm_clock * self.clock_khz as f64 * 1e3
     }
 
+    /// FP64 tensor-core (DMMA) peak, FLOP/s: 256 FLOP per SM per clock on 9.0 (twice its
+    /// SIMT rate; NVIDIA quotes 67 TFLOP/s for an H100 SXM), 128 on 8.0; the SIMT peak on
+    /// devices without FP64 tensor cores.
+    pub fn fp64_tensor_peak_flops(&self) -> f64 {
+        let per_sm_clock = match self.compute_capability {
+            (9, 0) => 256.0,
+            (8, 0) => 128.0,
+            _ => return self.fp64_peak_flops(),
+        };
+        self.multiprocessors as f64 * per_sm_clock * self.clock_khz as f64 * 1e3
+    }
+
+    /// Dense TF32 tensor-core peak, FLOP/s: half the 16-bit rate.
+    pub fn tf32_peak_flops(&self) -> f64 {
+        self.tensor16_peak_flops() / 2.0
+    }
+
     /// Peak device-memory bandwidth, bytes/s: memory clock x 2 (double data rate) x bus
     /// width.
     pub fn memory_bandwidth(&self) -> f64 {

@@ -16,7 +16,7 @@
 //! store only inside C. The choice is per block (and per phase for the last, partial K
 //! step), so it is uniform and every barrier is reached by every thread.
 use crate::catalogue::{
-    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Shared, Threads, Tile,
+    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
 use crate::coarse::load_or_zero;
 use crate::device::global::{load4, store, store2, store4};
@@ -54,6 +54,7 @@ pub const fn spec(
         cpu: true,
         tensor_cores: false,
         tma: None,
+        precision: Precision::Exact,
     }
 }
 

@@ -260,6 +260,59 @@ pub struct KernelSpec {
     pub tensor_cores: bool,
     /// Inputs read through TMA tensor maps (see [`TensorMaps`]).
     pub tma: Option<TensorMaps>,
+    /// The arithmetic its f32 entries multiply in: FP32 ([`Precision::Exact`]) for every
+    /// kernel `matmul` chooses by itself; TF32 only where the caller asks for it.
+    pub precision: Precision,
+}
+
+/// How an f32 product is multiplied. f32 means FP32 unless the caller asks otherwise:
+/// `matmul` never chooses a TF32 kernel by itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// FP32 multiply-adds (f64 in FP64), rounded as IEEE says: the default.
+    #[default]
+    Exact,
+    /// Inputs rounded to TF32 (10 mantissa bits, `cvt.rna`), products on the tensor
+    /// cores, accumulated in f32: about 2^-11 relative error per product, several times
+    /// the speed of FP32.
+    Tf32,
+    /// Each input split into a TF32 part and a TF32 remainder, three tensor-core products
+    /// (big x big, big x small, small x big) summed in f32: FP32-class accuracy at
+    /// tensor-core speed.
+    Tf32x3,
+}
+
+impl Precision {
+    pub const ALL: [Precision; 3] = [Precision::Exact, Precision::Tf32, Precision::Tf32x3];
+
+    /// A bound on the relative error the input rounding adds to each product `a b`, beyond
+    /// the accumulation's (as a multiple of `|a| |b|`): 0 for FP32; 2^-10 (+ 2^-22) for
+    /// TF32, whose rounding of each input is within 2^-11; about 3 x 2^-22 for 3xTF32 (the
+    /// remainders' own rounding and the dropped small x small), bounded by 2^-20.
+    pub const fn product_error(self) -> f64 {
+        match self {
+            Precision::Exact => 0.0,
+            Precision::Tf32 => 1.0 / 1024.0 + 1.0 / 4_194_304.0,
+            Precision::Tf32x3 => 1.0 / 1_048_576.0,
+        }
+    }
+
+    /// Additions into the accumulator per term of K: 3 for 3xTF32's three products.
+    pub const fn additions(self) -> u32 {
+        match self {
+            Precision::Tf32x3 => 3,
+            Precision::Exact | Precision::Tf32 => 1,
+        }
+    }
+
+    /// `exact`, `tf32`, `3xtf32`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Precision::Exact => "exact",
+            Precision::Tf32 => "tf32",
+            Precision::Tf32x3 => "3xtf32",
+        }
+    }
 }
 
 /// A kernel that reads A and B through TMA: the host writes a tensor map of A, then one of
@@ -469,6 +522,16 @@ macro_rules! for_each_kernel {
                 /// `wgmma_tma` on a persistent grid, tiles grouped for L2
                 /// (`wgmma_persistent.rs`; f16/bf16, 9.0 only).
                 WgmmaPersistent => $crate::wgmma_persistent::SPEC, $crate::wgmma_persistent::wgmma_persistent;
+                /// f64 on the FP64 tensor cores: `mma.sync` m16n8k8 f64, `cp.async`-fed
+                /// (`dmma.rs`; f64, 9.0 only).
+                Dmma => $crate::dmma::SPEC, $crate::dmma::dmma;
+                /// `dmma` with 8 K steps per stage, 6 stages (`dmma_deep.rs`; f64, 9.0 only).
+                DmmaDeep => $crate::dmma_deep::SPEC, $crate::dmma_deep::dmma_deep;
+                /// f32 in TF32, only when asked (`mma_tf32.rs`; `Precision::Tf32`, 8.0+).
+                MmaTf32 => $crate::mma_tf32::SPEC, $crate::mma_tf32::mma_tf32;
+                /// f32 as three TF32 products, only when asked (`mma_3xtf32.rs`;
+                /// `Precision::Tf32x3`, 8.0+).
+                Mma3xTf32 => $crate::mma_3xtf32::SPEC, $crate::mma_3xtf32::mma_3xtf32;
             }
             sized {
                 /// Shared-memory tiling with the tile width chosen at launch (`tiled.rs`).

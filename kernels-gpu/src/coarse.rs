@@ -5,7 +5,7 @@
 //! 64 x 64 stepping BK = 8 along K, grid `ceil(n / 64) x ceil(m / 64)`, shared bytes
 //! `(BM * BK + BK * BN) * size_of(Acc)`. Every load and store is bounds-checked.
 use crate::catalogue::{
-    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Shared, Threads, Tile,
+    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
 use crate::device::global::{load, store};
 use crate::device::shared::SharedArena;
@@ -32,6 +32,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     elements: ALL_ELEMENTS,
     tensor_cores: false,
     tma: None,
+    precision: Precision::Exact,
     candidate: Candidate::Always,
     cpu: true,
 };

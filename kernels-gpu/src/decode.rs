@@ -13,7 +13,9 @@
 //! Launch rules ([`SPEC`]): 128 threads; grid `ceil(n / 128) x splits` (`Problem::ctas`, from
 //! the shape and the SM count); shared `4 x 8 x 128` f32; workspace `splits x m x n` f32
 //! where `splits > 1`; f16, bf16 (any compute capability: SIMT).
-use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
+use crate::catalogue::{
+    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
+};
 use crate::device::global::{load, load4, load4_or_zeros, store};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_dim_x, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
@@ -66,6 +68,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     cpu: true,
     tensor_cores: false,
     tma: None,
+    precision: Precision::Exact,
 };
 
 /// K rows of B a lane loads before using them: 8 loads of 8 bytes in flight per thread.

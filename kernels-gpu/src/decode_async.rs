@@ -22,7 +22,9 @@
 //! [`splits`]); shared 96 KiB + 16 bytes; workspace (f32 units) [`counters`]`(m, strips)`
 //! counters, zero at launch, then `splits` planes of `m x n` where `splits > 1`; f16, bf16
 //! (compute capability 8.0+: `cp.async`).
-use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
+use crate::catalogue::{
+    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
+};
 use crate::device::async_copy::{commit_group, wait_group};
 use crate::device::global::{
     fence_gpu, load, load_volatile, load4, load4_or_zeros, store, take_ticket,
@@ -90,6 +92,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     cpu: true,
     tensor_cores: false,
     tma: None,
+    precision: Precision::Exact,
 };
 
 /// This warp's share of one pass: rows `row0..row0 + MR` (those below `m`) of C, the

@@ -14,7 +14,9 @@
 //! Launch rules ([`SPEC`]): 128 threads; grid `ceil(n / 256) x splits` (as `decode_async`,
 //! [`crate::decode_async::splits`]); shared 99 KiB + 16 bytes; the workspace of
 //! `decode_async` with passes of 16 rows; f16, bf16 (compute capability 8.0+).
-use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
+use crate::catalogue::{
+    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
+};
 use crate::decode_async::{STRIP, THREADS, WARPS, counters};
 use crate::device::async_copy::{commit_group, wait_group};
 use crate::device::global::{fence_gpu, load, load_volatile, load4_or_zeros, store, take_ticket};
@@ -62,6 +64,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     cpu: true,
     tensor_cores: true,
     tma: None,
+    precision: Precision::Exact,
 };
 
 /// A's fragment for the K step from `kq`: rows `row0 + g (+ 8)`, columns `kq + 2t (+ 1, + 8,

@@ -10,7 +10,9 @@ impl Output for f16 {}
 impl Output for Bf16 {}
 
 /// The accumulator (and output) type of a kernel.
-pub trait Accumulator: Output + PartialEq + core::ops::Add<Output = Self> {
+pub trait Accumulator:
+    Output + PartialEq + core::ops::Add<Output = Self> + core::ops::Sub<Output = Self>
+{
     const ZERO: Self;
     /// Elements in 16 bytes, the widest shared-memory access: the thread tile's rows and
     /// columns come in runs of this many, so a warp's 16-byte reads of a K step are
@@ -21,6 +23,42 @@ pub trait Accumulator: Output + PartialEq + core::ops::Add<Output = Self> {
     fn mul_add(self, a: Self, b: Self) -> Self;
     /// An f32 tensor-core accumulator as this type (exact).
     fn from_f32(x: f32) -> Self;
+    fn is_nan(self) -> bool;
+    fn is_finite(self) -> bool;
+    /// `self` rounded to TF32 (see [`crate::device::mma::round_tf32`]); f32 only (f64 traps).
+    fn tf32(self) -> u32;
+    /// A TF32 operand back as this type (exact); f32 only.
+    fn from_tf32(bits: u32) -> Self;
+    /// `D = A B + C` for one 16 x 8 x 8 tile of TF32 operands with f32 accumulators
+    /// ([`crate::device::mma::m16n8k8_tf32`]); f32 only.
+    fn mma_m16n8k8_tf32(a: [u32; 4], b: [u32; 2], c: [Self; 4]) -> [Self; 4];
+    /// `D = A B + C` for one 16 x 8 x 8 tile on the FP64 tensor cores
+    /// ([`crate::device::mma::m16n8k8_f64`], compute capability 9.0); f64 only.
+    fn mma_m16n8k8_f64(a: [Self; 4], b: [Self; 2], c: [Self; 4]) -> [Self; 4];
+}
+
+/// The TF32 operations of f32, where the module has tensor cores (sm_80 and newer, the
+/// host); traps elsewhere (no kernel of the sm_70 module uses them).
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+mod tf32 {
+    pub use crate::device::mma::{m16n8k8_tf32 as mma, round_tf32 as round};
+}
+#[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
+mod tf32 {
+    pub fn round(_: f32) -> u32 {
+        crate::device::thread::trap()
+    }
+    pub fn mma(_: [u32; 4], _: [u32; 2], _: [f32; 4]) -> [f32; 4] {
+        crate::device::thread::trap()
+    }
+}
+
+/// The FP64 tensor cores, where the module has them (sm_90a, the host).
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+use crate::device::mma::m16n8k8_f64 as dmma;
+#[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
+fn dmma(_: [f64; 4], _: [f64; 2], _: [f64; 4]) -> [f64; 4] {
+    crate::device::thread::trap()
 }
 
 impl Accumulator for f32 {
@@ -34,6 +72,31 @@ impl Accumulator for f32 {
     fn from_f32(x: f32) -> Self {
         x
     }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        f32::is_finite(self)
+    }
+    #[inline(always)]
+    fn tf32(self) -> u32 {
+        tf32::round(self)
+    }
+    #[inline(always)]
+    fn from_tf32(bits: u32) -> Self {
+        f32::from_bits(bits)
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn mma_m16n8k8_tf32(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+        tf32::mma(a, b, c)
+    }
+    #[inline(always)]
+    fn mma_m16n8k8_f64(_: [f32; 4], _: [f32; 2], _: [f32; 4]) -> [f32; 4] {
+        crate::device::thread::trap()
+    }
 }
 
 impl Accumulator for f64 {
@@ -46,6 +109,31 @@ impl Accumulator for f64 {
     #[inline(always)]
     fn from_f32(x: f32) -> Self {
         x as f64
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    #[inline(always)]
+    fn is_finite(self) -> bool {
+        f64::is_finite(self)
+    }
+    #[inline(always)]
+    fn tf32(self) -> u32 {
+        crate::device::thread::trap()
+    }
+    #[inline(always)]
+    fn from_tf32(_: u32) -> Self {
+        crate::device::thread::trap()
+    }
+    #[inline(always)]
+    fn mma_m16n8k8_tf32(_: [u32; 4], _: [u32; 2], _: [f64; 4]) -> [f64; 4] {
+        crate::device::thread::trap()
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn mma_m16n8k8_f64(a: [f64; 4], b: [f64; 2], c: [f64; 4]) -> [f64; 4] {
+        dmma(a, b, c)
     }
 }
 

@@ -37,9 +37,15 @@ pub mod decode_async;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod decode_mma;
 pub mod device;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod dmma;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod dmma_deep;
 pub mod double_buffered;
 pub mod element;
 pub mod fragment_buffered;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod mma_3xtf32;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma_async;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
@@ -50,6 +56,8 @@ pub mod mma_deep128;
 pub mod mma_ldmatrix;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma_sync;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod mma_tf32;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma_wide;
 pub mod naive;
@@ -71,6 +79,8 @@ pub mod wgmma_async;
 pub mod wgmma_persistent;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_tma;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod wide_tile;
 
 /// A kernel cannot unwind: a panic (which the kernels avoid by construction) traps, which
 /// the host sees as a launch failure rather than a wrong answer.

@@ -4,7 +4,7 @@
 //! `ceil(n / block.x) x ceil(m / block.y)`, no shared memory. Thread (x, y) of block
 //! (bx, by) computes C[row = by*block.y + y][col = bx*block.x + x].
 use crate::catalogue::{
-    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Shared, Threads, Tile,
+    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
 use crate::device::global::{load, store};
 use crate::device::thread::{block_dim_x, block_dim_y, block_idx_x, block_idx_y};
@@ -28,6 +28,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     elements: ALL_ELEMENTS,
     tensor_cores: false,
     tma: None,
+    precision: Precision::Exact,
     candidate: Candidate::Never,
     cpu: true,
 };

@@ -21,7 +21,7 @@
 //! Launch rules ([`SPEC`]): 1024 threads in a 1D block; grid `ceil(n / 32) x m`
 //! (few rows) or `1 x ceil(m / 32)` (few columns); shared bytes `32 * 33 * size_of(Acc)`.
 use crate::catalogue::{
-    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Shared, Threads, Tile,
+    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
 use crate::device::global::{load, load4, store};
 use crate::device::shared::{SharedArena, SharedTile};
@@ -48,6 +48,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     elements: ALL_ELEMENTS,
     tensor_cores: false,
     tma: None,
+    precision: Precision::Exact,
     candidate: Candidate::WhenSideAtMost(32),
     cpu: true,
 };

@@ -11,7 +11,7 @@
 //! outside the matrix still loads for its neighbours. Both barriers sit in block-uniform
 //! control flow: every thread runs the same number of phases.
 use crate::catalogue::{
-    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Shared, Threads, Tile,
+    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
 use crate::device::global::{load, store};
 use crate::device::shared::SharedArena;
@@ -43,6 +43,7 @@ const fn tiled_spec(
         candidate: Candidate::Always,
         tensor_cores: false,
         tma: None,
+        precision: Precision::Exact,
         cpu: true,
     }
 }

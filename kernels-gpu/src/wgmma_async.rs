@@ -16,7 +16,9 @@
 //!
 //! Launch rules ([`SPEC`]): 256 threads, grid `ceil(n / 256) x ceil(m / 128)`, 4 stages of
 //! 48 KiB plus 1 KiB to align them (197,632 bytes); only in the sm_90a module; f16, bf16.
-use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
+use crate::catalogue::{
+    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
+};
 use crate::device::async_copy::{commit_group, copy16_or_zero, wait_group};
 use crate::device::global::{store, store2};
 use crate::device::shared::{SharedArena, shared_address};
@@ -58,6 +60,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     cpu: true,
     tensor_cores: true,
     tma: None,
+    precision: Precision::Exact,
 };
 
 /// Starts the copies of phase `k0` into the stage at `a_s` / `b_s` (1024-byte aligned shared

@@ -20,7 +20,7 @@
 //! 48 KiB, 1 KiB to align them and the 8 mbarriers (197,696 bytes), the two tensor maps in
 //! the workspace; only in the sm_90a module; f16, bf16.
 use crate::catalogue::{
-    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, TensorMaps, Threads, Tile,
+    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, TensorMaps, Threads, Tile,
 };
 use crate::device::mbarrier;
 use crate::device::shared::SharedArena;
@@ -63,6 +63,7 @@ pub const SPEC: KernelSpec = KernelSpec {
         a_box: (BM, BK),
         b_box: (BK, 64),
     }),
+    precision: Precision::Exact,
 };
 
 /// # Safety

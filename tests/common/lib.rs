@@ -2,7 +2,7 @@
 use libtest_mimic::{Completion, Failed, Trial};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use rgemm::{Context, CpuExecutor, Element, Kernel, Matrix, Output, Scalar};
+use rgemm::{Context, CpuExecutor, Element, Kernel, Matrix, Output, Precision, Scalar};
 use std::sync::{Arc, OnceLock};
 
 /// Where a product runs: the GPU, or the same kernels on the CPU executor.
@@ -144,12 +144,21 @@ impl Under {
     }
 
     /// Whether results may come from the tensor cores (the kernel's, or the automatic
-    /// choice for 16-bit inputs), whose additions round differently ([`check_product_with`]).
+    /// choice for 16-bit inputs and for f64, which DMMA may take), whose additions round
+    /// differently ([`check_product_with`]).
     pub fn tensor_cores<T: Element>(&self) -> bool {
         match self {
             Under::Fixed(k) => k.spec().tensor_cores,
             Under::Dynamic => false,
-            Under::Auto => matches!(T::ELEM, rgemm::Elem::F16 | rgemm::Elem::Bf16),
+            Under::Auto => !matches!(T::ELEM, rgemm::Elem::F32),
+        }
+    }
+
+    /// How its results are computed, for their tolerance.
+    pub fn arith<T: Element>(&self) -> Arith {
+        match self {
+            Under::Fixed(k) => Arith::from(*k),
+            _ => Arith::from(self.tensor_cores::<T>()),
         }
     }
 
@@ -237,7 +246,7 @@ pub fn property_as<T: Element, O: Output<T>>(
                 Under::Auto => backend.matmul_as(&a, &b).map(|auto| c = auto),
             }
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
-            check_product_with(&a, &b, &c, under.tensor_cores::<T>()).map_err(TestCaseError::fail)
+            check_product_with(&a, &b, &c, under.arith::<T>()).map_err(TestCaseError::fail)
         })
         .map_err(|e| e.to_string())
 }
@@ -300,6 +309,32 @@ pub fn check_product<T: Element>(
     check_product_with(a, b, c, false)
 }
 
+/// How a product was computed, for its tolerance: on the tensor cores or not, in which
+/// [`Precision`] (a kernel says both; a bool says "tensor cores", in FP32 arithmetic).
+#[derive(Clone, Copy, Debug)]
+pub struct Arith {
+    pub tensor_cores: bool,
+    pub precision: Precision,
+}
+
+impl From<bool> for Arith {
+    fn from(tensor_cores: bool) -> Self {
+        Arith {
+            tensor_cores,
+            precision: Precision::Exact,
+        }
+    }
+}
+
+impl From<Kernel> for Arith {
+    fn from(kernel: Kernel) -> Self {
+        Arith {
+            tensor_cores: kernel.spec().tensor_cores,
+            precision: kernel.spec().precision,
+        }
+    }
+}
+
 /// [`check_product`], for a product that may come from the tensor cores (`tensor_cores`):
 /// their f32 additions are not IEEE round-to-nearest (published measurements of Volta to
 /// Hopper report truncation, an error of up to 2u per addition instead of u), so the bound
@@ -309,12 +344,19 @@ pub fn check_product<T: Element>(
 /// A C in a 16-bit type (`O`) is the f32 sum rounded once more: `O::ROUNDING`'s
 /// `u |x| + eta` on top, of the reference plus the sum's own bound; the reference rounded
 /// to `O` (an Inf past the type's range) always passes.
+///
+/// A TF32 precision adds its [`Precision::product_error`] per product (`|a| |b|` times it)
+/// and, for 3xTF32, three additions per term of K.
 pub fn check_product_with<T: Element, O: Output<T>>(
     a: &Matrix<T>,
     b: &Matrix<T>,
     c: &Matrix<O>,
-    tensor_cores: bool,
+    arith: impl Into<Arith>,
 ) -> Result<(), String> {
+    let Arith {
+        tensor_cores,
+        precision,
+    } = arith.into();
     let reference = rgemm::matmul_reference(a, b).map_err(|e| e.to_string())?;
     let scale = rgemm::abs_product(a, b).map_err(|e| e.to_string())?;
     if c.shape() != reference.shape() {
@@ -325,9 +367,11 @@ pub fn check_product_with<T: Element, O: Output<T>>(
         ));
     }
     let k = a.cols() as f64;
-    let gamma_k = |u: f64| k * u / (1.0 - k * u);
+    let gamma_k = |k: f64, u: f64| k * u / (1.0 - k * u);
     let u = T::ACC_UNIT_ROUNDOFF * if tensor_cores { 2.0 } else { 1.0 };
-    let gamma = 1.01 * (gamma_k(u) + gamma_k(f64::EPSILON / 2.0));
+    let additions = k * precision.additions() as f64;
+    let gamma =
+        1.01 * (gamma_k(additions, u) + gamma_k(k, f64::EPSILON / 2.0) + precision.product_error());
     let n = c.cols().max(1);
     for (i, ((got, want), s)) in c
         .as_slice()
@@ -462,8 +506,7 @@ pub fn fixed_cases() -> Vec<Case> {
                     for kernel in [Kernel::Decode, Kernel::DecodeAsync, Kernel::DecodeMma] {
                         let mut first = Matrix::<O>::zeros(m, n).map_err(fail)?;
                         be.matmul_into(&a, &b, &mut first, kernel).map_err(fail)?;
-                        let tensor_cores = kernel.spec().tensor_cores;
-                        check_product_with(&a, &b, &first, tensor_cores)
+                        check_product_with(&a, &b, &first, kernel)
                             .map_err(|e| format!("{kernel} {m}x{n}x{k}: {e}"))?;
                         let mut again = Matrix::<O>::zeros(m, n).map_err(fail)?;
                         be.matmul_into(&a, &b, &mut again, kernel).map_err(fail)?;
@@ -546,6 +589,55 @@ pub fn fixed_cases() -> Vec<Case> {
             each::<rgemm::f16>(be)?;
             each::<rgemm::bf16>(be)
         }),
+        (
+            "precision::tf32_rounds_inputs_3xtf32_keeps_them_inf_and_nan_as_ieee",
+            |be| {
+                // A's first column holds what TF32 cannot: 1 + 2^-12 (TF32: 1), the ties
+                // +-(1 + 2^-11) (away from zero: +-(1 + 2^-10)), then Inf and NaN; B's first
+                // row is 1, 0, 3 and the rest of both is 0. TF32 must give the rounded inputs'
+                // products, 3xTF32 the exact ones, and both Inf x 1 = Inf, Inf x 0 = NaN, NaN
+                // rows NaN (3xTF32's Inf x 0 cross terms are repaired). Exact f32: the exact
+                // products, for contrast.
+                let (m, k, n) = (5, 9, 3);
+                let first = [
+                    1.0 + 2f32.powi(-12),
+                    1.0 + 2f32.powi(-11),
+                    -(1.0 + 2f32.powi(-11)),
+                    f32::INFINITY,
+                    f32::NAN,
+                ];
+                let a = Matrix::from_fn(m, k, |r, c| if c == 0 { first[r] } else { 0.0 }).unwrap();
+                let b = Matrix::from_fn(k, n, |r, c| if r == 0 { [1.0, 0.0, 3.0][c] } else { 0.0 })
+                    .unwrap();
+                let tf32 = [
+                    1.0,
+                    1.0 + 2f32.powi(-10),
+                    -(1.0 + 2f32.powi(-10)),
+                    f32::INFINITY,
+                    f32::NAN,
+                ];
+                for kernel in kernels_for::<f32>(3) {
+                    let rows = match kernel.spec().precision {
+                        Precision::Tf32 => tf32,
+                        Precision::Exact | Precision::Tf32x3 => first,
+                    };
+                    let c = be.matmul_with(&a, &b, kernel).map_err(fail)?;
+                    for (r, row) in rows.into_iter().enumerate() {
+                        let want = [row, row * 0.0, row * 3.0];
+                        for (col, want) in want.into_iter().enumerate() {
+                            let got = c.get(r, col).unwrap();
+                            // (Zeros compare equal whatever their sign: a sum of -0 and +0 is +0.)
+                            if !(got == want || got.is_nan() && want.is_nan()) {
+                                return Err(format!(
+                                    "{kernel}: C[{r}][{col}] = {got:e}, want {want:e}"
+                                ));
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            },
+        ),
         ("shapes::zero_sized_dimensions_follow_the_maths", |be| {
             // C starts as NaN: K = 0 must write zeros, not leave C as it was.
             fn each<T: Element>(be: &Backend) -> Result<(), String> {
@@ -577,8 +669,7 @@ pub fn fixed_cases() -> Vec<Case> {
                     let mut c = Matrix::from_vec(m, n, vec![T::Out::from_f64(f64::NAN); m * n])
                         .map_err(fail)?;
                     be.matmul_into(&a, &b, &mut c, kernel).map_err(fail)?;
-                    let tensor = kernel.spec().tensor_cores;
-                    check_product_with(&a, &b, &c, tensor).map_err(|e| format!("{kernel}: {e}"))?;
+                    check_product_with(&a, &b, &c, kernel).map_err(|e| format!("{kernel}: {e}"))?;
                 }
                 Ok(())
             }

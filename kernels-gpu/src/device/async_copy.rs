@@ -76,3 +76,53 @@ pub fn wait_group<const N: u32>() {
         core::arch::asm!("cp.async.wait_group {n};", n = const N)
     }
 }
+
+/// Starts copying one 4- or 8-byte element from global `src` to shared `dst` (`cp.async.ca`
+/// of that size), or writes zeros there where `inside` is false: the copies of a tile whose
+/// rows do not come in 16-byte chunks.
+///
+/// # Safety
+/// `dst` points into the block's shared memory and, where `inside`, `src` to a readable
+/// element of global memory, both aligned to the element's size (4 or 8 bytes); nobody
+/// reads `dst` before a `wait_group` that covers this copy and a barrier.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn copy_element_or_zero<T>(dst: *mut T, src: *const T, inside: bool) {
+    let bytes = if inside { size_of::<T>() as u32 } else { 0 };
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // The copy size is an immediate: one arm per size (a constant per instantiation).
+        macro_rules! copy {
+            ($size:literal) => {
+                // SAFETY: the caller's contract.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("{{ .reg .u64 %cp_s, %cp_g; cvta.to.shared.u64 %cp_s, {dst}; cvta.to.global.u64 %cp_g, {src}; cp.async.ca.shared.global [%cp_s], [%cp_g], ", $size, ", {bytes}; }}"),
+                        dst = in(reg64) dst as u64,
+                        src = in(reg64) src as u64,
+                        bytes = in(reg32) bytes,
+                    )
+                }
+            };
+        }
+        match size_of::<T>() {
+            8 => copy!("8"),
+            4 => copy!("4"),
+            _ => super::thread::trap(),
+        }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        assert!(
+            matches!(size_of::<T>(), 4 | 8),
+            "cp.async of one element copies 4 or 8 bytes"
+        );
+        if inside {
+            super::host::check_global(src as usize, size_of::<T>(), "read (cp.async)");
+            unsafe { core::ptr::copy_nonoverlapping(src, dst, 1) };
+        } else {
+            let _ = bytes;
+            unsafe { core::ptr::write_bytes(dst.cast::<u8>(), 0, size_of::<T>()) };
+        }
+    }
+}

@@ -247,7 +247,7 @@ pub fn check_async_read(at: u32, len: u32) {
 }
 
 /// 32-bit words a lane hands in to one warp-wide operation, at most.
-pub const EXCHANGE_WORDS: usize = 8;
+pub const EXCHANGE_WORDS: usize = 12;
 
 thread_local! {
     static CURRENT: Cell<*const HostThread> = const { Cell::new(std::ptr::null()) };

@@ -65,7 +65,20 @@ ldmatrix_x4!(
 #[track_caller]
 fn emulate(row: *const u8, trans: bool) -> [u32; 4] {
     let addr = row as usize as u64;
-    let all = super::host::warp_exchange([addr as u32, (addr >> 32) as u32, 0, 0, 0, 0, 0, 0]);
+    let all = super::host::warp_exchange([
+        addr as u32,
+        (addr >> 32) as u32,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+    ]);
     let me = super::host::current();
     let (start, len) = (me.shared as usize, me.shared_len);
     let row_of = |lane: usize| {

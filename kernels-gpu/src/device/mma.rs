@@ -71,7 +71,7 @@ mma_m16n8k16!(
 #[cfg(not(target_arch = "nvptx64"))]
 #[track_caller]
 fn emulate(a: [u32; 4], b: [u32; 2], c: [f32; 4], widen: Widen) -> [f32; 4] {
-    let mine = [a[0], a[1], a[2], a[3], b[0], b[1], 0, 0];
+    let mine = [a[0], a[1], a[2], a[3], b[0], b[1], 0, 0, 0, 0, 0, 0];
     let all = super::host::warp_exchange(mine);
     let lane = super::host::lane_id() as usize;
     let half = |word: u32, odd: bool| {
@@ -100,4 +100,161 @@ fn emulate(a: [u32; 4], b: [u32; 2], c: [f32; 4], widen: Widen) -> [f32; 4] {
         }
     }
     d
+}
+
+/// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`: the TF32 shape, one 32-bit element
+/// per register (g = lane / 4, t = lane % 4):
+/// - A (16 x 8): a0 = (g, t), a1 = (g + 8, t), a2 = (g, t + 4), a3 = (g + 8, t + 4);
+/// - B (8 x 8): b0 = (t, g), b1 = (t + 4, g);
+/// - C, D: as m16n8k16's.
+///
+/// The operands are TF32 bit patterns (`cvt.rna.tf32.f32`: an f32 whose 13 low mantissa bits
+/// are zero). The host reads only their top 19 bits, as the tensor cores do; the products
+/// are then exact in f32 and are added to C in K order with f32 fused multiply-adds (the
+/// tensor cores' order and rounding of that sum are not documented, so the two agree within
+/// an f32 accumulation's tolerance).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn m16n8k8_tf32(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let mut d = c;
+        // SAFETY: a warp-wide instruction with register operands only, in warp-uniform
+        // control flow.
+        unsafe {
+            core::arch::asm!(
+                "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};",
+                d0 = inout(reg32) d[0],
+                d1 = inout(reg32) d[1],
+                d2 = inout(reg32) d[2],
+                d3 = inout(reg32) d[3],
+                a0 = in(reg32) a[0],
+                a1 = in(reg32) a[1],
+                a2 = in(reg32) a[2],
+                a3 = in(reg32) a[3],
+                b0 = in(reg32) b[0],
+                b1 = in(reg32) b[1],
+            );
+        }
+        d
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let tf32 = |bits: u32| f32::from_bits(bits & !0x1fff);
+        let mine = [a[0], a[1], a[2], a[3], b[0], b[1], 0, 0, 0, 0, 0, 0];
+        let all = super::host::warp_exchange(mine);
+        let words = |lane: usize, reg: usize| [all[lane][reg]];
+        let d = emulate_k8(&words, c.map(|x| x as f64), |w| tf32(w[0]) as f64, true);
+        d.map(|x| x as f32)
+    }
+}
+
+/// `mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64` (FP64 tensor cores, DMMA; compute
+/// capability 9.0): the layout of [`m16n8k8_tf32`] with one f64 per register. Each element
+/// of D is C plus 8 products, each added with round-to-nearest (`.rn`, the only mode); the
+/// host adds them in K order with f64 fused multiply-adds.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn m16n8k8_f64(a: [f64; 4], b: [f64; 2], c: [f64; 4]) -> [f64; 4] {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let mut d = c;
+        // SAFETY: as m16n8k8_tf32.
+        unsafe {
+            core::arch::asm!(
+                "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};",
+                d0 = inout(reg64) d[0],
+                d1 = inout(reg64) d[1],
+                d2 = inout(reg64) d[2],
+                d3 = inout(reg64) d[3],
+                a0 = in(reg64) a[0],
+                a1 = in(reg64) a[1],
+                a2 = in(reg64) a[2],
+                a3 = in(reg64) a[3],
+                b0 = in(reg64) b[0],
+                b1 = in(reg64) b[1],
+            );
+        }
+        d
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let split = |x: f64| {
+            let bits = x.to_bits();
+            [bits as u32, (bits >> 32) as u32]
+        };
+        let (a01, a23) = ((split(a[0]), split(a[1])), (split(a[2]), split(a[3])));
+        let (b0, b1) = (split(b[0]), split(b[1]));
+        let mine = [
+            a01.0[0], a01.0[1], a01.1[0], a01.1[1], a23.0[0], a23.0[1], a23.1[0], a23.1[1], b0[0],
+            b0[1], b1[0], b1[1],
+        ];
+        let all = super::host::warp_exchange(mine);
+        let words = |lane: usize, reg: usize| [all[lane][2 * reg], all[lane][2 * reg + 1]];
+        let join = |w: [u32; 2]| f64::from_bits(w[0] as u64 | (w[1] as u64) << 32);
+        emulate_k8(&words, c, join, false)
+    }
+}
+
+/// The host's m16n8k8 with one element per register: `words(lane, register)` is what a lane
+/// handed in for register 0..4 (A) and 4..6 (B); `value` reads one element from it. The
+/// sum runs in K order, in f64 fused multiply-adds, rounded to f32 after every step when
+/// `f32_steps` (exact products: TF32 x TF32 fits f32's mantissa).
+#[cfg(not(target_arch = "nvptx64"))]
+#[track_caller]
+fn emulate_k8<W: Copy>(
+    words: &dyn Fn(usize, usize) -> W,
+    c: [f64; 4],
+    value: impl Fn(W) -> f64,
+    f32_steps: bool,
+) -> [f64; 4] {
+    let lane = super::host::lane_id() as usize;
+    // A(r, k): lane 4 (r % 8) + k % 4, register (r >= 8) + 2 (k >= 4).
+    let a_at = |r: usize, k: usize| {
+        value(words(
+            4 * (r % 8) + k % 4,
+            (r >= 8) as usize + 2 * (k >= 4) as usize,
+        ))
+    };
+    // B(k, n): lane 4 n + k % 4, register 4 + (k >= 4).
+    let b_at = |k: usize, n: usize| value(words(4 * n + k % 4, 4 + (k >= 4) as usize));
+    let (g, t) = (lane / 4, lane % 4);
+    let mut d = c;
+    for (i, d) in d.iter_mut().enumerate() {
+        let (row, col) = (g + 8 * (i / 2), 2 * t + i % 2);
+        for k in 0..8 {
+            *d = if f32_steps {
+                (a_at(row, k) as f32).mul_add(b_at(k, col) as f32, *d as f32) as f64
+            } else {
+                a_at(row, k).mul_add(b_at(k, col), *d)
+            };
+        }
+    }
+    d
+}
+
+/// `x` rounded to TF32 (`cvt.rna.tf32.f32`: 10 mantissa bits, to nearest, ties away from
+/// zero), as the bits of an f32 whose 13 low mantissa bits are zero: a TF32 operand of
+/// [`m16n8k8_tf32`]. Overflow gives Inf; NaN stays NaN.
+#[inline(always)]
+pub fn round_tf32(x: f32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let bits: u32;
+        // SAFETY: a conversion between registers.
+        unsafe {
+            core::arch::asm!("cvt.rna.tf32.f32 {b}, {x};", b = out(reg32) bits, x = in(reg32) x)
+        };
+        bits
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        if x.is_nan() {
+            return 0x7fff_e000;
+        }
+        // Sign and magnitude: adding half a unit of TF32's last place to the magnitude rounds
+        // it half away from zero; the carry may reach the exponent (and Inf), as it should.
+        x.to_bits().wrapping_add(0x1000) & !0x1fff
+    }
 }

@@ -275,6 +275,18 @@ impl<T: Copy> SharedTile<T> {
         let dst = self.row16(row, col).cast_mut();
         unsafe { super::async_copy::copy16_or_zero(dst, src, if inside { 16 } else { 0 }) }
     }
+
+    /// Starts an asynchronous copy of one element from `src` into `(row, col)`, or of zero
+    /// where `inside` is false (see [`super::async_copy::copy_element_or_zero`]).
+    ///
+    /// # Safety
+    /// As [`super::async_copy::copy_element_or_zero`].
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn copy_element_or_zero(&self, row: u32, col: u32, src: *const T, inside: bool) {
+        let dst = unsafe { self.base.add(self.offset(row, col)) };
+        unsafe { super::async_copy::copy_element_or_zero(dst, src, inside) }
+    }
 }
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]

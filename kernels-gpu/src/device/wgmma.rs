@@ -232,7 +232,7 @@ fn emulate(acc: &mut [f32; 128], a: Descriptor, b: Descriptor, widen: fn(u16) ->
     use super::host::{check_async_read, current, lane_id, warp_exchange, warpgroup_meet};
     let words = |d: Descriptor| [d.0 as u32, (d.0 >> 32) as u32];
     let ([a0, a1], [b0, b1]) = (words(a), words(b));
-    let all = warp_exchange([a0, a1, b0, b1, 0, 0, 0, 0]);
+    let all = warp_exchange([a0, a1, b0, b1, 0, 0, 0, 0, 0, 0, 0, 0]);
     if let Some(other) = all.iter().position(|w| w[..4] != [a0, a1, b0, b1]) {
         panic!(
             "wgmma: lane {} and lane {other} of a warp hand in different descriptors",

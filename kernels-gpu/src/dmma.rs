@@ -1,0 +1,49 @@
+//! f64 on the FP64 tensor cores (DMMA, compute capability 9.0): `mma.sync.aligned.m16n8k8
+//! .row.col.f64` on `wide_tile`'s block tile, 128 x 64 by 16 along K, 4 warps, a 3-stage
+//! `cp.async` pipeline. Every product and sum is an IEEE f64 operation rounded to nearest;
+//! only the order of the sums differs from the SIMT kernels'.
+//!
+//! Launch rules ([`SPEC`]): 128 threads, a grid of 128 x 64 tiles, 87,552 shared bytes,
+//! two blocks per SM; the sm_90a module.
+use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
+use crate::element::{Accumulator, Element};
+use crate::problem::{Gemm, entry_points};
+use crate::wide_tile::{self, Scheme};
+
+const BN: u32 = 64;
+const BK: u32 = 16;
+const DEPTH: u32 = 3;
+
+pub const SPEC: KernelSpec = wide_tile::spec(
+    ("dmma", file!()),
+    "f64 on the FP64 tensor cores: `mma.sync` m16n8k8 f64 on 128 x 64 tiles, a 3-stage `cp.async` pipeline",
+    (Arch::Sm90a, Elem::F64, Precision::Exact),
+    (BN, BK, DEPTH),
+    2,
+);
+
+/// f64 fragments as they are.
+pub struct Dmma;
+
+impl Scheme for Dmma {
+    const REPAIR: bool = false;
+    type Frag<A: Accumulator> = A;
+    #[inline(always)]
+    fn prepare<A: Accumulator>(x: A) -> A {
+        x
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn mma<A: Accumulator>(a: [A; 4], b: [A; 2], c: [A; 4]) -> [A; 4] {
+        A::mma_m16n8k8_f64(a, b, c)
+    }
+}
+
+/// # Safety
+/// See the entry points; 128 threads per block; T is f64.
+#[inline(always)]
+pub unsafe fn dmma<T: Element>(gemm: Gemm<T>) {
+    unsafe { wide_tile::pipelined::<T, Dmma, Dmma, BN, BK, DEPTH>(gemm) }
+}
+
+entry_points!(dmma; dmma_f64: f64);

@@ -1,0 +1,357 @@
+//! The block tile of the tensor-core kernels whose fragments hold one 32- or 64-bit element
+//! per register (`mma.sync` m16n8k8: f64 on the FP64 tensor cores, f32 as TF32): `dmma`,
+//! `mma_tf32`, `mma_3xtf32`. They differ only in what a K step of 8 multiplies ([`Scheme`]).
+//!
+//! A block computes a 128 x BN tile of C with 2 x (BN / 32) warps, each a 64 x 32 warp tile
+//! of 4 x 4 m16n8 tiles, stepping BK along K. A and B go from global to shared memory as
+//! they are (row-major), `DEPTH - 1` phases ahead, by `cp.async`: 16-byte chunks where K and
+//! N allow them and the inputs are 16-byte aligned, one element per copy otherwise (the same
+//! pipeline either way, chosen per launch, so every barrier stays uniform); zeros outside A
+//! and B. Rows are padded so a warp's fragment reads hit distinct banks: A's rows by 4
+//! elements (a lane reads rows g, g + 8 at columns t, t + 4), B's by 32 bytes (rows t,
+//! t + 4 at column g). Then 32-bit reads are one wavefront and 64-bit reads two.
+use crate::catalogue::{
+    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
+};
+use crate::device::async_copy::{commit_group, wait_group};
+use crate::device::global::{store, store2};
+use crate::device::shared::{SharedArena, SharedTile};
+use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::device::vector::aligned16;
+use crate::element::{Accumulator, Element};
+use crate::problem::Gemm;
+
+/// Block tile rows: two warps of 64 along M.
+pub const BM: u32 = 128;
+/// m16 tiles per warp tile (64 rows) and n8 tiles (32 columns).
+const MT: usize = 4;
+const NT: usize = 4;
+/// Row padding of A's shared tile, in elements.
+const PAD_A: u32 = 4;
+
+/// Row padding of B's shared tile, in elements of `bytes` bytes: 32 bytes.
+pub const fn pad_b(bytes: u32) -> u32 {
+    32 / bytes
+}
+
+/// Threads of a block `bn` wide: 2 x (bn / 32) warps.
+pub const fn threads(bn: u32) -> u32 {
+    2 * (bn / 32) * 32
+}
+
+/// Elements of one stage: A (BM x (bk + 4)) and B (bk x (bn + pad)).
+pub const fn stage_elements(bn: u32, bk: u32, bytes: u32) -> u32 {
+    BM * (bk + PAD_A) + bk * (bn + pad_b(bytes))
+}
+
+/// Shared elements of a launch: `depth` stages and 16 bytes for the repair flag.
+pub const fn shared_elements(bn: u32, bk: u32, depth: u32, bytes: u32) -> u32 {
+    depth * stage_elements(bn, bk, bytes) + 16 / bytes
+}
+
+/// The spec of a kernel on this tile, for `elem` (f32 or f64, its accumulator type) at
+/// `precision`, in `arch`'s module; `blocks` resident per SM as its launch bound.
+pub const fn spec(
+    (name, file): (&'static str, &'static str),
+    idea: &'static str,
+    (arch, elem, precision): (Arch, Elem, Precision),
+    (bn, bk, depth): (u32, u32, u32),
+    blocks: u32,
+) -> KernelSpec {
+    let elements: &'static [Elem] = match elem {
+        Elem::F64 => &[Elem::F64],
+        _ => &[Elem::F32],
+    };
+    KernelSpec {
+        name,
+        file,
+        idea,
+        arch,
+        threads: Threads::Fixed(threads(bn), 1),
+        tile: Tile::Fixed { rows: BM, cols: bn },
+        grid: Grid::Tiles,
+        shared: Shared::Elements(shared_elements(bn, bk, depth, elem.bytes())),
+        min_blocks_per_sm: PerAcc {
+            f32: Some(blocks),
+            f64: Some(blocks),
+        },
+        elements,
+        candidate: Candidate::Always,
+        cpu: true,
+        tensor_cores: true,
+        tma: None,
+        precision,
+    }
+}
+
+/// What one K step of 8 multiplies: a fragment element as the tensor cores take it, and the
+/// `mma` (or `mma`s) of one 16 x 8 tile.
+pub trait Scheme {
+    /// Whether a NaN sum may be an artefact of the scheme (3xTF32's Inf x 0 cross terms), to
+    /// be recomputed with the kernel's repair scheme.
+    const REPAIR: bool;
+    type Frag<A: Accumulator>: Copy;
+    fn prepare<A: Accumulator>(x: A) -> Self::Frag<A>;
+    fn mma<A: Accumulator>(a: [Self::Frag<A>; 4], b: [Self::Frag<A>; 2], c: [A; 4]) -> [A; 4];
+}
+
+/// A warp's accumulators.
+type Accumulators<A> = [[[A; 4]; NT]; MT];
+
+/// The multiply of one stage, as the mainloop takes it.
+type Multiply<'a, T> = &'a dyn Fn(&Stage<T>, &mut Accumulators<<T as Element>::Acc>);
+
+/// One stage of the tiles in shared memory.
+#[derive(Clone, Copy)]
+struct Stage<T> {
+    a: SharedTile<T>,
+    b: SharedTile<T>,
+}
+
+/// Starts the copies of a `ROWS x COLS` tile at `(row0, col0)` of a row-major matrix
+/// `bounds` in size into `dst`, `CHUNK` elements per copy (16 bytes, or one element), the
+/// copies spread over the block's `threads` (a constant once inlined); zeros outside the
+/// matrix.
+///
+/// # Safety
+/// With 16-byte chunks the matrix's columns are a multiple of the chunk and `src` is 16-byte
+/// aligned; nobody reads `dst` until a wait covering these copies and a barrier.
+#[inline(always)]
+unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
+    dst: &SharedTile<T>,
+    src: *const T,
+    (row0, col0): (u32, u32),
+    (rows, cols): (u32, u32),
+    (tid, threads): (u32, u32),
+    chunk: u32,
+) {
+    // Both paths spelled out so each loop has a constant trip count.
+    if chunk > 1 {
+        let chunk = 16 / size_of::<T>() as u32;
+        for i in 0..ROWS * COLS / chunk / threads {
+            let e = tid + i * threads;
+            let (r, c) = (e / (COLS / chunk), (e % (COLS / chunk)) * chunk);
+            let inside = row0 + r < rows && col0 + c < cols;
+            let at = (row0 + r) as usize * cols as usize + (col0 + c) as usize;
+            let from = if inside { src.wrapping_add(at) } else { src };
+            unsafe { dst.copy16_or_zero(r, c, from, inside) };
+        }
+    } else {
+        for i in 0..ROWS * COLS / threads {
+            let e = tid + i * threads;
+            let (r, c) = (e / COLS, e % COLS);
+            let inside = row0 + r < rows && col0 + c < cols;
+            let at = (row0 + r) as usize * cols as usize + (col0 + c) as usize;
+            let from = if inside { src.wrapping_add(at) } else { src };
+            unsafe { dst.copy_element_or_zero(r, c, from, inside) };
+        }
+    }
+}
+
+/// Where a warp's lane works: its warp tile's origin and `(g, t)`.
+#[derive(Clone, Copy)]
+struct Lane {
+    row: u32,
+    col: u32,
+    g: u32,
+    t: u32,
+}
+
+/// The `mma`s of one stage, K step by K step: B's fragments of the step, then per m16 tile
+/// its A fragment and the 4 `mma`s along N.
+///
+/// # Safety
+/// The stage is complete (a wait and a barrier since its copies); every lane of the warp
+/// calls it.
+#[inline(always)]
+unsafe fn multiply<T: Element, S: Scheme, const BK: u32>(
+    stage: &Stage<T>,
+    acc: &mut Accumulators<T::Acc>,
+    me: Lane,
+) {
+    let get = |tile: &SharedTile<T>, r: u32, c: u32| S::prepare(unsafe { tile.get(r, c) }.widen());
+    let Lane { row, col, g, t } = me;
+    for step in 0..BK / 8 {
+        let kk = 8 * step;
+        let mut bf = [[S::prepare(T::Acc::ZERO); 2]; NT];
+        for j in 0..NT {
+            let n = col + 8 * j as u32 + g;
+            bf[j] = [get(&stage.b, kk + t, n), get(&stage.b, kk + t + 4, n)];
+        }
+        for i in 0..MT {
+            let r = row + 16 * i as u32 + g;
+            let af = [
+                get(&stage.a, r, kk + t),
+                get(&stage.a, r + 8, kk + t),
+                get(&stage.a, r, kk + t + 4),
+                get(&stage.a, r + 8, kk + t + 4),
+            ];
+            for j in 0..NT {
+                acc[i][j] = S::mma(af, bf[j], acc[i][j]);
+            }
+        }
+    }
+}
+
+/// The kernel: `DEPTH` stages of a `BM x BN` tile stepping `BK`, each K step multiplied by
+/// `S`. Where `S` asks for it ([`Scheme::REPAIR`]) and a block's sums hold a NaN, the block
+/// runs the mainloop again with `R` and takes `R`'s sum for each element that is NaN.
+///
+/// # Safety
+/// See the entry points; `threads(BN)` threads per block; T is f32 or f64 (its own
+/// accumulator); the launch provides [`shared_elements`].
+#[inline(always)]
+pub unsafe fn pipelined<
+    T: Element,
+    S: Scheme,
+    R: Scheme,
+    const BN: u32,
+    const BK: u32,
+    const DEPTH: u32,
+>(
+    gemm: Gemm<T>,
+) {
+    let (a, b, c, m, n, k) = gemm.plain();
+    let chunk = 16 / size_of::<T>() as u32;
+    let whole = k.is_multiple_of(chunk) && n.is_multiple_of(chunk);
+    let chunk = match whole && aligned16(a) && aligned16(b) {
+        true => chunk,
+        false => 1,
+    };
+    let tid = thread_idx_x();
+    let warp = tid / 32;
+    let me = Lane {
+        row: (warp / (BN / 32)) * 64,
+        col: (warp % (BN / 32)) * 32,
+        g: (tid % 32) / 4,
+        t: tid % 4,
+    };
+    let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
+    // SAFETY: the launch provides DEPTH stages of both padded tiles (and the flag).
+    let mut arena = unsafe { SharedArena::<T>::launch_sized() };
+    let a_all = arena.tile(DEPTH * BM, BK + PAD_A);
+    let b_all = arena.tile(DEPTH * BK, BN + pad_b(size_of::<T>() as u32));
+    let stage = |s: u32| Stage {
+        a: a_all.window(s * BM, BM),
+        b: b_all.window(s * BK, BK),
+    };
+    let copy = |s: &Stage<T>, k0: u32| unsafe {
+        let me = (tid, threads(BN));
+        copy_tile::<T, BM, BK>(&s.a, a, (row0, k0), (m, k), me, chunk);
+        copy_tile::<T, BK, BN>(&s.b, b, (k0, col0), (k, n), me, chunk);
+    };
+    let phases = k.div_ceil(BK);
+    let mainloop = |acc: &mut Accumulators<T::Acc>, multiply: Multiply<T>| {
+        // Prologue: DEPTH - 1 phases in flight, one group each (empty past the end, so
+        // every wait counts the same groups).
+        for s in 0..DEPTH - 1 {
+            if s < phases {
+                copy(&stage(s), s * BK);
+            }
+            commit_group();
+        }
+        for phase in 0..phases {
+            // This thread's copies of `phase` have landed; the barrier says everyone's
+            // have, and that everyone is done with the stage the next copies overwrite.
+            match DEPTH {
+                8 => wait_group::<6>(),
+                7 => wait_group::<5>(),
+                6 => wait_group::<4>(),
+                5 => wait_group::<3>(),
+                4 => wait_group::<2>(),
+                3 => wait_group::<1>(),
+                _ => wait_group::<0>(),
+            }
+            sync_threads();
+            let ahead = phase + DEPTH - 1;
+            if ahead < phases {
+                copy(&stage(ahead % DEPTH), ahead * BK);
+            }
+            commit_group();
+            multiply(&stage(phase % DEPTH), acc);
+        }
+    };
+    // A scheme that repairs NaNs has a flag after the stages: raised (by any thread) when a
+    // sum of the block is NaN. Lowered before the mainloop, whose barriers (or the one
+    // after it, where K = 0) order that before any raise.
+    let flag = arena
+        .tile(1, 16 / size_of::<T>() as u32)
+        .row16(0, 0)
+        .cast_mut()
+        .cast::<u32>();
+    if S::REPAIR && tid == 0 {
+        unsafe { flag.write(0) };
+    }
+    let mut acc = [[[T::Acc::ZERO; 4]; NT]; MT];
+    mainloop(&mut acc, &|s, acc| unsafe {
+        multiply::<T, S, BK>(s, acc, me)
+    });
+    if S::REPAIR {
+        // Past this barrier nobody reads a stage or has copies in flight.
+        sync_threads();
+        let mut nan = false;
+        for i in 0..MT {
+            for j in 0..NT {
+                for e in 0..4 {
+                    nan |= acc[i][j][e].is_nan();
+                }
+            }
+        }
+        if nan {
+            unsafe { flag.write(1) };
+        }
+        sync_threads();
+        // The same answer for every thread: the repair's barriers stay uniform.
+        if unsafe { flag.read() } != 0 {
+            let mut again = [[[T::Acc::ZERO; 4]; NT]; MT];
+            mainloop(&mut again, &|s, acc| unsafe {
+                multiply::<T, R, BK>(s, acc, me)
+            });
+            for i in 0..MT {
+                for j in 0..NT {
+                    for e in 0..4 {
+                        if acc[i][j][e].is_nan() {
+                            acc[i][j][e] = again[i][j][e];
+                        }
+                    }
+                }
+            }
+        }
+    }
+    unsafe { epilogue::<T>(c, &acc, (m, n), (row0 + me.row, col0 + me.col), me) };
+}
+
+/// Writes the warp's accumulators to C (rows g, g + 8 and columns 2t, 2t + 1 of each tile):
+/// pairs where both lie inside C and C's rows keep them aligned, elements at the edges.
+///
+/// # Safety
+/// `c` is `m x n`, row-major; no other thread writes these elements.
+#[inline(always)]
+unsafe fn epilogue<T: Element>(
+    c: *mut T::Out,
+    acc: &Accumulators<T::Acc>,
+    (m, n): (u32, u32),
+    (row0, col0): (u32, u32),
+    me: Lane,
+) {
+    let pairs = n.is_multiple_of(2) && aligned16(c.cast_const());
+    for i in 0..MT {
+        for j in 0..NT {
+            for h in 0..2 {
+                let row = row0 + 16 * i as u32 + me.g + 8 * h;
+                let col = col0 + 8 * j as u32 + 2 * me.t;
+                let v = [acc[i][j][2 * h as usize], acc[i][j][2 * h as usize + 1]].map(T::out);
+                let at = row as usize * n as usize + col as usize;
+                if row < m && col + 1 < n && pairs {
+                    unsafe { store2(c, at, v) };
+                } else {
+                    for e in 0..2 {
+                        if row < m && col + e < n {
+                            unsafe { store(c, at + e as usize, v[e as usize]) };
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
