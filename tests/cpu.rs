@@ -499,8 +499,8 @@ fn launch_bounds_in_the_ptx_follow_the_specs() {
         }
     }
     assert_eq!(
-        bounded, 40,
-        "10 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, and the 4 \
+        bounded, 41,
+        "10 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, and the 5 \
          one-type kernels of the 32/64-bit tensor cores"
     );
 }
@@ -542,7 +542,7 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 // One after the pipeline, four in the rendezvous's epilogue.
                 Kernel::DecodeMma => 5,
                 // One per phase (`cp.async` for every launch: 16-byte chunks or elements).
-                Kernel::Dmma | Kernel::DmmaDeep | Kernel::MmaTf32 => 1,
+                Kernel::Dmma | Kernel::DmmaWarps | Kernel::DmmaSmall | Kernel::MmaTf32 => 1,
                 // And the NaN repair's: the flag's two, its mainloop's one.
                 Kernel::Mma3xTf32 => 4,
                 _ => 2,

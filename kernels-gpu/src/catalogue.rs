@@ -525,8 +525,12 @@ macro_rules! for_each_kernel {
                 /// f64 on the FP64 tensor cores: `mma.sync` m16n8k8 f64, `cp.async`-fed
                 /// (`dmma.rs`; f64, 9.0 only).
                 Dmma => $crate::dmma::SPEC, $crate::dmma::dmma;
-                /// `dmma` with 8 K steps per stage, 6 stages (`dmma_deep.rs`; f64, 9.0 only).
-                DmmaDeep => $crate::dmma_deep::SPEC, $crate::dmma_deep::dmma_deep;
+                /// `dmma` with 32 x 32 warp tiles, 8 warps, m16n8k16 (`dmma_warps.rs`; f64,
+                /// 9.0 only).
+                DmmaWarps => $crate::dmma_warps::SPEC, $crate::dmma_warps::dmma_warps;
+                /// `dmma_warps` on 64 x 64 block tiles, 3 blocks per SM (`dmma_small.rs`;
+                /// f64, 9.0 only).
+                DmmaSmall => $crate::dmma_small::SPEC, $crate::dmma_small::dmma_small;
                 /// f32 in TF32, only when asked (`mma_tf32.rs`; `Precision::Tf32`, 8.0+).
                 MmaTf32 => $crate::mma_tf32::SPEC, $crate::mma_tf32::mma_tf32;
                 /// f32 as three TF32 products, only when asked (`mma_3xtf32.rs`;

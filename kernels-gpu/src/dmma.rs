@@ -18,7 +18,7 @@ pub const SPEC: KernelSpec = wide_tile::spec(
     ("dmma", file!()),
     "f64 on the FP64 tensor cores: `mma.sync` m16n8k8 f64 on 128 x 64 tiles, a 3-stage `cp.async` pipeline",
     (Arch::Sm90a, Elem::F64, Precision::Exact),
-    (BN, BK, DEPTH),
+    (128, BN, BK, DEPTH, 4),
     2,
 );
 
@@ -39,11 +39,34 @@ impl Scheme for Dmma {
     }
 }
 
+/// f64 fragments as they are, 16 K steps per instruction (`mma.sync.m16n8k16.f64`).
+pub struct Dmma16;
+
+impl Scheme for Dmma16 {
+    const REPAIR: bool = false;
+    const K16: bool = true;
+    type Frag<A: Accumulator> = A;
+    #[inline(always)]
+    fn prepare<A: Accumulator>(x: A) -> A {
+        x
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn mma<A: Accumulator>(a: [A; 4], b: [A; 2], c: [A; 4]) -> [A; 4] {
+        A::mma_m16n8k8_f64(a, b, c)
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn mma16<A: Accumulator>(a: [A; 8], b: [A; 4], c: [A; 4]) -> [A; 4] {
+        A::mma_m16n8k16_f64(a, b, c)
+    }
+}
+
 /// # Safety
 /// See the entry points; 128 threads per block; T is f64.
 #[inline(always)]
 pub unsafe fn dmma<T: Element>(gemm: Gemm<T>) {
-    unsafe { wide_tile::pipelined::<T, Dmma, Dmma, BN, BK, DEPTH>(gemm) }
+    unsafe { wide_tile::pipelined::<T, Dmma, Dmma, 128, BN, BK, DEPTH, 4>(gemm) }
 }
 
 entry_points!(dmma; dmma_f64: f64);

@@ -40,7 +40,9 @@ pub mod device;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod dmma;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-pub mod dmma_deep;
+pub mod dmma_small;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod dmma_warps;
 pub mod double_buffered;
 pub mod element;
 pub mod fragment_buffered;

@@ -28,7 +28,7 @@ pub const SPEC: KernelSpec = wide_tile::spec(
     ("mma_3xtf32", file!()),
     "FP32-class accuracy on TF32 tensor cores when asked: inputs split into two TF32 parts, three `mma`s per tile",
     (Arch::Sm80, Elem::F32, Precision::Tf32x3),
-    (BN, BK, DEPTH),
+    (128, BN, BK, DEPTH, 4),
     1,
 );
 
@@ -61,7 +61,7 @@ impl Scheme for Tf32x3 {
 /// See the entry points; 256 threads per block; T is f32.
 #[inline(always)]
 pub unsafe fn mma_3xtf32<T: Element>(gemm: Gemm<T>) {
-    unsafe { wide_tile::pipelined::<T, Tf32x3, Tf32, BN, BK, DEPTH>(gemm) }
+    unsafe { wide_tile::pipelined::<T, Tf32x3, Tf32, 128, BN, BK, DEPTH, 4>(gemm) }
 }
 
 entry_points!(mma_3xtf32; mma_3xtf32_f32: f32);

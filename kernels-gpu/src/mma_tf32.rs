@@ -18,7 +18,7 @@ pub const SPEC: KernelSpec = wide_tile::spec(
     ("mma_tf32", file!()),
     "f32 in TF32 when asked: inputs rounded by `cvt.rna.tf32`, `mma.sync` m16n8k8 on 128 x 128 tiles, 3 `cp.async` stages",
     (Arch::Sm80, Elem::F32, Precision::Tf32),
-    (BN, BK, DEPTH),
+    (128, BN, BK, DEPTH, 4),
     1,
 );
 
@@ -43,7 +43,7 @@ impl Scheme for Tf32 {
 /// See the entry points; 256 threads per block; T is f32.
 #[inline(always)]
 pub unsafe fn mma_tf32<T: Element>(gemm: Gemm<T>) {
-    unsafe { wide_tile::pipelined::<T, Tf32, Tf32, BN, BK, DEPTH>(gemm) }
+    unsafe { wide_tile::pipelined::<T, Tf32, Tf32, 128, BN, BK, DEPTH, 4>(gemm) }
 }
 
 entry_points!(mma_tf32; mma_tf32_f32: f32);

@@ -2,8 +2,8 @@
 //! per register (`mma.sync` m16n8k8: f64 on the FP64 tensor cores, f32 as TF32): `dmma`,
 //! `mma_tf32`, `mma_3xtf32`. They differ only in what a K step of 8 multiplies ([`Scheme`]).
 //!
-//! A block computes a 128 x BN tile of C with 2 x (BN / 32) warps, each a 64 x 32 warp tile
-//! of 4 x 4 m16n8 tiles, stepping BK along K. A and B go from global to shared memory as
+//! A block computes a BM x BN tile of C with (BM / 16 MT) x (BN / 32) warps, each a
+//! 16 MT x 32 warp tile of MT x 4 m16n8 tiles, stepping BK along K. A and B go from global to shared memory as
 //! they are (row-major), `DEPTH - 1` phases ahead, by `cp.async`: 16-byte chunks where K and
 //! N allow them and the inputs are 16-byte aligned, one element per copy otherwise (the same
 //! pipeline either way, chosen per launch, so every barrier stays uniform); zeros outside A
@@ -13,7 +13,7 @@
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
-use crate::device::async_copy::{commit_group, wait_group};
+use crate::device::async_copy::{commit_group, copy16, wait_group};
 use crate::device::global::{store, store2};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
@@ -21,32 +21,32 @@ use crate::device::vector::aligned16;
 use crate::element::{Accumulator, Element};
 use crate::problem::Gemm;
 
-/// Block tile rows: two warps of 64 along M.
-pub const BM: u32 = 128;
-/// m16 tiles per warp tile (64 rows) and n8 tiles (32 columns).
-const MT: usize = 4;
+/// n8 tiles per warp tile (32 columns); its rows are MT m16 tiles (a const parameter).
 const NT: usize = 4;
-/// Row padding of A's shared tile, in elements.
+/// Row padding of A's shared tile, in elements: a lane reads rows g, g + 8 at columns t,
+/// t + 4, and with rows 4 (mod 16 for f64, 32 for f32) elements long the lanes of a
+/// wavefront fall on distinct banks.
 const PAD_A: u32 = 4;
 
-/// Row padding of B's shared tile, in elements of `bytes` bytes: 32 bytes.
+/// Row padding of B's shared tile, in elements of `bytes` bytes: 32 bytes, so that rows t
+/// and t + 4 of a K step start on distinct banks for t = 0..4.
 pub const fn pad_b(bytes: u32) -> u32 {
     32 / bytes
 }
 
-/// Threads of a block `bn` wide: 2 x (bn / 32) warps.
-pub const fn threads(bn: u32) -> u32 {
-    2 * (bn / 32) * 32
+/// Threads of a `bm x bn` block of warp tiles `16 mt x 32`.
+pub const fn threads(bm: u32, bn: u32, mt: usize) -> u32 {
+    (bm / (16 * mt as u32)) * (bn / 32) * 32
 }
 
-/// Elements of one stage: A (BM x (bk + 4)) and B (bk x (bn + pad)).
-pub const fn stage_elements(bn: u32, bk: u32, bytes: u32) -> u32 {
-    BM * (bk + PAD_A) + bk * (bn + pad_b(bytes))
+/// Elements of one stage: A (bm x (bk + 4)) and B (bk x (bn + pad)).
+pub const fn stage_elements(bm: u32, bn: u32, bk: u32, bytes: u32) -> u32 {
+    bm * (bk + PAD_A) + bk * (bn + pad_b(bytes))
 }
 
 /// Shared elements of a launch: `depth` stages and 16 bytes for the repair flag.
-pub const fn shared_elements(bn: u32, bk: u32, depth: u32, bytes: u32) -> u32 {
-    depth * stage_elements(bn, bk, bytes) + 16 / bytes
+pub const fn shared_elements(bm: u32, bn: u32, bk: u32, depth: u32, bytes: u32) -> u32 {
+    depth * stage_elements(bm, bn, bk, bytes) + 16 / bytes
 }
 
 /// The spec of a kernel on this tile, for `elem` (f32 or f64, its accumulator type) at
@@ -55,7 +55,7 @@ pub const fn spec(
     (name, file): (&'static str, &'static str),
     idea: &'static str,
     (arch, elem, precision): (Arch, Elem, Precision),
-    (bn, bk, depth): (u32, u32, u32),
+    (bm, bn, bk, depth, mt): (u32, u32, u32, u32, usize),
     blocks: u32,
 ) -> KernelSpec {
     let elements: &'static [Elem] = match elem {
@@ -67,10 +67,10 @@ pub const fn spec(
         file,
         idea,
         arch,
-        threads: Threads::Fixed(threads(bn), 1),
-        tile: Tile::Fixed { rows: BM, cols: bn },
+        threads: Threads::Fixed(threads(bm, bn, mt), 1),
+        tile: Tile::Fixed { rows: bm, cols: bn },
         grid: Grid::Tiles,
-        shared: Shared::Elements(shared_elements(bn, bk, depth, elem.bytes())),
+        shared: Shared::Elements(shared_elements(bm, bn, bk, depth, elem.bytes())),
         min_blocks_per_sm: PerAcc {
             f32: Some(blocks),
             f64: Some(blocks),
@@ -90,16 +90,26 @@ pub trait Scheme {
     /// Whether a NaN sum may be an artefact of the scheme (3xTF32's Inf x 0 cross terms), to
     /// be recomputed with the kernel's repair scheme.
     const REPAIR: bool;
+    /// Whether K steps go 16 at a time ([`Scheme::mma16`], one instruction) rather than 8.
+    const K16: bool = false;
     type Frag<A: Accumulator>: Copy;
     fn prepare<A: Accumulator>(x: A) -> Self::Frag<A>;
     fn mma<A: Accumulator>(a: [Self::Frag<A>; 4], b: [Self::Frag<A>; 2], c: [A; 4]) -> [A; 4];
+    /// Two K steps: A's and B's fragments of the first, then of the second.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn mma16<A: Accumulator>(a: [Self::Frag<A>; 8], b: [Self::Frag<A>; 4], c: [A; 4]) -> [A; 4] {
+        let low = Self::mma([a[0], a[1], a[2], a[3]], [b[0], b[1]], c);
+        Self::mma([a[4], a[5], a[6], a[7]], [b[2], b[3]], low)
+    }
 }
 
 /// A warp's accumulators.
-type Accumulators<A> = [[[A; 4]; NT]; MT];
+type Accumulators<A, const MT: usize> = [[[A; 4]; NT]; MT];
 
 /// The multiply of one stage, as the mainloop takes it.
-type Multiply<'a, T> = &'a dyn Fn(&Stage<T>, &mut Accumulators<<T as Element>::Acc>);
+type Multiply<'a, T, const MT: usize> =
+    &'a dyn Fn(&Stage<T>, &mut Accumulators<<T as Element>::Acc, MT>);
 
 /// One stage of the tiles in shared memory.
 #[derive(Clone, Copy)]
@@ -125,9 +135,26 @@ unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
     (tid, threads): (u32, u32),
     chunk: u32,
 ) {
-    // Both paths spelled out so each loop has a constant trip count.
+    // Each path spelled out so each loop has a constant trip count.
     if chunk > 1 {
         let chunk = 16 / size_of::<T>() as u32;
+        let per_row = COLS / chunk;
+        if row0 + ROWS <= rows && col0 + COLS <= cols && threads.is_multiple_of(per_row) {
+            // The whole tile inside the matrix (most copies): no checks, and a thread's
+            // chunks are one column apart by a fixed number of rows, so one pointer steps
+            // down them (measured: the checked form's address arithmetic was the kernels'
+            // top stall, `ncu`'s fixed-latency dependencies).
+            let step = threads / per_row;
+            let (r0, c) = (tid / per_row, (tid % per_row) * chunk);
+            let at = (row0 + r0) as usize * cols as usize + (col0 + c) as usize;
+            let mut from = src.wrapping_add(at);
+            for i in 0..ROWS * COLS / chunk / threads {
+                let to = dst.row16(r0 + i * step, c).cast_mut();
+                unsafe { copy16(to, from) };
+                from = from.wrapping_add(step as usize * cols as usize);
+            }
+            return;
+        }
         for i in 0..ROWS * COLS / chunk / threads {
             let e = tid + i * threads;
             let (r, c) = (e / (COLS / chunk), (e % (COLS / chunk)) * chunk);
@@ -160,17 +187,48 @@ struct Lane {
 /// The `mma`s of one stage, K step by K step: B's fragments of the step, then per m16 tile
 /// its A fragment and the 4 `mma`s along N.
 ///
+/// (Tried and dropped, H200: K permuted within each step so a lane's two A elements of a
+/// row are adjacent, one 16-byte read for f64 instead of two 8-byte ones, with the pads
+/// that keep those reads conflict-free: 8-9% slower for every DMMA configuration.)
+///
 /// # Safety
 /// The stage is complete (a wait and a barrier since its copies); every lane of the warp
 /// calls it.
 #[inline(always)]
-unsafe fn multiply<T: Element, S: Scheme, const BK: u32>(
+unsafe fn multiply<T: Element, S: Scheme, const BK: u32, const MT: usize>(
     stage: &Stage<T>,
-    acc: &mut Accumulators<T::Acc>,
+    acc: &mut Accumulators<T::Acc, MT>,
     me: Lane,
 ) {
     let get = |tile: &SharedTile<T>, r: u32, c: u32| S::prepare(unsafe { tile.get(r, c) }.widen());
     let Lane { row, col, g, t } = me;
+    if S::K16 {
+        for step in 0..BK / 16 {
+            let kk = 16 * step;
+            let mut bf = [[S::prepare(T::Acc::ZERO); 4]; NT];
+            for j in 0..NT {
+                let n = col + 8 * j as u32 + g;
+                for q in 0..4 {
+                    bf[j][q] = get(&stage.b, kk + t + 4 * q as u32, n);
+                }
+            }
+            for i in 0..MT {
+                let r = row + 16 * i as u32 + g;
+                let mut af = [S::prepare(T::Acc::ZERO); 8];
+                for q in 0..8 {
+                    af[q] = get(
+                        &stage.a,
+                        r + 8 * (q as u32 % 2),
+                        kk + t + 4 * (q as u32 / 2),
+                    );
+                }
+                for j in 0..NT {
+                    acc[i][j] = S::mma16(af, bf[j], acc[i][j]);
+                }
+            }
+        }
+        return;
+    }
     for step in 0..BK / 8 {
         let kk = 8 * step;
         let mut bf = [[S::prepare(T::Acc::ZERO); 2]; NT];
@@ -193,21 +251,23 @@ unsafe fn multiply<T: Element, S: Scheme, const BK: u32>(
     }
 }
 
-/// The kernel: `DEPTH` stages of a `BM x BN` tile stepping `BK`, each K step multiplied by
-/// `S`. Where `S` asks for it ([`Scheme::REPAIR`]) and a block's sums hold a NaN, the block
+/// The kernel: `DEPTH` stages of a `BM x BN` tile stepping `BK`, warp tiles of `MT` m16
+/// tiles by 4 n8 tiles, each K step multiplied by `S`. Where `S` asks for it ([`Scheme::REPAIR`]) and a block's sums hold a NaN, the block
 /// runs the mainloop again with `R` and takes `R`'s sum for each element that is NaN.
 ///
 /// # Safety
-/// See the entry points; `threads(BN)` threads per block; T is f32 or f64 (its own
+/// See the entry points; `threads(BM, BN, MT)` threads per block; T is f32 or f64 (its own
 /// accumulator); the launch provides [`shared_elements`].
 #[inline(always)]
 pub unsafe fn pipelined<
     T: Element,
     S: Scheme,
     R: Scheme,
+    const BM: u32,
     const BN: u32,
     const BK: u32,
     const DEPTH: u32,
+    const MT: usize,
 >(
     gemm: Gemm<T>,
 ) {
@@ -221,7 +281,7 @@ pub unsafe fn pipelined<
     let tid = thread_idx_x();
     let warp = tid / 32;
     let me = Lane {
-        row: (warp / (BN / 32)) * 64,
+        row: (warp / (BN / 32)) * 16 * MT as u32,
         col: (warp % (BN / 32)) * 32,
         g: (tid % 32) / 4,
         t: tid % 4,
@@ -236,12 +296,12 @@ pub unsafe fn pipelined<
         b: b_all.window(s * BK, BK),
     };
     let copy = |s: &Stage<T>, k0: u32| unsafe {
-        let me = (tid, threads(BN));
+        let me = (tid, threads(BM, BN, MT));
         copy_tile::<T, BM, BK>(&s.a, a, (row0, k0), (m, k), me, chunk);
         copy_tile::<T, BK, BN>(&s.b, b, (k0, col0), (k, n), me, chunk);
     };
     let phases = k.div_ceil(BK);
-    let mainloop = |acc: &mut Accumulators<T::Acc>, multiply: Multiply<T>| {
+    let mainloop = |acc: &mut Accumulators<T::Acc, MT>, multiply: Multiply<T, MT>| {
         // Prologue: DEPTH - 1 phases in flight, one group each (empty past the end, so
         // every wait counts the same groups).
         for s in 0..DEPTH - 1 {
@@ -284,7 +344,7 @@ pub unsafe fn pipelined<
     }
     let mut acc = [[[T::Acc::ZERO; 4]; NT]; MT];
     mainloop(&mut acc, &|s, acc| unsafe {
-        multiply::<T, S, BK>(s, acc, me)
+        multiply::<T, S, BK, MT>(s, acc, me)
     });
     if S::REPAIR {
         // Past this barrier nobody reads a stage or has copies in flight.
@@ -305,7 +365,7 @@ pub unsafe fn pipelined<
         if unsafe { flag.read() } != 0 {
             let mut again = [[[T::Acc::ZERO; 4]; NT]; MT];
             mainloop(&mut again, &|s, acc| unsafe {
-                multiply::<T, R, BK>(s, acc, me)
+                multiply::<T, R, BK, MT>(s, acc, me)
             });
             for i in 0..MT {
                 for j in 0..NT {
@@ -318,7 +378,7 @@ pub unsafe fn pipelined<
             }
         }
     }
-    unsafe { epilogue::<T>(c, &acc, (m, n), (row0 + me.row, col0 + me.col), me) };
+    unsafe { epilogue::<T, MT>(c, &acc, (m, n), (row0 + me.row, col0 + me.col), me) };
 }
 
 /// Writes the warp's accumulators to C (rows g, g + 8 and columns 2t, 2t + 1 of each tile):
@@ -327,9 +387,9 @@ pub unsafe fn pipelined<
 /// # Safety
 /// `c` is `m x n`, row-major; no other thread writes these elements.
 #[inline(always)]
-unsafe fn epilogue<T: Element>(
+unsafe fn epilogue<T: Element, const MT: usize>(
     c: *mut T::Out,
-    acc: &Accumulators<T::Acc>,
+    acc: &Accumulators<T::Acc, MT>,
     (m, n): (u32, u32),
     (row0, col0): (u32, u32),
     me: Lane,

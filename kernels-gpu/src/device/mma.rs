@@ -258,3 +258,46 @@ pub fn round_tf32(x: f32) -> u32 {
         x.to_bits().wrapping_add(0x1000) & !0x1fff
     }
 }
+
+/// `mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64` (compute capability 9.0): two
+/// [`m16n8k8_f64`] steps in one instruction (SASS `DMMA.16x8x16`); the fragments are the
+/// two steps' side by side: A registers 0..4 hold columns 0..8 and 4..8 columns 8..16 (each
+/// as m16n8k8's), B registers 0, 1 rows 0..8 and 2, 3 rows 8..16. The host runs the two
+/// steps in K order.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn m16n8k16_f64(a: [f64; 8], b: [f64; 4], c: [f64; 4]) -> [f64; 4] {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let mut d = c;
+        // SAFETY: as m16n8k8_tf32.
+        unsafe {
+            core::arch::asm!(
+                "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}, {a4}, {a5}, {a6}, {a7}}}, {{{b0}, {b1}, {b2}, {b3}}}, {{{d0}, {d1}, {d2}, {d3}}};",
+                d0 = inout(reg64) d[0],
+                d1 = inout(reg64) d[1],
+                d2 = inout(reg64) d[2],
+                d3 = inout(reg64) d[3],
+                a0 = in(reg64) a[0],
+                a1 = in(reg64) a[1],
+                a2 = in(reg64) a[2],
+                a3 = in(reg64) a[3],
+                a4 = in(reg64) a[4],
+                a5 = in(reg64) a[5],
+                a6 = in(reg64) a[6],
+                a7 = in(reg64) a[7],
+                b0 = in(reg64) b[0],
+                b1 = in(reg64) b[1],
+                b2 = in(reg64) b[2],
+                b3 = in(reg64) b[3],
+            );
+        }
+        d
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let low = m16n8k8_f64([a[0], a[1], a[2], a[3]], [b[0], b[1]], c);
+        m16n8k8_f64([a[4], a[5], a[6], a[7]], [b[2], b[3]], low)
+    }
+}
