@@ -214,17 +214,10 @@ fn measure_type<T: Element, O: Output<T>>(
     shapes: &[(usize, usize, usize)],
     records: &mut Vec<Record>,
 ) -> rgemm::Result<()> {
-    let blas = Cublas::new(ctx)?;
     let yardstick =
-        |a: &DeviceMatrix<T>, b: &DeviceMatrix<T>, c: &mut DeviceMatrix<O>| blas.matmul(a, b, c);
-    measure(
-        ctx,
-        args,
-        shapes,
-        records,
-        (O::SUFFIX, Precision::Exact),
-        yardstick,
-    )
+        |blas: &Cublas, a: &DeviceMatrix<T>, b: &_, c: &mut DeviceMatrix<O>| blas.matmul(a, b, c);
+    let label = (O::SUFFIX, Precision::Exact);
+    measure(ctx, args, shapes, records, label, yardstick)
 }
 
 /// f32's kernels of `precision` against cuBLAS's counterpart ([`Cublas::matmul_f32_in`]),
@@ -236,35 +229,34 @@ fn measure_f32(
     records: &mut Vec<Record>,
     precision: Precision,
 ) -> rgemm::Result<()> {
-    let blas = Cublas::new(ctx)?;
     let label = match precision {
         Precision::Exact => "f32",
         other => other.name(),
     };
-    let yardstick = |a: &DeviceMatrix<f32>, b: &DeviceMatrix<f32>, c: &mut DeviceMatrix<f32>| {
+    let yardstick = |blas: &Cublas, a: &DeviceMatrix<f32>, b: &_, c: &mut DeviceMatrix<f32>| {
         blas.matmul_f32_in(a, b, c, precision)
     };
     measure(ctx, args, shapes, records, (label, precision), yardstick)
 }
 
-/// The f64 product of f32 device matrices (cuBLAS DGEMM on their exact widening), for the
-/// error of each f32 precision; `None` for other types.
+/// The f64 product of f32 inputs (cuBLAS DGEMM on their exact widening), for the error of
+/// each f32 precision; `None` for other types.
 fn f64_product<T: Element>(
     ctx: &Context,
-    a: &DeviceMatrix<T>,
-    b: &DeviceMatrix<T>,
+    blas: &Cublas,
+    a: &Matrix<T>,
+    b: &Matrix<T>,
 ) -> rgemm::Result<Option<Matrix<f64>>> {
     if T::ELEM != rgemm::Elem::F32 {
         return Ok(None);
     }
-    let widen = |m: &DeviceMatrix<T>| -> rgemm::Result<DeviceMatrix<f64>> {
-        let host = ctx.download(m)?;
-        let wide: Vec<f64> = host.as_slice().iter().map(|x| x.to_f64()).collect();
-        ctx.upload(&Matrix::from_vec(host.rows(), host.cols(), wide)?)
+    let widen = |m: &Matrix<T>| -> rgemm::Result<DeviceMatrix<f64>> {
+        let wide: Vec<f64> = m.as_slice().iter().map(|x| x.to_f64()).collect();
+        ctx.upload(&Matrix::from_vec(m.rows(), m.cols(), wide)?)
     };
     let (a64, b64) = (widen(a)?, widen(b)?);
     let mut c64: DeviceMatrix<f64> = ctx.zeros(a.rows(), b.cols())?;
-    Cublas::new(ctx)?.matmul(&a64, &b64, &mut c64)?;
+    blas.matmul(&a64, &b64, &mut c64)?;
     Ok(Some(ctx.download(&c64)?))
 }
 
@@ -276,20 +268,29 @@ fn measure<T: Element, O: Output<T>>(
     shapes: &[(usize, usize, usize)],
     records: &mut Vec<Record>,
     (label, precision): (&'static str, Precision),
-    yardstick: impl Fn(&DeviceMatrix<T>, &DeviceMatrix<T>, &mut DeviceMatrix<O>) -> rgemm::Result<()>,
+    yardstick: impl Fn(
+        &Cublas,
+        &DeviceMatrix<T>,
+        &DeviceMatrix<T>,
+        &mut DeviceMatrix<O>,
+    ) -> rgemm::Result<()>,
 ) -> rgemm::Result<()> {
+    let blas = Cublas::new(ctx)?;
     for &(m, n, k) in shapes {
         let seed = (m * 31 + n * 7 + k) as u64;
-        let a = ctx.upload(&Matrix::<T>::random(m, k, seed)?)?;
-        let b = ctx.upload(&Matrix::<T>::random(k, n, seed + 1)?)?;
-        let exact = f64_product(ctx, &a, &b)?;
+        let (host_a, host_b) = (
+            Matrix::<T>::random(m, k, seed)?,
+            Matrix::<T>::random(k, n, seed + 1)?,
+        );
+        let (a, b) = (ctx.upload(&host_a)?, ctx.upload(&host_b)?);
+        let exact = f64_product(ctx, &blas, &host_a, &host_b)?;
         let error_f64 = |c: &Matrix<O>| match &exact {
             Some(exact) => rgemm::max_relative_error(c.as_slice(), exact.as_slice()),
             None => f64::NAN,
         };
         let mut c_ref: DeviceMatrix<O> = ctx.zeros(m, n)?;
         let cublas_ms = median(&time_ms(ctx, args.warmup, args.reps, || {
-            yardstick(&a, &b, &mut c_ref)
+            yardstick(&blas, &a, &b, &mut c_ref)
         })?);
         let reference = ctx.download(&c_ref)?;
         let mut c: DeviceMatrix<O> = ctx.zeros(m, n)?;

@@ -505,18 +505,20 @@ impl Context {
             .collect();
         if all.is_empty() {
             if precision != Precision::Exact {
-                let cc = self.props.compute_capability;
+                // Why not: no kernel of this precision takes T, or what its launch says.
+                let own = Kernel::FIXED
+                    .into_iter()
+                    .find(|kernel| kernel.spec().precision == precision && kernel.supports::<T>());
+                let reason = match own.map(|kernel| kernel.launches::<T>(&self.props, (m, n, k))) {
+                    None => "its kernels take f32 inputs".into(),
+                    Some(Err(e)) => e.to_string(),
+                    Some(Ok(_)) => "no kernel of it is a candidate for this shape".into(),
+                };
                 return Err(Error::UnsupportedPrecision {
                     precision: precision.name(),
                     element: T::NAME,
                     device: self.props.name.clone(),
-                    reason: match T::ELEM {
-                        rgemm_kernels::catalogue::Elem::F32 => format!(
-                            "the TF32 tensor cores need compute capability 8.0 (the device has {}.{})",
-                            cc.0, cc.1
-                        ),
-                        _ => "TF32 precisions are for f32 inputs".into(),
-                    },
+                    reason,
                 });
             }
             self.textbook_kernel::<T>()?
@@ -569,20 +571,22 @@ impl Context {
         if m == 0 || n == 0 {
             return Ok(candidates[0]);
         }
-        let mut best: Option<(f64, Kernel)> = None;
         // A lone candidate is the choice without timing (and remembered like any other).
-        for kernel in candidates.iter().copied().filter(|_| candidates.len() > 1) {
-            let launches = kernel.launches::<T>(&self.props, (m, n, k))?;
-            let ready = self.resolve::<T, O>(kernel)?;
-            let runs = crate::timing::time_ms(self, 1, 3, || {
-                self.launch(kernel, a, b, c, &ready, &launches)
-            })?;
-            let ms = runs.into_iter().fold(f64::INFINITY, f64::min);
-            if best.is_none_or(|(t, _)| ms < t) {
-                best = Some((ms, kernel));
+        let mut best = (f64::INFINITY, candidates[0]);
+        if candidates.len() > 1 {
+            for kernel in candidates {
+                let launches = kernel.launches::<T>(&self.props, (m, n, k))?;
+                let ready = self.resolve::<T, O>(kernel)?;
+                let runs = crate::timing::time_ms(self, 1, 3, || {
+                    self.launch(kernel, a, b, c, &ready, &launches)
+                })?;
+                let ms = runs.into_iter().fold(f64::INFINITY, f64::min);
+                if ms < best.0 {
+                    best = (ms, kernel);
+                }
             }
         }
-        let kernel = best.map_or(candidates[0], |(_, k)| k);
+        let kernel = best.1;
         let mut choices = self.choices.lock().unwrap_or_else(|e| e.into_inner());
         choices.insert((O::SUFFIX, precision, m, n, k), kernel);
         Ok(kernel)

@@ -274,22 +274,8 @@ pub unsafe fn decode_async<T: Element>(g: Gemm<T>) {
         }
         if splits > 1 {
             // The rendezvous of the strip's blocks: the last to arrive adds the planes.
-            fence_gpu(); // this thread's plane writes before the ticket
-            sync_threads();
             let counter = counters.wrapping_add((pass_no * strips + strip) as usize);
-            if tid == 0 {
-                let last = unsafe { take_ticket(counter) } == splits - 1;
-                let flag = if last {
-                    T::Acc::from_f32(1.0)
-                } else {
-                    T::Acc::ZERO
-                };
-                unsafe { last_flag.set(0, 0, flag) };
-            }
-            sync_threads();
-            let last = unsafe { last_flag.get(0, 0) };
-            if last != T::Acc::ZERO {
-                fence_gpu();
+            if unsafe { last_to_arrive(counter, splits, &last_flag, tid) } {
                 for i in 0..ROWS * STRIP / THREADS {
                     let e = tid + i * THREADS;
                     let (r, cc) = (e / STRIP, e % STRIP);
@@ -313,6 +299,35 @@ pub unsafe fn decode_async<T: Element>(g: Gemm<T>) {
         row0 += ROWS;
         pass_no += 1;
     }
+}
+
+/// The rendezvous of the `splits` blocks of a strip, after each wrote its plane: each
+/// block's thread 0 draws a ticket from `counter`; true, in every thread of the block, for
+/// the block that drew the last one, which then sees every other block's planes.
+///
+/// # Safety
+/// Every thread of the block calls it (it has barriers); `counter` as
+/// [`take_ticket`]'s; `flag` is the block's own shared scratch.
+#[inline(always)]
+pub(crate) unsafe fn last_to_arrive<A: Accumulator>(
+    counter: *mut u32,
+    splits: u32,
+    flag: &SharedTile<A>,
+    tid: u32,
+) -> bool {
+    fence_gpu(); // this thread's plane writes before the ticket
+    sync_threads();
+    if tid == 0 {
+        let last = unsafe { take_ticket(counter) } == splits - 1;
+        let raised = if last { A::from_f32(1.0) } else { A::ZERO };
+        unsafe { flag.set(0, 0, raised) };
+    }
+    sync_threads();
+    let last = unsafe { flag.get(0, 0) } != A::ZERO;
+    if last {
+        fence_gpu(); // the other blocks' planes after their tickets
+    }
+    last
 }
 
 entry_points!(decode_async; decode_async_f16: f16, decode_async_bf16: Bf16, decode_async_f16_f16: Narrow<f16>, decode_async_bf16_bf16: Narrow<Bf16>);

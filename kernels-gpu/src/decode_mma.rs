@@ -17,9 +17,9 @@
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
-use crate::decode_async::{STRIP, THREADS, WARPS, counters};
+use crate::decode_async::{STRIP, THREADS, WARPS, counters, last_to_arrive};
 use crate::device::async_copy::{commit_group, wait_group};
-use crate::device::global::{fence_gpu, load, load_volatile, load4_or_zeros, store, take_ticket};
+use crate::device::global::{load, load_volatile, load4_or_zeros, store};
 use crate::device::ldmatrix;
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{
@@ -294,23 +294,9 @@ impl<T: Element> Slices<T> {
         }
         if splits > 1 {
             // The rendezvous of the strip's blocks: the last to arrive adds the planes.
-            fence_gpu(); // this thread's plane writes before the ticket
-            sync_threads();
             let pass = row0 / PER_WARP;
             let counter = self.counters.wrapping_add((pass * strips + strip) as usize);
-            if tid == 0 {
-                let last = unsafe { take_ticket(counter) } == splits - 1;
-                let flag = if last {
-                    T::Acc::from_f32(1.0)
-                } else {
-                    T::Acc::ZERO
-                };
-                unsafe { last_flag.set(0, 0, flag) };
-            }
-            sync_threads();
-            let last = unsafe { last_flag.get(0, 0) };
-            if last != T::Acc::ZERO {
-                fence_gpu();
+            if unsafe { last_to_arrive(counter, splits, last_flag, tid) } {
                 for i in 0..PER_WARP * STRIP / THREADS {
                     let (r, _, column) = element(i);
                     if r < rows && column < n {

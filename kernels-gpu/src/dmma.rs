@@ -22,29 +22,13 @@ pub const SPEC: KernelSpec = wide_tile::spec(
     2,
 );
 
-/// f64 fragments as they are.
-pub struct Dmma;
+/// f64 fragments as they are; K steps of 16 in one instruction (`mma.sync.m16n8k16.f64`,
+/// the same sum as two m16n8k8 steps) where `K16`.
+pub struct Dmma<const K16: bool>;
 
-impl Scheme for Dmma {
+impl<const K16: bool> Scheme for Dmma<K16> {
     const REPAIR: bool = false;
-    type Frag<A: Accumulator> = A;
-    #[inline(always)]
-    fn prepare<A: Accumulator>(x: A) -> A {
-        x
-    }
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn mma<A: Accumulator>(a: [A; 4], b: [A; 2], c: [A; 4]) -> [A; 4] {
-        A::mma_m16n8k8_f64(a, b, c)
-    }
-}
-
-/// f64 fragments as they are, 16 K steps per instruction (`mma.sync.m16n8k16.f64`).
-pub struct Dmma16;
-
-impl Scheme for Dmma16 {
-    const REPAIR: bool = false;
-    const K16: bool = true;
+    const K16: bool = K16;
     type Frag<A: Accumulator> = A;
     #[inline(always)]
     fn prepare<A: Accumulator>(x: A) -> A {
@@ -66,7 +50,7 @@ impl Scheme for Dmma16 {
 /// See the entry points; 128 threads per block; T is f64.
 #[inline(always)]
 pub unsafe fn dmma<T: Element>(gemm: Gemm<T>) {
-    unsafe { wide_tile::pipelined::<T, Dmma, Dmma, 128, BN, BK, DEPTH, 4>(gemm) }
+    unsafe { wide_tile::pipelined::<T, Dmma<false>, Dmma<false>, 128, BN, BK, DEPTH, 4>(gemm) }
 }
 
 entry_points!(dmma; dmma_f64: f64);

@@ -5,7 +5,7 @@
 //! Launch rules ([`SPEC`]): 128 threads, a grid of 64 x 64 tiles, 56,848 shared bytes,
 //! three blocks per SM; the sm_90a module.
 use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
-use crate::dmma::Dmma16;
+use crate::dmma::Dmma;
 use crate::element::Element;
 use crate::problem::{Gemm, entry_points};
 use crate::wide_tile;
@@ -22,7 +22,7 @@ pub const SPEC: KernelSpec = wide_tile::spec(
 /// See the entry points; 128 threads per block; T is f64.
 #[inline(always)]
 pub unsafe fn dmma_small<T: Element>(gemm: Gemm<T>) {
-    unsafe { wide_tile::pipelined::<T, Dmma16, Dmma16, 64, 64, 16, 3, 2>(gemm) }
+    unsafe { wide_tile::pipelined::<T, Dmma<true>, Dmma<true>, 64, 64, 16, 3, 2>(gemm) }
 }
 
 entry_points!(dmma_small; dmma_small_f64: f64);

@@ -32,27 +32,26 @@ pub const SPEC: KernelSpec = tensor_spec(
     (BN, 32, STAGES),
 );
 
-/// Elements per 16-byte copy.
-const CHUNK: u32 = 8;
-
-/// Starts the copies of a `rows x cols` tile at `(row0, col0)` of a matrix `bounds` in size
+/// Starts the copies of a `ROWS x COLS` tile at `(row0, col0)` of a matrix `bounds` in size
 /// (row-major, so its leading dimension is `bounds.1`) into `dst`, 16 bytes at a time, the
-/// chunks spread over the block's threads; zeros for chunks outside the matrix.
+/// chunks spread over the block's `threads` (a constant once inlined); zeros for chunks
+/// outside the matrix.
 ///
 /// # Safety
-/// The matrix's columns are a multiple of 8 and `src` is 16-byte aligned; nobody reads `dst`
-/// until a wait covering these copies and a barrier.
+/// The matrix's columns are a multiple of the chunk (16 bytes of elements) and `src` is
+/// 16-byte aligned; nobody reads `dst` until a wait covering these copies and a barrier.
 #[inline(always)]
-unsafe fn copy_tile<T: Element, const ROWS: u32, const COLS: u32>(
+pub(crate) unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
     dst: &SharedTile<T>,
     src: *const T,
     (row0, col0): (u32, u32),
     (rows, cols): (u32, u32),
-    tid: u32,
+    (tid, threads): (u32, u32),
 ) {
-    for i in 0..ROWS * COLS / CHUNK / THREADS {
-        let e = tid + i * THREADS;
-        let (r, c) = (e / (COLS / CHUNK), (e % (COLS / CHUNK)) * CHUNK);
+    let chunk = 16 / size_of::<T>() as u32;
+    for i in 0..ROWS * COLS / chunk / threads {
+        let e = tid + i * threads;
+        let (r, c) = (e / (COLS / chunk), (e % (COLS / chunk)) * chunk);
         let inside = row0 + r < rows && col0 + c < cols;
         let at = (row0 + r) as usize * cols as usize + (col0 + c) as usize;
         let from = if inside { src.wrapping_add(at) } else { src };
@@ -74,20 +73,17 @@ pub(crate) unsafe fn copy_phase<T: Element, const BN: u32, const BK: u32>(
     tid: u32,
 ) {
     unsafe {
-        copy_tile::<T, BM, BK>(&stage.a, a, (row0, k0), (m, k), tid);
-        copy_tile::<T, BK, BN>(&stage.b, b, (k0, col0), (k, n), tid);
+        copy_tile::<T, BM, BK>(&stage.a, a, (row0, k0), (m, k), (tid, THREADS));
+        copy_tile::<T, BK, BN>(&stage.b, b, (k0, col0), (k, n), (tid, THREADS));
     }
 }
 
 /// Whether the copies can run: 16-byte chunks along K (A) and N (B).
 #[inline(always)]
 pub(crate) fn chunked<T>(a: *const T, b: *const T, n: u32, k: u32) -> bool {
+    let chunk = 16 / size_of::<T>() as u32;
     let aligned = |p: *const T| (p as usize).is_multiple_of(16);
-    size_of::<T>() == 2
-        && k.is_multiple_of(CHUNK)
-        && n.is_multiple_of(CHUNK)
-        && aligned(a)
-        && aligned(b)
+    k.is_multiple_of(chunk) && n.is_multiple_of(chunk) && aligned(a) && aligned(b)
 }
 
 /// # Safety

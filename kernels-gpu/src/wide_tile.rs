@@ -19,6 +19,7 @@ use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::vector::aligned16;
 use crate::element::{Accumulator, Element};
+use crate::mma_async;
 use crate::problem::Gemm;
 
 /// n8 tiles per warp tile (32 columns); its rows are MT m16 tiles (a const parameter).
@@ -119,12 +120,12 @@ struct Stage<T> {
 }
 
 /// Starts the copies of a `ROWS x COLS` tile at `(row0, col0)` of a row-major matrix
-/// `bounds` in size into `dst`, `CHUNK` elements per copy (16 bytes, or one element), the
-/// copies spread over the block's `threads` (a constant once inlined); zeros outside the
-/// matrix.
+/// `bounds` in size into `dst`: 16-byte chunks where `chunked` (whole tiles without checks,
+/// edge tiles by `mma_async`'s checked copies), one element per copy otherwise; the copies
+/// spread over the block's `threads` (a constant once inlined); zeros outside the matrix.
 ///
 /// # Safety
-/// With 16-byte chunks the matrix's columns are a multiple of the chunk and `src` is 16-byte
+/// Where `chunked`, the matrix's columns are a multiple of the chunk and `src` is 16-byte
 /// aligned; nobody reads `dst` until a wait covering these copies and a barrier.
 #[inline(always)]
 unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
@@ -133,10 +134,10 @@ unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
     (row0, col0): (u32, u32),
     (rows, cols): (u32, u32),
     (tid, threads): (u32, u32),
-    chunk: u32,
+    chunked: bool,
 ) {
     // Each path spelled out so each loop has a constant trip count.
-    if chunk > 1 {
+    if chunked {
         let chunk = 16 / size_of::<T>() as u32;
         let per_row = COLS / chunk;
         if row0 + ROWS <= rows && col0 + COLS <= cols && threads.is_multiple_of(per_row) {
@@ -153,15 +154,9 @@ unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
                 unsafe { copy16(to, from) };
                 from = from.wrapping_add(step as usize * cols as usize);
             }
-            return;
-        }
-        for i in 0..ROWS * COLS / chunk / threads {
-            let e = tid + i * threads;
-            let (r, c) = (e / (COLS / chunk), (e % (COLS / chunk)) * chunk);
-            let inside = row0 + r < rows && col0 + c < cols;
-            let at = (row0 + r) as usize * cols as usize + (col0 + c) as usize;
-            let from = if inside { src.wrapping_add(at) } else { src };
-            unsafe { dst.copy16_or_zero(r, c, from, inside) };
+        } else {
+            let at = ((row0, col0), (rows, cols), (tid, threads));
+            unsafe { mma_async::copy_tile::<T, ROWS, COLS>(dst, src, at.0, at.1, at.2) };
         }
     } else {
         for i in 0..ROWS * COLS / threads {
@@ -272,12 +267,7 @@ pub unsafe fn pipelined<
     gemm: Gemm<T>,
 ) {
     let (a, b, c, m, n, k) = gemm.plain();
-    let chunk = 16 / size_of::<T>() as u32;
-    let whole = k.is_multiple_of(chunk) && n.is_multiple_of(chunk);
-    let chunk = match whole && aligned16(a) && aligned16(b) {
-        true => chunk,
-        false => 1,
-    };
+    let chunked = mma_async::chunked(a, b, n, k);
     let tid = thread_idx_x();
     let warp = tid / 32;
     let me = Lane {
@@ -297,8 +287,8 @@ pub unsafe fn pipelined<
     };
     let copy = |s: &Stage<T>, k0: u32| unsafe {
         let me = (tid, threads(BM, BN, MT));
-        copy_tile::<T, BM, BK>(&s.a, a, (row0, k0), (m, k), me, chunk);
-        copy_tile::<T, BK, BN>(&s.b, b, (k0, col0), (k, n), me, chunk);
+        copy_tile::<T, BM, BK>(&s.a, a, (row0, k0), (m, k), me, chunked);
+        copy_tile::<T, BK, BN>(&s.b, b, (k0, col0), (k, n), me, chunked);
     };
     let phases = k.div_ceil(BK);
     let mainloop = |acc: &mut Accumulators<T::Acc, MT>, multiply: Multiply<T, MT>| {

@@ -20,6 +20,33 @@
 #[cfg(not(target_arch = "nvptx64"))]
 type Widen = fn(u16) -> f32;
 
+/// One `mma.sync.aligned.<shape>` with four A registers, two B and four C = D, all of
+/// register class `$reg`: m16n8k16 on 16-bit pairs, m16n8k8 on TF32 or f64.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! mma_4x2 {
+    ($shape:expr, $reg:ident, $a:expr, $b:expr, $c:expr) => {{
+        let (a, b, mut d) = ($a, $b, $c);
+        // SAFETY: a warp-wide instruction with register operands only; every lane of the warp
+        // executes it (the kernels call it in warp-uniform control flow).
+        unsafe {
+            core::arch::asm!(
+                concat!("mma.sync.aligned.", $shape, " {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};"),
+                d0 = inout($reg) d[0],
+                d1 = inout($reg) d[1],
+                d2 = inout($reg) d[2],
+                d3 = inout($reg) d[3],
+                a0 = in($reg) a[0],
+                a1 = in($reg) a[1],
+                a2 = in($reg) a[2],
+                a3 = in($reg) a[3],
+                b0 = in($reg) b[0],
+                b1 = in($reg) b[1],
+            );
+        }
+        d
+    }};
+}
+
 macro_rules! mma_m16n8k16 {
     ($(#[$doc:meta])* $name:ident, $ty:literal, $widen:expr) => {
         $(#[$doc])*
@@ -27,27 +54,7 @@ macro_rules! mma_m16n8k16 {
         #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub fn $name(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
             #[cfg(target_arch = "nvptx64")]
-            {
-                let mut d = c;
-                // SAFETY: a warp-wide instruction with register operands only; every lane of
-                // the warp executes it (the kernels call it in warp-uniform control flow).
-                unsafe {
-                    core::arch::asm!(
-                        concat!("mma.sync.aligned.m16n8k16.row.col.f32.", $ty, ".", $ty, ".f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};"),
-                        d0 = inout(reg32) d[0],
-                        d1 = inout(reg32) d[1],
-                        d2 = inout(reg32) d[2],
-                        d3 = inout(reg32) d[3],
-                        a0 = in(reg32) a[0],
-                        a1 = in(reg32) a[1],
-                        a2 = in(reg32) a[2],
-                        a3 = in(reg32) a[3],
-                        b0 = in(reg32) b[0],
-                        b1 = in(reg32) b[1],
-                    );
-                }
-                d
-            }
+            return mma_4x2!(concat!("m16n8k16.row.col.f32.", $ty, ".", $ty, ".f32"), reg32, a, b, c);
             #[cfg(not(target_arch = "nvptx64"))]
             emulate(a, b, c, $widen)
         }
@@ -117,27 +124,7 @@ fn emulate(a: [u32; 4], b: [u32; 2], c: [f32; 4], widen: Widen) -> [f32; 4] {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn m16n8k8_tf32(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
     #[cfg(target_arch = "nvptx64")]
-    {
-        let mut d = c;
-        // SAFETY: a warp-wide instruction with register operands only, in warp-uniform
-        // control flow.
-        unsafe {
-            core::arch::asm!(
-                "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};",
-                d0 = inout(reg32) d[0],
-                d1 = inout(reg32) d[1],
-                d2 = inout(reg32) d[2],
-                d3 = inout(reg32) d[3],
-                a0 = in(reg32) a[0],
-                a1 = in(reg32) a[1],
-                a2 = in(reg32) a[2],
-                a3 = in(reg32) a[3],
-                b0 = in(reg32) b[0],
-                b1 = in(reg32) b[1],
-            );
-        }
-        d
-    }
+    return mma_4x2!("m16n8k8.row.col.f32.tf32.tf32.f32", reg32, a, b, c);
     #[cfg(not(target_arch = "nvptx64"))]
     {
         let tf32 = |bits: u32| f32::from_bits(bits & !0x1fff);
@@ -158,38 +145,15 @@ pub fn m16n8k8_tf32(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn m16n8k8_f64(a: [f64; 4], b: [f64; 2], c: [f64; 4]) -> [f64; 4] {
     #[cfg(target_arch = "nvptx64")]
-    {
-        let mut d = c;
-        // SAFETY: as m16n8k8_tf32.
-        unsafe {
-            core::arch::asm!(
-                "mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};",
-                d0 = inout(reg64) d[0],
-                d1 = inout(reg64) d[1],
-                d2 = inout(reg64) d[2],
-                d3 = inout(reg64) d[3],
-                a0 = in(reg64) a[0],
-                a1 = in(reg64) a[1],
-                a2 = in(reg64) a[2],
-                a3 = in(reg64) a[3],
-                b0 = in(reg64) b[0],
-                b1 = in(reg64) b[1],
-            );
-        }
-        d
-    }
+    return mma_4x2!("m16n8k8.row.col.f64.f64.f64.f64", reg64, a, b, c);
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        let split = |x: f64| {
+        // Each f64 register as two words, low first: A's four, then B's two.
+        let mut mine = [0u32; 12];
+        for (i, x) in a.iter().chain(&b).enumerate() {
             let bits = x.to_bits();
-            [bits as u32, (bits >> 32) as u32]
-        };
-        let (a01, a23) = ((split(a[0]), split(a[1])), (split(a[2]), split(a[3])));
-        let (b0, b1) = (split(b[0]), split(b[1]));
-        let mine = [
-            a01.0[0], a01.0[1], a01.1[0], a01.1[1], a23.0[0], a23.0[1], a23.1[0], a23.1[1], b0[0],
-            b0[1], b1[0], b1[1],
-        ];
+            (mine[2 * i], mine[2 * i + 1]) = (bits as u32, (bits >> 32) as u32);
+        }
         let all = super::host::warp_exchange(mine);
         let words = |lane: usize, reg: usize| [all[lane][2 * reg], all[lane][2 * reg + 1]];
         let join = |w: [u32; 2]| f64::from_bits(w[0] as u64 | (w[1] as u64) << 32);
