@@ -440,5 +440,18 @@ fn main() {
             .map(|(name, case)| trial(name, move || case(&backend()))),
     );
     trials.extend(checks());
+    // Every form on every kernel that computes it: CI's coverage of the general product.
+    let make =
+        |name: String, test: rgemm_tests::forms::FormTest| trial(name, move || test(&backend()));
+    trials.extend(rgemm_tests::forms::trials(
+        &make,
+        (cases(16), cases(6), 96),
+        false,
+    ));
+    trials.extend(
+        rgemm_tests::forms::errors(&backend())
+            .into_iter()
+            .map(|(name, t)| trial(name, t)),
+    );
     libtest_mimic::run(&args, trials).exit();
 }

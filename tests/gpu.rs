@@ -373,5 +373,14 @@ fn main() {
         executor_agrees(),
     ]);
     trials.extend(errors());
+    let make = |name: String, test: rgemm_tests::forms::FormTest| {
+        gpu_trial(name, move |ctx| test(&Backend::Gpu(ctx.clone())))
+    };
+    trials.extend(rgemm_tests::forms::trials(
+        &make,
+        (cases(24), cases(12), 300),
+        true,
+    ));
+    trials.extend(rgemm_tests::forms::errors_gpu());
     libtest_mimic::run(&args, trials).exit();
 }

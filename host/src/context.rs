@@ -10,8 +10,8 @@ use crate::reference::{check_output_shape, check_product_shape, product_dims};
 use cudarc::driver::sys::CUfunction_attribute as FuncAttr;
 use cudarc::driver::sys::cudaError_enum as CuResult;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
-    LaunchConfig, PushKernelArg,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    DeviceRepr, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 use rgemm_kernels::catalogue::TensorMaps;
@@ -58,7 +58,7 @@ pub struct LaunchPlan {
 /// (module included), its shared-memory limit raised where it needs more than the default,
 /// its occupancy computed. Later launches of it make no driver queries.
 #[derive(Debug)]
-struct Resolved {
+pub(crate) struct Resolved {
     entry: String,
     main: CudaFunction,
     /// The second launch's function (`stream_k`'s fix-up).
@@ -435,10 +435,28 @@ impl Context {
         ready: &Resolved,
         launches: &Launches,
     ) -> Result<()> {
+        let (pa, _ra) = a.buf.device_ptr(&self.stream);
+        let (pb, _rb) = b.buf.device_ptr(&self.stream);
+        let (pc, _rc) = c.buf.device_ptr_mut(&self.stream);
+        // SAFETY: the buffers hold m k, k n and m n elements (checked by the callers).
+        unsafe { self.launch_at::<T>(kernel, (pa, pb, pc), ready, launches) }
+    }
+
+    /// Queues the launches of one product whose A, B and C start at device addresses
+    /// `(pa, pb, pc)`.
+    ///
+    /// # Safety
+    /// The addresses hold what `launches.problem` reads and writes there (every product of
+    /// its batch), of types `T`, `T` and `O`, and nothing else uses C's elements meanwhile.
+    pub(crate) unsafe fn launch_at<T: Element>(
+        &self,
+        kernel: Kernel,
+        (pa, pb, pc): (u64, u64, u64),
+        ready: &Resolved,
+        launches: &Launches,
+    ) -> Result<()> {
         let maps = match kernel.spec().tma {
             Some(maps) => {
-                let (pa, _ra) = a.buf.device_ptr(&self.stream);
-                let (pb, _rb) = b.buf.device_ptr(&self.stream);
                 let p = &launches.problem;
                 let dims = (p.m as usize, p.n as usize, p.k as usize);
                 crate::tma::device_maps(maps, (pa, pb), dims)?
@@ -459,16 +477,16 @@ impl Context {
         let null = 0u64;
         let mut queue = |func: &CudaFunction, cfg: LaunchConfig| -> Result<()> {
             let mut builder = self.stream.launch_builder(func);
-            builder.arg(&a.buf).arg(&b.buf).arg(&mut c.buf);
+            builder.arg(&pa).arg(&pb).arg(&pc);
             match scratch.as_deref_mut() {
                 Some(scratch) => builder.arg(scratch),
                 None => builder.arg(&null),
             };
             builder.arg(&problem);
             // SAFETY: every entry takes `(a, b, c, workspace, problem)` (checked against
-            // the PTX by the test suite); the buffers hold m*k, k*n and m*n elements
-            // (checked by the caller), the workspace what `launches` asks for; `cfg` comes
-            // from the kernel's spec.
+            // the PTX by the test suite); the addresses hold what the problem reads and
+            // writes (the caller's promise), the workspace what `launches` asks for; `cfg`
+            // comes from the kernel's spec.
             unsafe { builder.launch(cfg) }?;
             Ok(())
         };
@@ -662,7 +680,10 @@ impl Context {
 
     /// `kernel` for `T`, made ready on first use (see [`Resolved`]); checks that this device
     /// can run it.
-    fn resolve<T: Element, O: Output<T>>(&self, kernel: Kernel) -> Result<Arc<Resolved>> {
+    pub(crate) fn resolve<T: Element, O: Output<T>>(
+        &self,
+        kernel: Kernel,
+    ) -> Result<Arc<Resolved>> {
         let key = (kernel, O::SUFFIX);
         if let Some(ready) = self
             .resolved
@@ -736,7 +757,7 @@ impl Context {
 }
 
 /// What a product of `kernel` launches as, for the caller.
-fn plan(kernel: Kernel, ready: &Resolved, cfg: &LaunchConfig) -> LaunchPlan {
+pub(crate) fn plan(kernel: Kernel, ready: &Resolved, cfg: &LaunchConfig) -> LaunchPlan {
     LaunchPlan {
         kernel,
         entry: ready.entry.clone(),

@@ -3,9 +3,11 @@
 use crate::context::Context;
 use crate::element::{Element, Output};
 use crate::error::{Error, Result};
+use crate::gemm::Normalized;
 use crate::kernels::Precision;
 use crate::matrix::DeviceMatrix;
 use crate::reference::{check_output_shape, product_dims};
+use crate::view::{Batch, DeviceView, DeviceViewMut};
 use cudarc::cublas::sys::cublasGemmAlgo_t;
 use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
 use cudarc::cublas::{CudaBlas, result};
@@ -112,6 +114,76 @@ impl<'c> Cublas<'c> {
                 pc as *mut _,
                 ct,
                 ni.max(1),
+                compute,
+                cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// `C = alpha op(A) op(B) + beta C` over views and a strided batch, as
+    /// [`Context::gemm`](crate::Context::gemm) takes them: `cublasGemmStridedBatchedEx`
+    /// with the transposes and leading dimensions the views imply, f32 compute (f64 for
+    /// f64).
+    pub fn gemm_views<T: Element, O: Output<T>>(
+        &self,
+        (alpha, beta): (T::Out, T::Out),
+        (a, b): (&DeviceView<T>, &DeviceView<T>),
+        c: &mut DeviceViewMut<O>,
+        batch: Batch,
+    ) -> Result<()> {
+        use crate::element::Scalar;
+        use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_T;
+        let layouts = (a.layout, b.layout, c.layout);
+        let lens = (a.len, b.len, c.len);
+        let scalars = (alpha.to_f64(), beta.to_f64());
+        let norm = Normalized::new(layouts, lens, batch, scalars)?;
+        if norm.nothing {
+            return Ok(());
+        }
+        let p = norm.problem;
+        let stream = self.ctx.stream();
+        let (pa, _ra) = a.buf.device_ptr(stream);
+        let (pb, _rb) = b.buf.device_ptr(stream);
+        let (pc, _rc) = c.buf.device_ptr_mut(stream);
+        let (ea, ec) = (
+            std::mem::size_of::<T>() as u64,
+            std::mem::size_of::<O>() as u64,
+        );
+        let (oa, ob, oc) = norm.offsets;
+        let (ka, kb) = match norm.swapped {
+            false => (pa + oa as u64 * ea, pb + ob as u64 * ea),
+            true => (pb + oa as u64 * ea, pa + ob as u64 * ea),
+        };
+        let kc = pc + oc as u64 * ec;
+        let op = |t: bool| if t { CUBLAS_OP_T } else { CUBLAS_OP_N };
+        let (a_t, b_t) = (p.layout & 1 != 0, p.layout & 2 != 0);
+        let (ab, _, compute) = T::CUBLAS;
+        // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B first.
+        // SAFETY: `Normalized::new` checked every product's views against their buffers.
+        unsafe {
+            result::gemm_strided_batched_ex(
+                *self.blas.handle(),
+                op(b_t),
+                op(a_t),
+                p.n as i32,
+                p.m as i32,
+                p.k as i32,
+                (&alpha) as *const T::Out as *const _,
+                kb as *const _,
+                ab,
+                p.ldb.max(1) as i32,
+                p.batch_stride_b as i64,
+                ka as *const _,
+                ab,
+                p.lda.max(1) as i32,
+                p.batch_stride_a as i64,
+                (&beta) as *const T::Out as *const _,
+                kc as *mut _,
+                O::CUBLAS_C,
+                p.ldc.max(1) as i32,
+                p.batch_stride_c as i64,
+                p.batch as i32,
                 compute,
                 cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
             )?;

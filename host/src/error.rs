@@ -71,6 +71,28 @@ pub enum Error {
         device: String,
         reason: String,
     },
+    /// A view's leading dimension is shorter than its rows (row-major) or columns
+    /// (column-major), or 0.
+    #[error("leading dimension {ld} of a {layout:?} view is less than {least}")]
+    LeadingDimension {
+        ld: usize,
+        least: usize,
+        layout: crate::view::Layout,
+    },
+    /// A view (or a product of a batch) reaches past its buffer.
+    #[error("{what} reaches element {needs} of a buffer of {len}")]
+    ViewOutOfBounds {
+        what: String,
+        needs: usize,
+        len: usize,
+    },
+    /// Two products of a batch would write the same elements of C.
+    #[error("C's batch stride {stride} makes products {apart} apart overlap")]
+    BatchOverlap { stride: usize, apart: usize },
+    /// A kernel that cannot compute this form of product (transposes, leading dimensions,
+    /// alpha/beta, batches) was asked to.
+    #[error("kernel {kernel} cannot compute this product: {reason}")]
+    UnsupportedForm { kernel: String, reason: String },
     /// A device matrix from another [`Context`](crate::Context) was passed in.
     #[error("a device matrix belongs to another context")]
     ForeignMatrix,

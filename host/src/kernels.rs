@@ -271,20 +271,63 @@ impl Kernel {
         props: &DeviceProps,
         (m, n, k): (usize, usize, usize),
     ) -> Result<Launches> {
-        self.check_device::<T>(props)?;
         let too_large = |reason: String| Error::ShapeTooLarge { m, n, k, reason };
         if m > MAX_DIM || n > MAX_DIM || k > MAX_DIM {
+            self.check_device::<T>(props)?;
             return Err(too_large(format!(
                 "each dimension must be at most {MAX_DIM}"
             )));
         }
-        let mnk = (m as u32, n as u32, k as u32);
-        let mut problem = Problem::row_major(mnk.0, mnk.1, mnk.2);
+        self.launches_for::<T>(props, Problem::row_major(m as u32, n as u32, k as u32))
+    }
+
+    /// Whether this kernel computes `problem` as it is laid out: every kernel computes
+    /// row-major, dense `C = A B`; the [`KernelSpec::strided`] ones leading dimensions,
+    /// transposes and alpha/beta as well; the [`KernelSpec::batched`] ones batches.
+    /// [`Error::UnsupportedForm`] says why not.
+    pub fn check_form(&self, problem: &Problem) -> Result<()> {
+        let p = *problem;
+        let plain = p.lda == p.k && p.ldb == p.n && p.ldc == p.n && p.layout == 0;
+        let unscaled = p.alpha == 1.0 && p.beta == 0.0;
+        let spec = self.spec();
+        let reason = if !(plain && unscaled) && !spec.strided {
+            "it reads only row-major, dense operands and computes C = A B (no leading dimensions, transposes, alpha or beta)"
+        } else if p.batch > 1 && !spec.batched() {
+            "it cannot run a batch in one launch (its grid is not one block per tile, or it reads A and B through tensor maps)"
+        } else {
+            return Ok(());
+        };
+        Err(Error::UnsupportedForm {
+            kernel: self.to_string(),
+            reason: reason.into(),
+        })
+    }
+
+    /// [`Kernel::launches`] for a whole problem block: its shape, strides, layout, scale
+    /// and batch (the grid is `batch` deep). Checks [`Kernel::check_form`] too.
+    pub fn launches_for<T: Element>(
+        &self,
+        props: &DeviceProps,
+        problem: Problem,
+    ) -> Result<Launches> {
+        self.check_device::<T>(props)?;
+        self.check_form(&problem)?;
+        let (m, n, k) = (problem.m as usize, problem.n as usize, problem.k as usize);
+        let too_large = |reason: String| Error::ShapeTooLarge { m, n, k, reason };
+        let mnk = (problem.m, problem.n, problem.k);
+        let batch = problem.batch.max(1);
+        if batch > props.max_grid_dim.2 {
+            return Err(too_large(format!(
+                "a batch of {batch} needs a grid {batch} deep; the device allows {}",
+                props.max_grid_dim.2
+            )));
+        }
+        let mut problem = problem;
         problem.tile = self.width().unwrap_or(0);
         let (rows, cols) = self.block_tile_for(m, n);
         let (bx, by) = self.block();
         let block = |grid: (usize, usize)| LaunchConfig {
-            grid_dim: (grid.0 as u32, grid.1 as u32, 1),
+            grid_dim: (grid.0 as u32, grid.1 as u32, batch),
             block_dim: (bx, by, 1),
             shared_mem_bytes: self.shared_bytes::<T>() as u32, // checked by check_device
         };

@@ -36,6 +36,8 @@ pub mod cpu;
 pub mod cublas;
 pub mod element;
 pub mod error;
+pub mod gemm;
+pub mod heuristic;
 pub mod kernels;
 pub mod matrix;
 pub mod occupancy;
@@ -44,12 +46,14 @@ pub mod ptx;
 pub mod reference;
 pub mod timing;
 mod tma;
+pub mod view;
 
 pub use context::{Context, LaunchPlan, device_count};
 pub use cpu::CpuExecutor;
 pub use cublas::Cublas;
 pub use element::{Element, Output, Scalar};
 pub use error::{Error, Result};
+pub use gemm::{GemmCall, gemm_reference};
 pub use half::{bf16, f16};
 pub use kernels::{Arch, ENTRY_PARAMS, Elem, Kernel, Launches, MAX_DIM, Precision, PtxParam};
 pub use matrix::{DeviceMatrix, Matrix};
@@ -61,6 +65,7 @@ pub use reference::{
 };
 pub use rgemm_kernels::catalogue::KernelSpec;
 pub use rgemm_kernels::problem::Problem;
+pub use view::{Batch, DeviceView, DeviceViewMut, Layout, MatrixLayout, MatrixView, MatrixViewMut};
 
 /// Parses a product shape written `S` (for S x S x S) or `MxNxK` (C is M x N, the inner
 /// dimension K), as the binaries take them on their command lines.

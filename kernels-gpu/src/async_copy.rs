@@ -47,22 +47,22 @@ pub const SPEC: KernelSpec = crate::block_tile::spec(
 /// Starts copying phase `k0`'s tile of B into `st`, 16 bytes per copy.
 ///
 /// # Safety
-/// `b` is `k x n` of the accumulator type; the block is interior and K a multiple of BK
-/// (`Block::new` checked alignment); nobody reads `st` until a wait and a barrier.
+/// `b` is `k x n` of the accumulator type, not transposed; the block is interior and K a
+/// multiple of BK (`Block::new` checked alignment); nobody reads `st` until a wait and a
+/// barrier.
 #[inline(always)]
 unsafe fn copy_b<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>(
     st: &Stage<A>,
     b: *const A,
-    n: u32,
     (blk, k0, tid): (Block, u32, u32),
 ) {
     // Elements per 16-byte copy (4 for f32, 2 for f64); `b_group` counts groups of 4.
     let per = 16 / size_of::<A>() as u32;
     for i in 0..BK * BN / 4 / threads(BM, BN) {
-        let (r, col) = b_group::<BM, BN>(tid, i);
+        let (r, col) = b_group::<BM, BN, BK>(tid, i, false);
         for half in 0..4 / per {
             let col = col + half * per;
-            let src = unsafe { b.add((k0 + r) as usize * n as usize + (blk.col0 + col) as usize) };
+            let src = unsafe { b.add(blk.s.b(k0 + r, blk.col0 + col)) };
             unsafe { st.b.copy16_from(r, col, src) };
         }
     }
@@ -82,12 +82,7 @@ pub unsafe fn async_pipelined<
     const BK: u32,
     const PARTS: u32,
 >(
-    a: *const T,
-    b: *const T,
-    c: *mut T::Out,
-    m: u32,
-    n: u32,
-    k: u32,
+    g: Gemm<T>,
 ) {
     const {
         assert!(
@@ -95,13 +90,14 @@ pub unsafe fn async_pipelined<
             "PARTS must split the phase evenly"
         )
     };
-    let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
+    let (a, b, _, m, n, k) = g.plain();
+    let out = g.c_out();
+    let blk = Block::new::<T, BM, BN>(&g, (block_idx_y(), block_idx_x()));
     let me = M::coords::<BM, BN>(thread_idx_x());
     // Epilogue (in each path: one shared epilogue made ptxas allocate both loops' tiles
     // alike, which cost spills).
-    let write_c = |acc: &ThreadTile<T::Acc>| unsafe {
-        epilogue::<_, _, BM, BN>((c, T::out), acc, (m, n), blk, me)
-    };
+    let write_c =
+        |acc: &ThreadTile<T::Acc>| unsafe { epilogue::<_, _, BM, BN>(&out, acc, (m, n), blk, me) };
     unsafe { tile_product::<T, M, BM, BN, BK, PARTS>((a, b), (m, n, k), blk, None, write_c) };
 }
 
@@ -128,7 +124,8 @@ pub(crate) unsafe fn tile_product<
     finish: impl FnOnce(&ThreadTile<T::Acc>),
 ) {
     let k = mnk.2;
-    if T::IS_ACC && blk.interior && k.is_multiple_of(BK) {
+    // Transposed operands take the checked mainloop (`Block::as_stored`).
+    if T::IS_ACC && blk.interior && blk.as_stored() && k.is_multiple_of(BK) {
         // `k / BK`, not `div_ceil`: the same here, but LLVM does not see it, and the loop
         // then compiled to more address arithmetic (27 more instructions per two phases).
         let phases = phases.unwrap_or((0, k / BK));
@@ -176,10 +173,10 @@ unsafe fn mainloop<
     let first = stages.phase::<BK>(0);
     let k0 = p0 * BK;
     unsafe {
-        copy_b::<_, BM, BN, BK>(&first, b_acc, n, (blk, k0, tid));
+        copy_b::<_, BM, BN, BK>(&first, b_acc, (blk, k0, tid));
         commit_group();
         let f = fetch_part::<T, BM, BN, BK, false>((a, b), (m, n, k), blk, k0, tid, (0, 1, false));
-        stash_part::<_, BM, BN, BK>(&first, &f, tid, (0, 1, false));
+        stash_part::<_, BM, BN, BK, false>(&first, &f, (blk, tid), (0, 1, false));
     }
     wait_group::<0>();
     sync_threads();
@@ -240,8 +237,8 @@ unsafe fn one_phase<T: Element, const BM: u32, const BN: u32, const BK: u32, con
     if next {
         // `there` was last read in phase - 1, before the previous barrier. B is of the
         // accumulator type here (T::IS_ACC).
-        let (b, n) = (from.ab.1.cast::<T::Acc>(), from.mnk.1);
-        unsafe { copy_b::<_, BM, BN, BK>(there, b, n, (from.blk, loads.k0, from.tid)) };
+        let b = from.ab.1.cast::<T::Acc>();
+        unsafe { copy_b::<_, BM, BN, BK>(there, b, (from.blk, loads.k0, from.tid)) };
     }
     commit_group();
     unsafe {
@@ -261,11 +258,8 @@ unsafe fn one_phase<T: Element, const BM: u32, const BN: u32, const BK: u32, con
 /// See the entry points; 256 threads per block.
 #[inline(always)]
 pub unsafe fn async_copy<T: Element>(g: Gemm<T>) {
-    let (a, b, c, m, n, k) = g.plain();
     unsafe {
-        async_pipelined::<T, WarpTiled, { SPEC.rows() }, { SPEC.cols() }, { SPEC.bk() }, 2>(
-            a, b, c, m, n, k,
-        )
+        async_pipelined::<T, WarpTiled, { SPEC.rows() }, { SPEC.cols() }, { SPEC.bk() }, 2>(g)
     }
 }
 

@@ -18,11 +18,11 @@
 use crate::catalogue::{
     ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
-use crate::coarse::load_or_zero;
-use crate::device::global::{load4, store, store2, store4};
+use crate::device::global::{load, load4};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::vector::aligned4;
 use crate::element::{Accumulator, Element, Output};
+use crate::problem::{COut, Gemm, Strides};
 
 /// The spec of a kernel built on this block tile: `(rows, cols)` of C per block, one thread
 /// per 8 x 8 thread tile, a grid of tiles, every element type; `f32_blocks_per_sm` is the
@@ -55,6 +55,7 @@ pub const fn spec(
         tensor_cores: false,
         tma: None,
         precision: Precision::Exact,
+        strided: true,
     }
 }
 
@@ -197,26 +198,30 @@ impl<A: Accumulator> Fetch<A> {
     }
 }
 
-/// Where a block is and which path it takes.
+/// Where a block is, where its operands are and which path it takes.
 #[derive(Clone, Copy)]
 pub struct Block {
     pub row0: u32,
     pub col0: u32,
     pub interior: bool,
+    pub s: Strides,
 }
 
 impl Block {
+    /// Block tile `(block_row, block_col)` of product `g`. Interior: the whole tile inside
+    /// C, every leading dimension a multiple of 4 and every buffer 16-byte aligned, so rows
+    /// of A, B and C come in aligned groups of 4.
     #[inline(always)]
     pub fn new<T: Element, const BM: u32, const BN: u32>(
-        (a, b, c): (*const T, *const T, *mut T::Out),
-        (m, n, k): (u32, u32, u32),
+        g: &Gemm<T>,
         (block_row, block_col): (u32, u32),
     ) -> Self {
+        let (a, b, c, m, n, _) = g.plain();
+        let s = g.p.strides();
         let (row0, col0) = (block_row * BM, block_col * BN);
         let interior = row0 + BM <= m
             && col0 + BN <= n
-            && k % 4 == 0
-            && n % 4 == 0
+            && (s.lda | s.ldb | s.ldc).is_multiple_of(4)
             && aligned4(a)
             && aligned4(b)
             && aligned4(c as *const T::Out);
@@ -224,28 +229,68 @@ impl Block {
             row0,
             col0,
             interior,
+            s,
+        }
+    }
+
+    /// Whether A and B are read as they are (not transposed): the unchecked mainloops
+    /// (`CHECKED = false`) take only these, so their code is what it was before transposes
+    /// existed (a runtime choice there stopped LLVM unrolling `fragment_buffered_k16`'s 16
+    /// K steps); transposed operands take the checked mainloop, 16-byte loads and all.
+    #[inline(always)]
+    pub fn as_stored(&self) -> bool {
+        !self.s.a_t && !self.s.b_t
+    }
+
+    /// A `BM x BN` tile of its own, row-major and dense (a workspace tile).
+    #[inline(always)]
+    pub fn whole<const BN: u32>() -> Self {
+        Self {
+            row0: 0,
+            col0: 0,
+            interior: true,
+            s: Strides {
+                lda: 0,
+                ldb: 0,
+                ldc: BN,
+                a_t: false,
+                b_t: false,
+            },
         }
     }
 }
 
-/// The `i`-th 4-element group this thread loads: A `(row, col)` within the tile.
+/// The `i`-th 4-element group this thread loads: A `(row, col)` within the tile (4
+/// consecutive columns), or with `a_t` (A stored transposed: its rows are contiguous) 4
+/// consecutive rows, so every group is one 16-byte access of A as it is stored.
 #[inline(always)]
-fn a_group<const BM: u32, const BN: u32, const BK: u32>(tid: u32, i: u32) -> (u32, u32) {
+fn a_group<const BM: u32, const BN: u32, const BK: u32>(tid: u32, i: u32, a_t: bool) -> (u32, u32) {
     let g = tid + i * threads(BM, BN);
-    (g / (BK / 4), 4 * (g % (BK / 4)))
+    match a_t {
+        false => (g / (BK / 4), 4 * (g % (BK / 4))),
+        true => (4 * (g % (BM / 4)), g / (BM / 4)),
+    }
 }
 
-/// The `i`-th 4-element group of B this thread loads.
+/// The `i`-th 4-element group of B this thread loads: `(row, col)` within the tile (4
+/// consecutive columns), or with `b_t` (B stored transposed) 4 consecutive rows.
 #[inline(always)]
-pub(crate) fn b_group<const BM: u32, const BN: u32>(tid: u32, i: u32) -> (u32, u32) {
+pub(crate) fn b_group<const BM: u32, const BN: u32, const BK: u32>(
+    tid: u32,
+    i: u32,
+    b_t: bool,
+) -> (u32, u32) {
     let g = tid + i * threads(BM, BN);
-    (g / (BN / 4), 4 * (g % (BN / 4)))
+    match b_t {
+        false => (g / (BN / 4), 4 * (g % (BN / 4))),
+        true => (4 * (g % (BK / 4)), g / (BK / 4)),
+    }
 }
 
 /// Loads phase `k0`'s share of A and B for thread `tid`.
 ///
 /// # Safety
-/// `a` is `m x k`, `b` is `k x n`, row-major.
+/// `op(a)` is `m x k`, `op(b)` is `k x n`, laid out as `blk.s` says.
 #[inline(always)]
 pub unsafe fn fetch<T: Element, const BM: u32, const BN: u32, const BK: u32>(
     ab: (*const T, *const T),
@@ -257,9 +302,9 @@ pub unsafe fn fetch<T: Element, const BM: u32, const BN: u32, const BK: u32>(
     unsafe { fetch_as::<T, BM, BN, BK, true>(ab, mnk, blk, k0, tid) }
 }
 
-/// [`fetch`], where `CHECKED = false` promises an interior block and a whole phase (the
-/// caller checked `blk.interior && k % BK == 0` for the whole launch of this block), so no
-/// bounds check is compiled in at all.
+/// [`fetch`], where `CHECKED = false` promises an interior block, a whole phase and
+/// operands as stored (the caller checked `blk.interior && blk.as_stored() && k % BK == 0`
+/// for the whole launch of this block), so no bounds check is compiled in at all.
 ///
 /// # Safety
 /// As [`fetch`], and the promise above when `CHECKED` is false.
@@ -309,33 +354,45 @@ pub unsafe fn fetch_part<
     };
     let mut f = Fetch::empty();
     let vector = !CHECKED || (blk.interior && k0 + BK <= k);
+    let st = layout::<CHECKED>(blk);
     for slot in 0..groups_a / parts {
         // Slots count from 0 in every part, so the registers are indexed by constants
         // even where the part is not.
         let i = part * (groups_a / parts) + slot;
-        let (r, col) = a_group::<BM, BN, BK>(tid, i);
+        let (r, col) = a_group::<BM, BN, BK>(tid, i, st.a_t);
         let (row, col) = (blk.row0 + r, k0 + col);
+        // The group runs along K, or along M where A is stored transposed.
+        let (dr, dc) = if st.a_t { (1, 0) } else { (0, 1) };
         if vector {
             // SAFETY: the tile is inside A, and the group is 4-aligned (Block::new).
-            let v = unsafe { load4(a, row as usize * k as usize + col as usize) };
+            let v = unsafe { load4(a, st.a(row, col)) };
             f.a[slot as usize] = v.map(Element::widen);
         } else {
             for j in 0..4 {
-                f.a[slot as usize][j] = unsafe { load_or_zero(a, row, col + j as u32, m, k) };
+                let (row, col) = (row + dr * j as u32, col + dc * j as u32);
+                f.a[slot as usize][j] = match row < m && col < k {
+                    true => unsafe { load(a, st.a(row, col)).widen() },
+                    false => T::Acc::ZERO,
+                };
             }
         }
     }
     for slot in 0..groups_b / parts {
         let i = part * (groups_b / parts) + slot;
-        let (r, col) = b_group::<BM, BN>(tid, i);
+        let (r, col) = b_group::<BM, BN, BK>(tid, i, st.b_t);
         let (row, col) = (k0 + r, blk.col0 + col);
+        let (dr, dc) = if st.b_t { (1, 0) } else { (0, 1) };
         if vector {
             // SAFETY: as above, for B.
-            let v = unsafe { load4(b, row as usize * n as usize + col as usize) };
+            let v = unsafe { load4(b, st.b(row, col)) };
             f.b[slot as usize] = v.map(Element::widen);
         } else {
             for j in 0..4 {
-                f.b[slot as usize][j] = unsafe { load_or_zero(b, row, col + j as u32, k, n) };
+                let (row, col) = (row + dr * j as u32, col + dc * j as u32);
+                f.b[slot as usize][j] = match row < k && col < n {
+                    true => unsafe { load(b, st.b(row, col)).widen() },
+                    false => T::Acc::ZERO,
+                };
             }
         }
     }
@@ -350,20 +407,39 @@ pub unsafe fn fetch_part<
 pub unsafe fn stash<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>(
     stage: &Stage<A>,
     f: &Fetch<A>,
-    tid: u32,
+    (blk, tid): (Block, u32),
 ) {
-    unsafe { stash_part::<A, BM, BN, BK>(stage, f, tid, (0, 1, true)) }
+    unsafe { stash_part::<A, BM, BN, BK, true>(stage, f, (blk, tid), (0, 1, true)) }
 }
 
-/// Stores part `part` of `parts` of a fetch, with or without B (see [`fetch_part`]).
+/// The strides a fetch or stash of a `CHECKED` (or unchecked) mainloop follows: the
+/// unchecked ones only ever see operands as they are stored ([`Block::as_stored`]), and
+/// say so as constants.
+#[inline(always)]
+fn layout<const CHECKED: bool>(blk: Block) -> Strides {
+    Strides {
+        a_t: CHECKED && blk.s.a_t,
+        b_t: CHECKED && blk.s.b_t,
+        ..blk.s
+    }
+}
+
+/// Stores part `part` of `parts` of a fetch, with or without B (see [`fetch_part`]), of a
+/// `CHECKED` mainloop (as the fetch's).
 ///
 /// # Safety
-/// As [`stash`].
+/// As [`stash`]; `CHECKED = false` only where [`Block::as_stored`].
 #[inline(always)]
-pub unsafe fn stash_part<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>(
+pub unsafe fn stash_part<
+    A: Accumulator,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const CHECKED: bool,
+>(
     stage: &Stage<A>,
     f: &Fetch<A>,
-    tid: u32,
+    (blk, tid): (Block, u32),
     (part, parts, with_b): (u32, u32, bool),
 ) {
     let groups_a = BM * BK / 4 / threads(BM, BN);
@@ -372,19 +448,33 @@ pub unsafe fn stash_part<A: Accumulator, const BM: u32, const BN: u32, const BK:
     } else {
         0
     };
+    let st = layout::<CHECKED>(blk);
     for slot in 0..groups_a / parts {
         // Slots count from 0 in every part, so the registers are indexed by constants
         // even where the part is not.
         let i = part * (groups_a / parts) + slot;
-        let (r, col) = a_group::<BM, BN, BK>(tid, i);
-        for j in 0..4 {
-            unsafe { stage.a_t.set(col + j as u32, r, f.a[slot as usize][j]) };
+        let (r, col) = a_group::<BM, BN, BK>(tid, i, st.a_t);
+        let v = f.a[slot as usize];
+        if st.a_t {
+            // 4 rows of one column: one row of A^T.
+            unsafe { stage.a_t.set4(col, r, v) };
+        } else {
+            for j in 0..4 {
+                unsafe { stage.a_t.set(col + j as u32, r, v[j]) };
+            }
         }
     }
     for slot in 0..groups_b / parts {
         let i = part * (groups_b / parts) + slot;
-        let (r, col) = b_group::<BM, BN>(tid, i);
-        unsafe { stage.b.set4(r, col, f.b[slot as usize]) };
+        let (r, col) = b_group::<BM, BN, BK>(tid, i, st.b_t);
+        let v = f.b[slot as usize];
+        if st.b_t {
+            for j in 0..4 {
+                unsafe { stage.b.set(r + j as u32, col, v[j]) };
+            }
+        } else {
+            unsafe { stage.b.set4(r, col, v) };
+        }
     }
 }
 
@@ -480,33 +570,33 @@ pub(crate) fn tile_offset<A: Accumulator>(t: u32, i: u32, span: u32) -> u32 {
     (i / g) * (span / (8 / g)) + g * t + i % g
 }
 
-/// Writes the thread tile to C.
+/// Writes the thread tile to C: `alpha acc + beta C` ([`COut`]), C `out.ldc` wide.
 ///
 /// # Safety
-/// `c` is `m x n`, row-major; no other thread writes these elements.
+/// `c` is `m x n` with rows `out.ldc` apart; no other thread writes these elements.
 #[inline(always)]
 pub unsafe fn epilogue<A: Accumulator, O: Output, const BM: u32, const BN: u32>(
-    (c, out): (*mut O, fn(A) -> O),
+    out: &COut<A, O>,
     acc: &[[A; 8]; 8],
     (m, n): (u32, u32),
     blk: Block,
     (tr, tc): (u32, u32),
 ) {
     for i in 0..8 {
-        let r = acc[i].map(out);
         let row = blk.row0 + tile_offset::<A>(tr, i as u32, BM);
+        let r = acc[i];
         if blk.interior {
             let at = |j: u32| {
-                row as usize * n as usize + (blk.col0 + tile_offset::<A>(tc, j, BN)) as usize
+                row as usize * out.ldc as usize + (blk.col0 + tile_offset::<A>(tc, j, BN)) as usize
             };
             // SAFETY: interior: the row and every run are inside C and aligned.
             unsafe {
                 if A::GRANULE == 4 {
-                    store4(c, at(0), [r[0], r[1], r[2], r[3]]);
-                    store4(c, at(4), [r[4], r[5], r[6], r[7]]);
+                    out.put4(at(0), [r[0], r[1], r[2], r[3]]);
+                    out.put4(at(4), [r[4], r[5], r[6], r[7]]);
                 } else {
                     for q in 0..4 {
-                        store2(c, at(2 * q as u32), [r[2 * q], r[2 * q + 1]]);
+                        out.put2(at(2 * q as u32), [r[2 * q], r[2 * q + 1]]);
                     }
                 }
             }
@@ -514,7 +604,7 @@ pub unsafe fn epilogue<A: Accumulator, O: Output, const BM: u32, const BN: u32>(
             for j in 0..8 {
                 let col = blk.col0 + tile_offset::<A>(tc, j as u32, BN);
                 if row < m && col < n {
-                    unsafe { store(c, row as usize * n as usize + col as usize, r[j]) };
+                    unsafe { out.put(row as usize * out.ldc as usize + col as usize, r[j]) };
                 }
             }
         }

@@ -263,6 +263,13 @@ pub struct KernelSpec {
     /// The arithmetic its f32 entries multiply in: FP32 ([`Precision::Exact`]) for every
     /// kernel `matmul` chooses by itself; TF32 only where the caller asks for it.
     pub precision: Precision,
+    /// Whether it reads the general product of [`Problem`](crate::problem::Problem):
+    /// leading dimensions, transposed A or B, `alpha` and `beta` ([`Strides`],
+    /// [`Scale`]); the others compute row-major, dense `C = A B` only.
+    ///
+    /// [`Strides`]: crate::problem::Strides
+    /// [`Scale`]: crate::problem::Scale
+    pub strided: bool,
 }
 
 /// How an f32 product is multiplied. f32 means FP32 unless the caller asks otherwise:
@@ -332,6 +339,13 @@ impl TensorMaps {
 }
 
 impl KernelSpec {
+    /// Whether it computes a strided batch in one launch (grid `z` = the batch; the entry
+    /// points move A, B and C to their product): kernels with a grid of block tiles and no
+    /// tensor maps (whose maps name one product's A and B).
+    pub const fn batched(&self) -> bool {
+        matches!(self.grid, Grid::Tiles) && self.tma.is_none()
+    }
+
     /// Block tile rows and columns of a fixed tile (0 for the others): for kernel code that
     /// takes them as const parameters.
     pub const fn rows(&self) -> u32 {

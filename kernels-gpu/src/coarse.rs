@@ -33,6 +33,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     tensor_cores: false,
     tma: None,
     precision: Precision::Exact,
+    strided: false,
     candidate: Candidate::Always,
     cpu: true,
 };

@@ -69,6 +69,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     tensor_cores: false,
     tma: None,
     precision: Precision::Exact,
+    strided: false,
 };
 
 /// K rows of B a lane loads before using them: 8 loads of 8 bytes in flight per thread.

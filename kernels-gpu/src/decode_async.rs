@@ -93,6 +93,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     tensor_cores: false,
     tma: None,
     precision: Precision::Exact,
+    strided: false,
 };
 
 /// This warp's share of one pass: rows `row0..row0 + MR` (those below `m`) of C, the

@@ -65,6 +65,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     tensor_cores: true,
     tma: None,
     precision: Precision::Exact,
+    strided: false,
 };
 
 /// A's fragment for the K step from `kq`: rows `row0 + g (+ 8)`, columns `kq + 2t (+ 1, + 8,

@@ -6,14 +6,16 @@
 //! Launch rules ([`SPEC`]): 256 threads in a 1D block, block tile 128 x 128
 //! stepping BK = 8, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes
 //! `2 * (BK * BM + BK * BN) * size_of(Acc)`.
-use crate::block_tile::{Block, RowMajor, Stage, ThreadMap, epilogue, fetch_as, multiply, stash};
+use crate::block_tile::{
+    Block, RowMajor, Stage, ThreadMap, epilogue, fetch_as, multiply, stash_part,
+};
 use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{COut, Gemm, entry_points};
 
 pub const SPEC: KernelSpec = crate::block_tile::spec(
     ("double_buffered", file!()),
@@ -46,18 +48,15 @@ pub unsafe fn pipelined<
     const BK: u32,
     const SPECIALISE: bool,
 >(
-    a: *const T,
-    b: *const T,
-    c: *mut T::Out,
-    m: u32,
-    n: u32,
-    k: u32,
+    g: Gemm<T>,
 ) {
-    let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
-    if SPECIALISE && blk.interior && k.is_multiple_of(BK) {
-        unsafe { mainloop::<T, M, BM, BN, BK, false>(a, b, c, m, n, k, blk) }
+    let (a, b, _, m, n, k) = g.plain();
+    let out = g.c_out();
+    let blk = Block::new::<T, BM, BN>(&g, (block_idx_y(), block_idx_x()));
+    if SPECIALISE && blk.interior && blk.as_stored() && k.is_multiple_of(BK) {
+        unsafe { mainloop::<T, M, BM, BN, BK, false>(a, b, out, m, n, k, blk) }
     } else {
-        unsafe { mainloop::<T, M, BM, BN, BK, true>(a, b, c, m, n, k, blk) }
+        unsafe { mainloop::<T, M, BM, BN, BK, true>(a, b, out, m, n, k, blk) }
     }
 }
 
@@ -73,7 +72,7 @@ unsafe fn mainloop<
 >(
     a: *const T,
     b: *const T,
-    c: *mut T::Out,
+    out: COut<T::Acc, T::Out>,
     m: u32,
     n: u32,
     k: u32,
@@ -103,7 +102,7 @@ unsafe fn mainloop<
     if phases > 0 {
         unsafe {
             let f = fetch_as::<T, BM, BN, BK, CHECKED>((a, b), (m, n, k), blk, 0, tid);
-            stash::<_, BM, BN, BK>(&stages.0, &f, tid);
+            stash_part::<_, BM, BN, BK, CHECKED>(&stages.0, &f, (blk, tid), (0, 1, true));
         }
     }
     sync_threads();
@@ -120,24 +119,26 @@ unsafe fn mainloop<
         unsafe { multiply::<_, BM, BN, BK>(&stage(phase), &mut acc, me) };
         if let Some(f) = prefetch {
             // The other stage was last read in phase - 1, before the previous barrier.
-            unsafe { stash::<_, BM, BN, BK>(&stage(phase + 1), &f, tid) };
+            unsafe {
+                stash_part::<_, BM, BN, BK, CHECKED>(
+                    &stage(phase + 1),
+                    &f,
+                    (blk, tid),
+                    (0, 1, true),
+                )
+            };
         }
         sync_threads();
     }
     // Epilogue.
-    unsafe { epilogue::<_, _, BM, BN>((c, T::out), &acc, (m, n), blk, me) };
+    unsafe { epilogue::<_, _, BM, BN>(&out, &acc, (m, n), blk, me) };
 }
 
 /// # Safety
 /// See the entry points; 256 threads per block.
 #[inline(always)]
 pub unsafe fn double_buffered<T: Element>(g: Gemm<T>) {
-    let (a, b, c, m, n, k) = g.plain();
-    unsafe {
-        pipelined::<T, RowMajor, { SPEC.rows() }, { SPEC.cols() }, { SPEC.bk() }, false>(
-            a, b, c, m, n, k,
-        )
-    }
+    unsafe { pipelined::<T, RowMajor, { SPEC.rows() }, { SPEC.cols() }, { SPEC.bk() }, false>(g) }
 }
 
 entry_points!(double_buffered;

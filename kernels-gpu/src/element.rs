@@ -11,9 +11,16 @@ impl Output for Bf16 {}
 
 /// The accumulator (and output) type of a kernel.
 pub trait Accumulator:
-    Output + PartialEq + core::ops::Add<Output = Self> + core::ops::Sub<Output = Self>
+    Output
+    + PartialEq
+    + core::ops::Add<Output = Self>
+    + core::ops::Sub<Output = Self>
+    + core::ops::Mul<Output = Self>
 {
     const ZERO: Self;
+    const ONE: Self;
+    /// `x` rounded to this type (alpha and beta arrive as f64).
+    fn from_f64(x: f64) -> Self;
     /// Elements in 16 bytes, the widest shared-memory access: the thread tile's rows and
     /// columns come in runs of this many, so a warp's 16-byte reads of a K step are
     /// consecutive in shared memory (4 for f32, 2 for f64).
@@ -69,6 +76,11 @@ fn dmma16(_: [f64; 8], _: [f64; 4], _: [f64; 4]) -> [f64; 4] {
 }
 
 impl Accumulator for f32 {
+    const ONE: Self = 1.0;
+    #[inline(always)]
+    fn from_f64(x: f64) -> Self {
+        x as f32
+    }
     const ZERO: Self = 0.0;
     const GRANULE: u32 = 4;
     #[inline(always)]
@@ -111,6 +123,11 @@ impl Accumulator for f32 {
 }
 
 impl Accumulator for f64 {
+    const ONE: Self = 1.0;
+    #[inline(always)]
+    fn from_f64(x: f64) -> Self {
+        x
+    }
     const ZERO: Self = 0.0;
     const GRANULE: u32 = 2;
     #[inline(always)]
@@ -161,6 +178,8 @@ pub trait Element: Copy + Pack4 {
     /// An accumulated element of C as C holds it: the accumulator as it is, or rounded once
     /// to the 16-bit type (to nearest even: overflow gives Inf, NaN stays NaN).
     fn out(acc: Self::Acc) -> Self::Out;
+    /// An element of C back in the accumulator type (exact), for `beta C`.
+    fn out_widen(c: Self::Out) -> Self::Acc;
     /// Zero, as loaded for padding.
     const ZERO: Self;
     /// Whether the element is its own accumulator type (f32, f64), so its bytes can be
@@ -252,6 +271,10 @@ impl Element for f32 {
     fn out(acc: f32) -> f32 {
         acc
     }
+    #[inline(always)]
+    fn out_widen(c: f32) -> f32 {
+        c
+    }
     const ZERO: Self = 0.0;
     const IS_ACC: bool = true;
     #[inline(always)]
@@ -267,6 +290,10 @@ impl Element for f64 {
     #[inline(always)]
     fn out(acc: f64) -> f64 {
         acc
+    }
+    #[inline(always)]
+    fn out_widen(c: f64) -> f64 {
+        c
     }
     const ZERO: Self = 0.0;
     const IS_ACC: bool = true;
@@ -289,6 +316,10 @@ impl Element for f16 {
     fn out(acc: f32) -> f32 {
         acc
     }
+    #[inline(always)]
+    fn out_widen(c: f32) -> f32 {
+        c
+    }
     const ZERO: Self = 0.0;
     const IS_ACC: bool = false;
     #[inline(always)]
@@ -310,6 +341,10 @@ impl Element for Bf16 {
     #[inline(always)]
     fn out(acc: f32) -> f32 {
         acc
+    }
+    #[inline(always)]
+    fn out_widen(c: f32) -> f32 {
+        c
     }
     const ZERO: Self = Bf16(0);
     const IS_ACC: bool = false;
@@ -365,6 +400,10 @@ impl Element for Narrow<f16> {
     fn out(acc: f32) -> f16 {
         acc as f16
     }
+    #[inline(always)]
+    fn out_widen(c: f16) -> f32 {
+        c as f32
+    }
     const ZERO: Self = Narrow(0.0);
     const IS_ACC: bool = false;
     #[inline(always)]
@@ -380,6 +419,10 @@ impl Element for Narrow<Bf16> {
     #[inline(always)]
     fn out(acc: f32) -> Bf16 {
         Bf16::round(acc)
+    }
+    #[inline(always)]
+    fn out_widen(c: Bf16) -> f32 {
+        c.widen()
     }
     const ZERO: Self = Narrow(Bf16(0));
     const IS_ACC: bool = false;

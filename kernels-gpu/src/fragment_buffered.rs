@@ -11,7 +11,7 @@
 //! size_of(Acc)`.
 use crate::block_tile::{
     Block, Fetch, Fragment, Stage, ThreadMap, ThreadTile, WarpTiled, epilogue, fetch_as,
-    fetch_part, splits_into, stash, stash_part,
+    fetch_part, splits_into, stash_part,
 };
 use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::device::shared::SharedArena;
@@ -67,12 +67,7 @@ pub unsafe fn fragment_pipelined<
     const PARTS: u32,
     const SPECIALISE: bool,
 >(
-    a: *const T,
-    b: *const T,
-    c: *mut T::Out,
-    m: u32,
-    n: u32,
-    k: u32,
+    g: Gemm<T>,
 ) {
     const {
         assert!(
@@ -80,13 +75,14 @@ pub unsafe fn fragment_pipelined<
             "PARTS must split the phase evenly"
         )
     };
-    let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
+    let (a, b, _, m, n, k) = g.plain();
+    let out = g.c_out();
+    let blk = Block::new::<T, BM, BN>(&g, (block_idx_y(), block_idx_x()));
     let phases = (0, k.div_ceil(BK));
     let me = WarpTiled::coords::<BM, BN>(thread_idx_x());
-    let write_c = |acc: &ThreadTile<T::Acc>| unsafe {
-        epilogue::<_, _, BM, BN>((c, T::out), acc, (m, n), blk, me)
-    };
-    if SPECIALISE && blk.interior && k.is_multiple_of(BK) {
+    let write_c =
+        |acc: &ThreadTile<T::Acc>| unsafe { epilogue::<_, _, BM, BN>(&out, acc, (m, n), blk, me) };
+    if SPECIALISE && blk.interior && blk.as_stored() && k.is_multiple_of(BK) {
         unsafe {
             mainloop::<T, WarpTiled, BM, BN, BK, PARTS, false>(
                 (a, b),
@@ -144,7 +140,7 @@ pub(crate) unsafe fn mainloop<
     // Prologue: the first stage, and the first K step's fragment.
     unsafe {
         let f = fetch_as::<T, BM, BN, BK, CHECKED>((a, b), (m, n, k), blk, p0 * BK, tid);
-        stash::<_, BM, BN, BK>(&stages.phase::<BK>(0), &f, tid);
+        stash_part::<_, BM, BN, BK, CHECKED>(&stages.phase::<BK>(0), &f, (blk, tid), (0, 1, true));
     }
     sync_threads();
     let mut frag = unsafe { Fragment::load::<BM, BN>(&stages.phase::<BK>(0), 0, me) };
@@ -249,7 +245,7 @@ pub(crate) unsafe fn phase_steps<
             };
         }
         if next && kk % step == step - 1 {
-            unsafe { stash_part::<_, BM, BN, BK>(there, &pending, l.tid, part) };
+            unsafe { stash_part::<_, BM, BN, BK, CHECKED>(there, &pending, (l.blk, l.tid), part) };
         }
         let following = if kk + 1 < BK {
             unsafe { Fragment::load::<BM, BN>(here, kk + 1, me) }
@@ -269,10 +265,7 @@ pub(crate) unsafe fn phase_steps<
 #[inline(always)]
 pub unsafe fn fragment_buffered<T: Element>(g: Gemm<T>) {
     const S: KernelSpec = FRAGMENT_BUFFERED;
-    let (a, b, c, m, n, k) = g.plain();
-    unsafe {
-        fragment_pipelined::<T, { S.rows() }, { S.cols() }, { S.bk() }, 1, false>(a, b, c, m, n, k)
-    }
+    unsafe { fragment_pipelined::<T, { S.rows() }, { S.cols() }, { S.bk() }, 1, false>(g) }
 }
 
 /// # Safety
@@ -280,10 +273,7 @@ pub unsafe fn fragment_buffered<T: Element>(g: Gemm<T>) {
 #[inline(always)]
 pub unsafe fn fragment_buffered_k16<T: Element>(g: Gemm<T>) {
     const S: KernelSpec = FRAGMENT_BUFFERED_K16;
-    let (a, b, c, m, n, k) = g.plain();
-    unsafe {
-        fragment_pipelined::<T, { S.rows() }, { S.cols() }, { S.bk() }, 2, true>(a, b, c, m, n, k)
-    }
+    unsafe { fragment_pipelined::<T, { S.rows() }, { S.cols() }, { S.bk() }, 2, true>(g) }
 }
 
 entry_points!(fragment_buffered;

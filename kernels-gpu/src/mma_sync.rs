@@ -46,6 +46,7 @@ pub(crate) const fn tensor_spec(
         tensor_cores: true,
         tma: None,
         precision: Precision::Exact,
+        strided: false,
     }
 }
 

@@ -6,7 +6,7 @@
 use crate::catalogue::{
     ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
-use crate::device::global::{load, store};
+use crate::device::global::load;
 use crate::device::thread::{block_dim_x, block_dim_y, block_idx_x, block_idx_y};
 use crate::device::thread::{thread_idx_x, thread_idx_y};
 use crate::element::{Accumulator, Element};
@@ -29,6 +29,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     tensor_cores: false,
     tma: None,
     precision: Precision::Exact,
+    strided: true,
     candidate: Candidate::Never,
     cpu: true,
 };
@@ -37,19 +38,19 @@ pub const SPEC: KernelSpec = KernelSpec {
 /// See the entry points.
 #[inline(always)]
 pub unsafe fn naive<T: Element>(g: Gemm<T>) {
-    let (a, b, c, m, n, k) = g.plain();
+    let (a, b, _, m, n, k) = g.plain();
+    let (s, out) = (g.p.strides(), g.c_out());
     let row = block_idx_y() * block_dim_y() + thread_idx_y();
     let col = block_idx_x() * block_dim_x() + thread_idx_x();
     // Threads past the edge of C exist (the grid rounds up) and do nothing.
     if row < m && col < n {
-        let (row, col, k_us, n_us) = (row as usize, col as usize, k as usize, n as usize);
         let mut acc = T::Acc::ZERO;
-        for i in 0..k_us {
+        for i in 0..k {
             // In range: row < m, i < k, col < n.
-            let (x, y) = unsafe { (load(a, row * k_us + i), load(b, i * n_us + col)) };
+            let (x, y) = unsafe { (load(a, s.a(row, i)), load(b, s.b(i, col))) };
             acc = acc.mul_add(x.widen(), y.widen());
         }
-        unsafe { store(c, row * n_us + col, T::out(acc)) };
+        unsafe { out.put(s.c(row, col), acc) };
     }
 }
 

@@ -36,11 +36,8 @@ pub const SPEC: KernelSpec = crate::block_tile::spec(
 /// See the entry points; 256 threads per block.
 #[inline(always)]
 pub unsafe fn paired_lanes<T: Element>(g: Gemm<T>) {
-    let (a, b, c, m, n, k) = g.plain();
     unsafe {
-        async_pipelined::<T, PairedLanes, { SPEC.rows() }, { SPEC.cols() }, { SPEC.bk() }, 2>(
-            a, b, c, m, n, k,
-        )
+        async_pipelined::<T, PairedLanes, { SPEC.rows() }, { SPEC.cols() }, { SPEC.bk() }, 2>(g)
     }
 }
 

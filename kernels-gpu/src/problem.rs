@@ -20,10 +20,11 @@ use crate::element::Element;
 /// (`mul.wide.u32`) into 64-bit ones, and the f64 `async_copy` and `paired_lanes` kernels
 /// ran 5% slower (H200). With 4-byte pieces each `u32` field is one `ld.param.b32`.
 ///
-/// Today's kernels compute row-major `C = A B`: the host sets the fields past `k` to what
-/// that means ([`Problem::row_major`]) and the kernels read only `m`, `n`, `k`, `tile` and
-/// `ctas`. The other fields are the room later features grow into (leading dimensions,
-/// transposes, batches, alpha/beta).
+/// Every kernel reads `m`, `n`, `k`, `tile`, `ctas` and the batch fields (the entry point
+/// moves A, B and C to product `blockIdx.z` of the batch, see [`entry_points`]). The kernels
+/// whose spec lists [`Forms`](crate::catalogue::Forms) also read the leading dimensions,
+/// `layout` ([`Strides`]) and `alpha`/`beta` ([`Scale`]); for the others the host sets
+/// what row-major, dense `C = A B` means ([`Problem::row_major`]).
 #[repr(C, packed(4))]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Problem {
@@ -35,7 +36,9 @@ pub struct Problem {
     pub lda: u32,
     pub ldb: u32,
     pub ldc: u32,
-    /// Bit 0: A is transposed; bit 1: B is transposed (0: both as they are).
+    /// Bit 0 ([`TRANSPOSED_A`]): A is stored `k x m` (element `(i, p)` of the product's A at
+    /// `a[p * lda + i]`); bit 1 ([`TRANSPOSED_B`]): B is stored `n x k` (`(p, j)` at
+    /// `b[j * ldb + p]`). 0: both row-major as they are.
     pub layout: u32,
     /// `tiled_dyn`'s tile width (the block is `tile x tile`); 0 for other kernels.
     pub tile: u32,
@@ -52,7 +55,83 @@ pub struct Problem {
     pub beta: f64,
 }
 
+/// [`Problem::layout`] bit: A is read transposed.
+pub const TRANSPOSED_A: u32 = 1;
+/// [`Problem::layout`] bit: B is read transposed.
+pub const TRANSPOSED_B: u32 = 2;
+
+/// Where the elements of A, B and C are, as the strided kernels read them: `op(A)` is `m x
+/// k`, its element `(i, p)` at `a[i * lda + p]`, or `a[p * lda + i]` when `a_t`; `op(B)` is
+/// `k x n`, `(p, j)` at `b[p * ldb + j]`, or `b[j * ldb + p]` when `b_t`; C's `(i, j)` at
+/// `c[i * ldc + j]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Strides {
+    pub lda: u32,
+    pub ldb: u32,
+    pub ldc: u32,
+    pub a_t: bool,
+    pub b_t: bool,
+}
+
+impl Strides {
+    /// Index of `op(A)`'s element `(i, p)`.
+    #[inline(always)]
+    pub fn a(&self, i: u32, p: u32) -> usize {
+        match self.a_t {
+            false => i as usize * self.lda as usize + p as usize,
+            true => p as usize * self.lda as usize + i as usize,
+        }
+    }
+
+    /// Index of `op(B)`'s element `(p, j)`.
+    #[inline(always)]
+    pub fn b(&self, p: u32, j: u32) -> usize {
+        match self.b_t {
+            false => p as usize * self.ldb as usize + j as usize,
+            true => j as usize * self.ldb as usize + p as usize,
+        }
+    }
+
+    /// Index of C's element `(i, j)`.
+    #[inline(always)]
+    pub fn c(&self, i: u32, j: u32) -> usize {
+        i as usize * self.ldc as usize + j as usize
+    }
+}
+
+/// `alpha` and `beta` in the accumulator type: the epilogue stores `alpha acc + beta c`,
+/// and reads C only when `beta != 0` (BLAS: with `beta = 0` C's old values, NaN included,
+/// never reach the result).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scale<A> {
+    pub alpha: A,
+    pub beta: A,
+}
+
 impl Problem {
+    /// The strides and orientations of A, B and C.
+    #[inline(always)]
+    pub fn strides(&self) -> Strides {
+        let layout = self.layout;
+        Strides {
+            lda: self.lda,
+            ldb: self.ldb,
+            ldc: self.ldc,
+            a_t: layout & TRANSPOSED_A != 0,
+            b_t: layout & TRANSPOSED_B != 0,
+        }
+    }
+
+    /// `alpha` and `beta` rounded to the accumulator type.
+    #[inline(always)]
+    pub fn scale<A: crate::element::Accumulator>(&self) -> Scale<A> {
+        let (alpha, beta) = (self.alpha, self.beta);
+        Scale {
+            alpha: A::from_f64(alpha),
+            beta: A::from_f64(beta),
+        }
+    }
+
     /// Row-major `C = A B` for an `m x k` A and a `k x n` B, dense, one product.
     pub const fn row_major(m: u32, n: u32, k: u32) -> Self {
         Self {
@@ -93,6 +172,115 @@ impl<T: Element> Gemm<T> {
     pub fn plain(&self) -> (*const T, *const T, *mut T::Out, u32, u32, u32) {
         (self.a, self.b, self.c, self.p.m, self.p.n, self.p.k)
     }
+
+    /// The operands of this block's product of the batch, `blockIdx.z` (every entry point
+    /// starts here, and the CPU executor before each body).
+    ///
+    /// # Safety
+    /// The buffers hold `p.batch` products `batch_stride_*` elements apart.
+    #[inline(always)]
+    pub unsafe fn this_product(self) -> Self {
+        let z = crate::device::thread::block_idx_z() as usize;
+        let p = self.p;
+        let (sa, sb, sc) = (p.batch_stride_a, p.batch_stride_b, p.batch_stride_c);
+        // wrapping: the executor checks each access against the launch's buffers.
+        Self {
+            a: self.a.wrapping_add(z * sa as usize),
+            b: self.b.wrapping_add(z * sb as usize),
+            c: self.c.wrapping_add(z * sc as usize),
+            ..self
+        }
+    }
+
+    /// Where C goes and how it is finished (strided kernels' epilogues).
+    #[inline(always)]
+    pub fn c_out(&self) -> COut<T::Acc, T::Out> {
+        COut {
+            c: self.c,
+            ldc: self.p.ldc,
+            scale: self.p.scale(),
+            out: T::out,
+            back: T::out_widen,
+        }
+    }
+}
+
+/// C as an epilogue writes it: the pointer, its leading dimension, alpha and beta, and the
+/// conversions between the accumulator and C's type. Every store of a strided kernel goes
+/// through [`COut::finish`], so alpha and beta are applied in one place.
+#[derive(Clone, Copy)]
+pub struct COut<A, O> {
+    pub c: *mut O,
+    pub ldc: u32,
+    pub scale: Scale<A>,
+    pub out: fn(A) -> O,
+    pub back: fn(O) -> A,
+}
+
+impl<A: crate::element::Accumulator, O: crate::element::Output> COut<A, O> {
+    /// Plain stores of accumulators into a `ld`-wide row-major buffer of the accumulator type
+    /// (partial sums in a workspace): no scaling.
+    #[inline(always)]
+    pub fn raw(c: *mut A, ld: u32) -> COut<A, A> {
+        COut {
+            c,
+            ldc: ld,
+            scale: Scale {
+                alpha: A::ONE,
+                beta: A::ZERO,
+            },
+            out: |x| x,
+            back: |x| x,
+        }
+    }
+
+    /// `alpha acc + beta C[at]` (C read only when beta is not zero), in C's type.
+    ///
+    /// # Safety
+    /// `at..at + N` are elements of C this thread owns; 16-byte aligned for `N = 4`, 8-byte
+    /// for `N = 2` (of `O`'s size times N).
+    #[inline(always)]
+    pub unsafe fn finish<const N: usize>(&self, at: usize, acc: [A; N]) -> [O; N] {
+        let Scale { alpha, beta } = self.scale;
+        let mut v = acc.map(|x| alpha * x);
+        if beta != A::ZERO {
+            let old: [O; N] = unsafe { crate::device::global::load_n(self.c.cast_const(), at) };
+            for j in 0..N {
+                v[j] = v[j].mul_add(beta, (self.back)(old[j]));
+            }
+        }
+        v.map(self.out)
+    }
+
+    /// Stores `acc`, finished, at element `at`.
+    ///
+    /// # Safety
+    /// As [`COut::finish`].
+    #[inline(always)]
+    pub unsafe fn put(&self, at: usize, acc: A) {
+        let [v] = unsafe { self.finish::<1>(at, [acc]) };
+        unsafe { crate::device::global::store(self.c, at, v) };
+    }
+
+    /// Stores 4 accumulators, finished, as one 16-byte-aligned vector at `at`.
+    ///
+    /// # Safety
+    /// As [`COut::finish`].
+    #[inline(always)]
+    pub unsafe fn put4(&self, at: usize, acc: [A; 4]) {
+        let v = unsafe { self.finish::<4>(at, acc) };
+        unsafe { crate::device::global::store4(self.c, at, v) };
+    }
+
+    /// Stores 2 accumulators, finished, as one aligned vector at `at`.
+    ///
+    /// # Safety
+    /// As [`COut::finish`].
+    #[inline(always)]
+    pub unsafe fn put2(&self, at: usize, acc: [A; 2]) {
+        let v = unsafe { self.finish::<2>(at, acc) };
+        unsafe { crate::device::global::store2(self.c, at, v) };
+    }
 }
 
 /// A kernel body: what the entry points of one kernel run, for element type `T`.
@@ -104,8 +292,9 @@ macro_rules! entry_points {
     ($body:path; $($name:ident: $elem:ty),* $(,)?) => {$(
         #[cfg(target_arch = "nvptx64")]
         /// # Safety
-        /// `a` is `m x k` and `b` is `k x n` elements, row-major; `c` has room for `m x n`;
-        /// the launch follows the kernel's spec (`catalogue.rs`).
+        /// `a`, `b` and `c` hold `p.batch` products as `p` lays them out (row-major `m x
+        /// k`, `k x n`, `m x n` unless the kernel's forms say otherwise); the launch
+        /// follows the kernel's spec (`catalogue.rs`), its grid `p.batch` deep.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(
             a: *const $elem,
@@ -114,7 +303,8 @@ macro_rules! entry_points {
             workspace: *mut <$elem as $crate::element::Element>::Acc,
             p: $crate::problem::Problem,
         ) {
-            unsafe { $body($crate::problem::Gemm { a, b, c, workspace, p }) }
+            let g = $crate::problem::Gemm { a, b, c, workspace, p };
+            unsafe { $body(g.this_product()) }
         }
     )*};
 }

@@ -15,18 +15,22 @@ use crate::element::{Accumulator, Element};
 use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
 
-pub const SPEC: KernelSpec = crate::block_tile::spec(
-    ("register_tiled", file!()),
-    "2D register tiling: an 8 x 8 thread tile",
-    Arch::Sm70,
-    (128, 128),
-    Shared::Stages {
-        stages: 1,
-        bk: 8,
-        a_pad: 0,
-    },
-    Some(2),
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    // Its own loads and stores: row-major, dense only.
+    strided: false,
+    ..crate::block_tile::spec(
+        ("register_tiled", file!()),
+        "2D register tiling: an 8 x 8 thread tile",
+        Arch::Sm70,
+        (128, 128),
+        Shared::Stages {
+            stages: 1,
+            bk: 8,
+            a_pad: 0,
+        },
+        Some(2),
+    )
+};
 pub const BM: u32 = SPEC.rows();
 pub const BN: u32 = SPEC.cols();
 pub const BK: u32 = SPEC.bk();

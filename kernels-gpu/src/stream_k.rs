@@ -23,13 +23,13 @@
 use crate::async_copy::tile_product;
 use crate::block_tile::{Block, PairedLanes, ThreadMap, ThreadTile, epilogue};
 use crate::catalogue::{Arch, Grid, KernelSpec};
-use crate::device::global::{load, store};
+use crate::device::global::load;
 use crate::device::thread::{block_idx_x, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::fragment_buffered::padded_stages;
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{COut, Gemm, entry_points};
 
 /// `paired_lanes`' block tile, on a stream-K grid; the launch bound also sets `ctas`: one
 /// wave is `SMs x` its min blocks per SM (1 for f64).
@@ -150,14 +150,9 @@ impl Schedule {
 
     /// The block tile `tile` (in row-major tile order) of an `m x n` C.
     #[inline(always)]
-    fn block<T: Element>(
-        &self,
-        abc: (*const T, *const T, *mut T::Out),
-        mnk: (u32, u32, u32),
-        tile: u32,
-    ) -> Block {
+    fn block<T: Element>(&self, g: &Gemm<T>, tile: u32) -> Block {
         let tiles_n = self.tiles_n.max(1); // 0 only for an empty C, which never launches
-        Block::new::<T, BM, BN>(abc, mnk, (tile / tiles_n, tile % tiles_n))
+        Block::new::<T, BM, BN>(g, (tile / tiles_n, tile % tiles_n))
     }
 }
 
@@ -172,19 +167,20 @@ impl Schedule {
 /// has room for `SLOTS_PER_CTA * ctas * BM * BN` accumulators, 16-byte aligned.
 #[inline(always)]
 pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
-    let (a, b, c, m, n, k) = g.plain();
+    let (a, b, _, m, n, k) = g.plain();
+    let out = g.c_out();
     let (partials, ctas) = (g.workspace, g.p.ctas);
     type M = PairedLanes;
     let s = Schedule::new((m, n, k), ctas);
     let me = M::coords::<BM, BN>(thread_idx_x());
     let write_c = |blk: Block| {
         move |acc: &ThreadTile<T::Acc>| unsafe {
-            epilogue::<_, _, BM, BN>((c, T::out), acc, (m, n), blk, me)
+            epilogue::<_, _, BM, BN>(&out, acc, (m, n), blk, me)
         }
     };
     let block = block_idx_x();
     if block < s.whole {
-        let blk = s.block::<T>((a, b, c), (m, n, k), block);
+        let blk = s.block::<T>(&g, block);
         let phases = Some((0, s.phases));
         unsafe {
             tile_product::<T, M, BM, BN, BK, 2>((a, b), (m, n, k), blk, phases, write_c(blk))
@@ -197,7 +193,7 @@ pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
     while i < end {
         let (t, p0) = (i / s.split_phases(), i % s.split_phases());
         let p1 = s.phases.min(p0 + (end - i));
-        let blk = s.block::<T>((a, b, c), (m, n, k), s.whole + t);
+        let blk = s.block::<T>(&g, s.whole + t);
         // A part (not the whole tile) goes to the block's workspace slot, as a BM x BN
         // row-major tile (whole, even for an edge tile: the fix-up writes only what lies
         // inside C).
@@ -206,12 +202,8 @@ pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
             None => write_c(blk)(acc),
             Some(slot) => unsafe {
                 let dst = partials.add(slot as usize * (BM * BN) as usize);
-                let whole_tile = Block {
-                    row0: 0,
-                    col0: 0,
-                    interior: true,
-                };
-                epilogue::<_, _, BM, BN>((dst, |x| x), acc, (BM, BN), whole_tile, me)
+                let raw = COut::<T::Acc, T::Acc>::raw(dst, BN);
+                epilogue::<_, _, BM, BN>(&raw, acc, (BM, BN), Block::whole::<BN>(), me)
             },
         };
         // The first piece's last reads of shared memory are done before the second's stores.
@@ -232,7 +224,8 @@ pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
 #[inline(always)]
 pub unsafe fn stream_k_fixup<T: Element>(g: Gemm<T>) {
     type A<T> = <T as Element>::Acc;
-    let (_, _, c, m, n, k) = g.plain();
+    let (_, _, _, m, n, k) = g.plain();
+    let out = g.c_out();
     let (partials, ctas) = (g.workspace.cast_const(), g.p.ctas);
     let s = Schedule::new((m, n, k), ctas);
     let (t, chunk) = (block_idx_x() / FIXUP_CHUNKS, block_idx_x() % FIXUP_CHUNKS);
@@ -264,10 +257,9 @@ pub unsafe fn stream_k_fixup<T: Element>(g: Gemm<T>) {
         let (row, col) = (row0 + at(j) / BN, col0 + at(j) % BN);
         if row < m && col < n {
             unsafe {
-                store(
-                    c,
-                    row as usize * n as usize + col as usize,
-                    T::out(sum[j as usize]),
+                out.put(
+                    row as usize * out.ldc as usize + col as usize,
+                    sum[j as usize],
                 )
             };
         }

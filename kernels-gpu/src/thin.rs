@@ -49,6 +49,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     tensor_cores: false,
     tma: None,
     precision: Precision::Exact,
+    strided: false,
     candidate: Candidate::WhenSideAtMost(32),
     cpu: true,
 };

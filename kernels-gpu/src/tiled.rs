@@ -13,7 +13,7 @@
 use crate::catalogue::{
     ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
-use crate::device::global::{load, store};
+use crate::device::global::load;
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y};
 use crate::element::{Accumulator, Element};
@@ -44,6 +44,7 @@ const fn tiled_spec(
         tensor_cores: false,
         tma: None,
         precision: Precision::Exact,
+        strided: true,
         cpu: true,
     }
 }
@@ -79,8 +80,7 @@ pub const TILED_DYN: KernelSpec = tiled_spec(
 /// See the entry points; block is `TILE x TILE`.
 #[inline(always)]
 pub unsafe fn tiled<T: Element, const TILE: u32>(g: Gemm<T>) {
-    let (a, b, c, m, n, k) = g.plain();
-    unsafe { tiled_body(a, b, c, m, n, k, TILE) }
+    unsafe { tiled_body(g, TILE) }
 }
 
 /// Tile width chosen at launch (the textbook's run-time `TILE_WIDTH`, with shared memory
@@ -90,28 +90,21 @@ pub unsafe fn tiled<T: Element, const TILE: u32>(g: Gemm<T>) {
 /// See the entry points.
 #[inline(always)]
 pub unsafe fn tiled_dyn<T: Element>(g: Gemm<T>) {
-    let (a, b, c, m, n, k) = g.plain();
-    unsafe { tiled_body(a, b, c, m, n, k, g.p.tile) }
+    unsafe { tiled_body(g, g.p.tile) }
 }
 
+/// Reads A, B and C where [`Strides`](crate::problem::Strides) says (leading dimensions,
+/// transposes) and stores `alpha AB + beta C`.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn tiled_body<T: Element>(
-    a: *const T,
-    b: *const T,
-    c: *mut T::Out,
-    m: u32,
-    n: u32,
-    k: u32,
-    tile: u32,
-) {
+unsafe fn tiled_body<T: Element>(g: Gemm<T>, tile: u32) {
+    let (a, b, _, m, n, k) = g.plain();
+    let (s, out) = (g.p.strides(), g.c_out());
     if tile == 0 {
         return; // the host never launches this; uniform, so no barrier is skipped by some only
     }
     let (tx, ty) = (thread_idx_x(), thread_idx_y());
     let row = block_idx_y() * tile + ty;
     let col = block_idx_x() * tile + tx;
-    let (k_us, n_us) = (k as usize, n as usize);
 
     // SAFETY: the launch provides 2 * tile * tile accumulator elements of shared memory.
     let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
@@ -124,13 +117,13 @@ unsafe fn tiled_body<T: Element>(
         // Collaborative load; zero padding outside A and B.
         let a_col = phase * tile + tx;
         let a_val = if row < m && a_col < k {
-            unsafe { load(a, row as usize * k_us + a_col as usize).widen() }
+            unsafe { load(a, s.a(row, a_col)).widen() }
         } else {
             T::Acc::ZERO
         };
         let b_row = phase * tile + ty;
         let b_val = if b_row < k && col < n {
-            unsafe { load(b, b_row as usize * n_us + col as usize).widen() }
+            unsafe { load(b, s.b(b_row, col)).widen() }
         } else {
             T::Acc::ZERO
         };
@@ -149,7 +142,7 @@ unsafe fn tiled_body<T: Element>(
     }
 
     if row < m && col < n {
-        unsafe { store(c, row as usize * n_us + col as usize, T::out(acc)) };
+        unsafe { out.put(s.c(row, col), acc) };
     }
 }
 

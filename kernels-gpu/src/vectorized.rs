@@ -35,10 +35,10 @@ const BK: u32 = SPEC.bk();
 /// See the entry points; 256 threads per block.
 #[inline(always)]
 pub unsafe fn vectorized<T: Element>(g: Gemm<T>) {
-    let (a, b, c, m, n, k) = g.plain();
+    let (a, b, _, m, n, k) = g.plain();
     let tid = thread_idx_x();
     let me = RowMajor::coords::<BM, BN>(tid);
-    let blk = Block::new::<T, BM, BN>((a, b, c), (m, n, k), (block_idx_y(), block_idx_x()));
+    let blk = Block::new::<T, BM, BN>(&g, (block_idx_y(), block_idx_x()));
     // SAFETY: the launch provides one stage of shared memory.
     let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
     let stage = Stage::carve::<BM, BN, BK>(&mut arena);
@@ -46,13 +46,13 @@ pub unsafe fn vectorized<T: Element>(g: Gemm<T>) {
     for phase in 0..k.div_ceil(BK) {
         unsafe {
             let f = fetch::<T, BM, BN, BK>((a, b), (m, n, k), blk, phase * BK, tid);
-            stash::<_, BM, BN, BK>(&stage, &f, tid);
+            stash::<_, BM, BN, BK>(&stage, &f, (blk, tid));
         }
         sync_threads();
         unsafe { multiply::<_, BM, BN, BK>(&stage, &mut acc, me) };
         sync_threads();
     }
-    unsafe { epilogue::<_, _, BM, BN>((c, T::out), &acc, (m, n), blk, me) };
+    unsafe { epilogue::<_, _, BM, BN>(&g.c_out(), &acc, (m, n), blk, me) };
 }
 
 entry_points!(vectorized;

@@ -59,10 +59,7 @@ pub const WARP_TILED_64: KernelSpec = crate::block_tile::spec(
 #[inline(always)]
 pub unsafe fn warp_tiled<T: Element>(g: Gemm<T>) {
     const S: KernelSpec = WARP_TILED;
-    let (a, b, c, m, n, k) = g.plain();
-    unsafe {
-        pipelined::<T, WarpTiled, { S.rows() }, { S.cols() }, { S.bk() }, false>(a, b, c, m, n, k)
-    }
+    unsafe { pipelined::<T, WarpTiled, { S.rows() }, { S.cols() }, { S.bk() }, false>(g) }
 }
 
 /// # Safety
@@ -70,10 +67,7 @@ pub unsafe fn warp_tiled<T: Element>(g: Gemm<T>) {
 #[inline(always)]
 pub unsafe fn warp_tiled_k16<T: Element>(g: Gemm<T>) {
     const S: KernelSpec = WARP_TILED_K16;
-    let (a, b, c, m, n, k) = g.plain();
-    unsafe {
-        pipelined::<T, WarpTiled, { S.rows() }, { S.cols() }, { S.bk() }, true>(a, b, c, m, n, k)
-    }
+    unsafe { pipelined::<T, WarpTiled, { S.rows() }, { S.cols() }, { S.bk() }, true>(g) }
 }
 
 /// # Safety
@@ -81,10 +75,7 @@ pub unsafe fn warp_tiled_k16<T: Element>(g: Gemm<T>) {
 #[inline(always)]
 pub unsafe fn warp_tiled_64<T: Element>(g: Gemm<T>) {
     const S: KernelSpec = WARP_TILED_64;
-    let (a, b, c, m, n, k) = g.plain();
-    unsafe {
-        pipelined::<T, WarpTiled, { S.rows() }, { S.cols() }, { S.bk() }, true>(a, b, c, m, n, k)
-    }
+    unsafe { pipelined::<T, WarpTiled, { S.rows() }, { S.cols() }, { S.bk() }, true>(g) }
 }
 
 entry_points!(warp_tiled;

@@ -61,6 +61,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     tensor_cores: true,
     tma: None,
     precision: Precision::Exact,
+    strided: false,
 };
 
 /// Starts the copies of phase `k0` into the stage at `a_s` / `b_s` (1024-byte aligned shared

@@ -64,6 +64,7 @@ pub const SPEC: KernelSpec = KernelSpec {
         b_box: (BK, 64),
     }),
     precision: Precision::Exact,
+    strided: false,
 };
 
 /// # Safety

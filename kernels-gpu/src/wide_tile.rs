@@ -82,6 +82,7 @@ pub const fn spec(
         tensor_cores: true,
         tma: None,
         precision,
+        strided: false,
     }
 }
 

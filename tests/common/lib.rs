@@ -71,6 +71,53 @@ impl Backend {
     }
 }
 
+pub mod forms;
+
+impl Backend {
+    /// `C = alpha op(A) op(B) + beta C` over views of the buffers `a`, `b` and `c` (laid out
+    /// as their layouts say) and a batch; returns C's whole buffer. `kernel: None` is the
+    /// GPU's own choice (the CPU executor needs a kernel).
+    #[allow(clippy::too_many_arguments)]
+    pub fn gemm<T: Element, O: Output<T>>(
+        &self,
+        kernel: Option<Kernel>,
+        (alpha, beta): (f64, f64),
+        (a, la): (&[T], rgemm::MatrixLayout),
+        (b, lb): (&[T], rgemm::MatrixLayout),
+        (c, lc): (&[O], rgemm::MatrixLayout),
+        batch: rgemm::Batch,
+    ) -> rgemm::Result<Vec<O>> {
+        match self {
+            Backend::Gpu(ctx) => {
+                let up = |x: &[T]| ctx.upload(&Matrix::from_vec(1, x.len(), x.to_vec())?);
+                let (da, db) = (up(a)?, up(b)?);
+                let mut dc = ctx.upload(&Matrix::from_vec(1, c.len(), c.to_vec())?)?;
+                let mut call = ctx
+                    .gemm(da.view_as(la)?, db.view_as(lb)?, dc.view_mut_as(lc)?)
+                    .alpha(<T::Out as Scalar>::from_f64(alpha))
+                    .beta(<T::Out as Scalar>::from_f64(beta))
+                    .batch(batch);
+                if let Some(kernel) = kernel {
+                    call = call.kernel(kernel).precision(kernel.spec().precision);
+                }
+                call.run()?;
+                Ok(ctx.download(&dc)?.into_vec())
+            }
+            Backend::Cpu(cpu) => {
+                let kernel = kernel.unwrap_or(Kernel::Tiled16);
+                let mut out = c.to_vec();
+                let (va, vb) = (
+                    rgemm::MatrixView::new(a, la)?,
+                    rgemm::MatrixView::new(b, lb)?,
+                );
+                let mut vc = rgemm::MatrixViewMut::new(&mut out, lc)?;
+                cpu.gemm(kernel, (alpha, beta), (&va, &vb), &mut vc, batch)?;
+                Ok(out)
+            }
+        }
+    }
+}
+
 /// One property trial per (kernel or choice, element type) that exists: `$one::<T>(under)`
 /// for every `under` in [`Under::all_for::<T>`], for f32, f64, f16 and bf16.
 #[macro_export]

@@ -3,10 +3,12 @@
 use super::executor::{CpuExecutor, CpuLaunch};
 use crate::element::{Element, Output};
 use crate::error::Result;
-use crate::kernels::Kernel;
+use crate::gemm::Normalized;
+use crate::kernels::{Kernel, Launches};
 use crate::matrix::Matrix;
 use crate::props::DeviceProps;
 use crate::reference::{check_output_shape, check_product_shape};
+use crate::view::{Batch, MatrixView, MatrixViewMut};
 use rgemm_kernels::device::host::GlobalRegion;
 use rgemm_kernels::problem::Gemm;
 
@@ -122,9 +124,56 @@ impl CpuExecutor {
         }
         // Work on a copy, so a fault leaves C as it was.
         let mut out = c.as_slice().to_vec();
+        let ab = (a.as_slice(), b.as_slice());
+        self.run_launches::<T, O>(kernel, ab, (0, 0, 0), &mut out, &launches)?;
+        *c = Matrix::from_vec(m, n, out)?;
+        Ok(())
+    }
+
+    /// `C = alpha op(A) op(B) + beta C` over host views and a strided batch with `kernel`,
+    /// launched as [`Context::gemm`](crate::Context::gemm) launches it on the GPU: the
+    /// same checks, the same problem block, the same kernel body. On error C is untouched.
+    pub fn gemm<T: Element, O: Output<T>>(
+        &self,
+        kernel: Kernel,
+        (alpha, beta): (f64, f64),
+        (a, b): (&MatrixView<T>, &MatrixView<T>),
+        c: &mut MatrixViewMut<O>,
+        batch: Batch,
+    ) -> Result<()> {
+        let layouts = (a.layout, b.layout, c.layout);
+        let lens = (a.data.len(), b.data.len(), c.data.len());
+        let norm = Normalized::new(layouts, lens, batch, (alpha, beta))?;
+        norm.check_kernel(kernel, (std::mem::size_of::<T>(), std::mem::size_of::<O>()))?;
+        let launches = kernel.launches_for::<T>(&self.props(), norm.problem)?;
+        if norm.nothing {
+            return Ok(());
+        }
+        let ab = match norm.swapped {
+            false => (a.data, b.data),
+            true => (b.data, a.data),
+        };
+        let mut out = c.data.to_vec();
+        self.run_launches::<T, O>(kernel, ab, norm.offsets, &mut out, &launches)?;
+        c.data.copy_from_slice(&out);
+        Ok(())
+    }
+
+    /// Runs `launches` of `kernel` over A, B (the kernel's, from element `offsets.0` and
+    /// `.1`) and `out` (C, from `offsets.2`), with a workspace of its own.
+    fn run_launches<T: Element, O: Output<T>>(
+        &self,
+        kernel: Kernel,
+        (a, b): (&[T], &[T]),
+        offsets: (usize, usize, usize),
+        out: &mut [O],
+        launches: &Launches,
+    ) -> Result<()> {
+        let p = &launches.problem;
+        let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
         let mut workspace = vec![<T::Out as Default>::default(); launches.workspace.max(1)];
         if let Some(maps) = kernel.spec().tma {
-            let ptrs = (a.as_slice().as_ptr() as u64, b.as_slice().as_ptr() as u64);
+            let ptrs = (a.as_ptr() as u64, b.as_ptr() as u64);
             let size = std::mem::size_of::<T>();
             if let Some(maps) = crate::tma::emulated_maps(maps, ptrs, (m, n, k), size) {
                 // SAFETY: `launches` sizes the workspace to hold the maps' bytes.
@@ -134,16 +183,11 @@ impl CpuExecutor {
                 }
             }
         }
-        let globals = [
-            region(a.as_slice()),
-            region(b.as_slice()),
-            region(&out),
-            region(&workspace),
-        ];
+        let globals = [region(a), region(b), region(out), region(&workspace)];
         let gemm = Shared(Gemm::<O::Device> {
-            a: a.as_slice().as_ptr().cast(),
-            b: b.as_slice().as_ptr().cast(),
-            c: out.as_mut_ptr().cast(),
+            a: a.as_ptr().wrapping_add(offsets.0).cast(),
+            b: b.as_ptr().wrapping_add(offsets.1).cast(),
+            c: out.as_mut_ptr().wrapping_add(offsets.2).cast(),
             workspace: workspace.as_mut_ptr().cast(),
             p: launches.problem,
         });
@@ -152,20 +196,20 @@ impl CpuExecutor {
         self.launch(
             &CpuLaunch::of(&name, &launches.main, &globals),
             &move || {
-                // SAFETY: the buffers hold m*k, k*n and m*n elements of layout-identical types
-                // (O::Device is the device twin of T with C in O), the workspace what `launches` asks for; the
-                // launch follows `kernel`'s spec.
-                unsafe { body(gemm.get()) }
+                // SAFETY: the buffers hold what the problem reads and writes (checked by the
+                // callers), of layout-identical types (O::Device is the device twin of T
+                // with C in O), the workspace what `launches` asks for; the launch follows
+                // `kernel`'s spec. The executor checks every access against `globals`.
+                unsafe { body(gemm.get().this_product()) }
             },
         )?;
         if let (Some(cfg), Some(fixup)) = (launches.fixup, kernel.fixup_body::<O::Device>()) {
             let name = kernel.fixup_entry_for::<T, O>().unwrap_or_default();
             self.launch(&CpuLaunch::of(&name, &cfg, &globals), &move || {
                 // SAFETY: as above; the main launch wrote the parts it adds.
-                unsafe { fixup(gemm.get()) }
+                unsafe { fixup(gemm.get().this_product()) }
             })?;
         }
-        *c = Matrix::from_vec(m, n, out)?;
         Ok(())
     }
 }

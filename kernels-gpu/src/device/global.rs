@@ -2,7 +2,7 @@
 //! own bounds checks keep it in range); on the host the CPU executor also checks that the
 //! element lies inside one of the launch's buffers, so an indexing bug is reported
 //! instead of reading or writing whatever lies there.
-use super::vector::{Pack2, Pack4, read4, write2, write4};
+use super::vector::{Pack2, Pack4, read2, read4, write2, write4};
 
 /// Element `index` of the global buffer at `ptr`.
 ///
@@ -27,6 +27,40 @@ pub unsafe fn store<T>(ptr: *mut T, index: usize, value: T) {
     #[cfg(not(target_arch = "nvptx64"))]
     super::host::check_global(ptr.wrapping_add(index) as usize, size_of::<T>(), "write");
     unsafe { *ptr.add(index) = value }
+}
+
+/// Elements `index..index + N` (N = 1, 2 or 4) as one access: what an epilogue that
+/// stores N at a time reads back for `beta C`.
+///
+/// # Safety
+/// As [`load4`] (for N = 4), [`load2`] (N = 2) or [`load`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn load_n<T: Pack2 + Pack4, const N: usize>(ptr: *const T, index: usize) -> [T; N] {
+    // N is a constant: one branch survives.
+    match N {
+        4 => {
+            let v = unsafe { load4(ptr, index) };
+            core::array::from_fn(|j| v[j])
+        }
+        2 => {
+            let v = unsafe { load2(ptr, index) };
+            core::array::from_fn(|j| v[j])
+        }
+        _ => core::array::from_fn(|j| unsafe { load(ptr, index + j) }),
+    }
+}
+
+/// Elements `index..index + 2` as one access.
+///
+/// # Safety
+/// The two elements are inside the buffer, and `ptr + index` is aligned to two elements.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn load2<T: Pack2>(ptr: *const T, index: usize) -> [T; 2] {
+    #[cfg(not(target_arch = "nvptx64"))]
+    super::host::check_global(ptr.wrapping_add(index) as usize, 2 * size_of::<T>(), "read");
+    unsafe { read2(ptr.add(index)) }
 }
 
 /// Elements `index..index + 4` as one access.

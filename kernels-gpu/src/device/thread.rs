@@ -30,6 +30,8 @@ special_registers! {
     block_idx_x => _block_idx_x, block_idx[0];
     /// `blockIdx.y`
     block_idx_y => _block_idx_y, block_idx[1];
+    /// `blockIdx.z`: the product of a batch (`problem.rs`).
+    block_idx_z => _block_idx_z, block_idx[2];
     /// `blockDim.x`
     block_dim_x => _block_dim_x, block_dim[0];
     /// `blockDim.y`

@@ -1,0 +1,232 @@
+//! The general product's benchmark: transposes, a column-major C, alpha/beta and strided
+//! batches, each against cuBLAS's `gemmStridedBatchedEx` on the same views in the same run
+//! (medians of 10 after 3 warm-ups, CUDA events), and the host time of the first product
+//! of a new shape (the kernel chosen by rule, no timing).
+//!
+//! `rgemm-forms [CSV]`: a markdown table on stdout, the same rows as CSV to the file.
+use rgemm::{Batch, Context, Cublas, Element, Kernel, Matrix, MatrixLayout, Output, Scalar};
+use std::fmt::Write as _;
+use std::time::Instant;
+
+/// One form of a product: its views (logical `op(A)`, `op(B)`, C), scalars and batch.
+struct Form {
+    name: String,
+    mnk: (usize, usize, usize),
+    ta: bool,
+    tb: bool,
+    c_col: bool,
+    scalars: (f64, f64),
+    batch: usize,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Times `form` with `kernel` (None: the rule's choice) and with cuBLAS; returns (kernel
+/// that ran, ours ms, cuBLAS ms, max relative difference).
+fn run<T: Element, O: Output<T>>(
+    ctx: &Context,
+    blas: &Cublas,
+    form: &Form,
+    kernel: Option<Kernel>,
+) -> rgemm::Result<(String, f64, f64, f64)> {
+    let (m, n, k) = form.mnk;
+    let view = |rows: usize, cols: usize, t: bool| match t {
+        false => MatrixLayout::row_major(rows, cols),
+        true => MatrixLayout::row_major(cols, rows).t(),
+    };
+    let (la, lb) = (view(m, k, form.ta), view(k, n, form.tb));
+    let lc = match form.c_col {
+        false => MatrixLayout::row_major(m, n),
+        true => MatrixLayout::col_major(m, n),
+    };
+    let count = form.batch;
+    let one = |l: &MatrixLayout| l.extent().unwrap_or(0);
+    let (sa, sb, sc) = (one(&la), one(&lb), one(&lc));
+    let up = |len: usize, seed: u64| ctx.upload(&Matrix::<T>::random(1, len.max(1), seed)?);
+    let (da, db) = (up(sa * count, 1)?, up(sb * count, 2)?);
+    let c0 = Matrix::<O>::from_fn(1, (sc * count).max(1), |_, j| {
+        O::from_f64((j % 7) as f64 / 7.0)
+    })?;
+    let (mut ours, mut theirs) = (ctx.upload(&c0)?, ctx.upload(&c0)?);
+    let batch = Batch::strided(count, (sa, sb, sc));
+    let (alpha, beta) = (
+        <T::Out as Scalar>::from_f64(form.scalars.0),
+        <T::Out as Scalar>::from_f64(form.scalars.1),
+    );
+    let mut ran = String::new();
+    let mut call = |c: &mut rgemm::DeviceMatrix<O>| -> rgemm::Result<()> {
+        let mut g = ctx
+            .gemm(da.view_as(la)?, db.view_as(lb)?, c.view_mut_as(lc)?)
+            .alpha(alpha)
+            .beta(beta)
+            .batch(batch);
+        if let Some(kernel) = kernel {
+            g = g.kernel(kernel);
+        }
+        if let Some(plan) = g.run()? {
+            ran = plan.kernel.to_string();
+        }
+        Ok(())
+    };
+    // One product each from the same C for the comparison, then the timings.
+    call(&mut ours)?;
+    blas.gemm_views(
+        (alpha, beta),
+        (&da.view_as(la)?, &db.view_as(lb)?),
+        &mut theirs.view_mut_as(lc)?,
+        batch,
+    )?;
+    let (x, y) = (ctx.download(&ours)?, ctx.download(&theirs)?);
+    let scale = y
+        .as_slice()
+        .iter()
+        .map(|v| v.to_f64().abs())
+        .fold(0.0, f64::max);
+    let diff = x
+        .as_slice()
+        .iter()
+        .zip(y.as_slice())
+        .map(|(a, b)| (a.to_f64() - b.to_f64()).abs())
+        .fold(0.0, f64::max)
+        / scale.max(f64::MIN_POSITIVE);
+    let ms = median(rgemm::timing::time_ms(ctx, 3, 10, || call(&mut ours))?);
+    let cublas = median(rgemm::timing::time_ms(ctx, 3, 10, || {
+        blas.gemm_views(
+            (alpha, beta),
+            (&da.view_as(la)?, &db.view_as(lb)?),
+            &mut theirs.view_mut_as(lc)?,
+            batch,
+        )
+    })?);
+    Ok((ran, ms, cublas, diff))
+}
+
+fn forms_of(s: usize) -> Vec<Form> {
+    let f = |name: &str, (ta, tb, c_col): (bool, bool, bool), scalars| Form {
+        name: name.into(),
+        mnk: (s, s, s),
+        ta,
+        tb,
+        c_col,
+        scalars,
+        batch: 1,
+    };
+    vec![
+        f("C = A B", (false, false, false), (1.0, 0.0)),
+        f("C = A^T B", (true, false, false), (1.0, 0.0)),
+        f("C = A B^T", (false, true, false), (1.0, 0.0)),
+        f("C = A^T B^T", (true, true, false), (1.0, 0.0)),
+        f("col-major A, B, C", (true, true, true), (1.0, 0.0)),
+        f("C = A B + C (beta 1)", (false, false, false), (1.0, 1.0)),
+        f("C = 2 A B - 0.5 C", (false, false, false), (2.0, -0.5)),
+    ]
+}
+
+fn main() -> rgemm::Result<()> {
+    let csv_path = std::env::args().nth(1);
+    let ctx = Context::new(0)?;
+    let blas = Cublas::new(&ctx)?;
+    let props = ctx.props().clone();
+    let mut md = String::new();
+    let mut csv = String::from(
+        "type,form,shape,batch,kernel,ms,tflops,cublas_ms,cublas_tflops,pct_cublas,max_rel_diff\n",
+    );
+    let _ = writeln!(
+        md,
+        "GPU: {} ({} SMs); medians of 10 after 3 warm-ups, CUDA events; cuBLAS: cublasGemmStridedBatchedEx on the same views\n",
+        props.name, props.multiprocessors
+    );
+    let _ = writeln!(
+        md,
+        "| type | form | M x N x K | batch | kernel | ms | TFLOP/s | cuBLAS TFLOP/s | % cuBLAS | max rel. diff |"
+    );
+    let _ = writeln!(md, "|---|---|---|---:|---|---:|---:|---:|---:|---:|");
+    let mut row = |ty: &str, form: &Form, r: (String, f64, f64, f64)| {
+        let (m, n, k) = form.mnk;
+        let flops = 2.0 * (m * n * k * form.batch) as f64;
+        let (t, tc) = (flops / r.1 / 1e9, flops / r.2 / 1e9);
+        let pct = 100.0 * r.2 / r.1;
+        let _ = writeln!(
+            md,
+            "| {ty} | {} | {m}x{n}x{k} | {} | {} | {:.3} | {t:.1} | {tc:.1} | {pct:.1}% | {:.1e} |",
+            form.name, form.batch, r.0, r.1, r.3
+        );
+        let _ = writeln!(
+            csv,
+            "{ty},{},{m}x{n}x{k},{},{},{:.4},{t:.2},{:.4},{tc:.2},{pct:.1},{:.2e}",
+            form.name, form.batch, r.0, r.1, r.2, r.3
+        );
+    };
+    for form in forms_of(4096) {
+        for kernel in [
+            None,
+            Some(Kernel::PairedLanes),
+            Some(Kernel::FragmentBufferedK16),
+        ] {
+            row("f32", &form, run::<f32, f32>(&ctx, &blas, &form, kernel)?);
+        }
+    }
+    for form in forms_of(4096).into_iter().take(5) {
+        row("f64", &form, run::<f64, f64>(&ctx, &blas, &form, None)?);
+        row(
+            "bf16",
+            &form,
+            run::<rgemm::bf16, f32>(&ctx, &blas, &form, None)?,
+        );
+    }
+    let batched = |(count, s): (usize, usize), ta: bool| Form {
+        name: if ta {
+            "batched, A^T".into()
+        } else {
+            "batched".into()
+        },
+        mnk: (s, s, s),
+        ta,
+        tb: false,
+        c_col: false,
+        scalars: (1.0, 0.0),
+        batch: count,
+    };
+    for shape in [(512, 128), (64, 512), (16, 1024)] {
+        for ta in [false, true] {
+            let form = batched(shape, ta);
+            row("f32", &form, run::<f32, f32>(&ctx, &blas, &form, None)?);
+        }
+        let form = batched(shape, false);
+        row("f64", &form, run::<f64, f64>(&ctx, &blas, &form, None)?);
+        row(
+            "bf16",
+            &form,
+            run::<rgemm::bf16, f32>(&ctx, &blas, &form, None)?,
+        );
+    }
+    print!("{md}");
+    // The first product of new shapes: host time of the call (queueing included; the
+    // kernel's module was loaded by the rows above).
+    println!("\nFirst call of a new shape (the rule's choice, no timing), host time of `run()`:");
+    let a = ctx.upload(&Matrix::<f32>::random(4096, 4096, 5)?)?;
+    let mut c = ctx.zeros::<f32>(4096, 4096)?;
+    for (m, n, k) in [
+        (3001, 2999, 1234),
+        (77, 4096, 4096),
+        (4096, 300, 4096),
+        (1000, 1000, 1000),
+    ] {
+        let av = a.view().sub(0, 0, m, k)?;
+        let bv = a.view().sub(0, 0, k, n)?;
+        let cv = c.view_mut().sub(0, 0, m, n)?;
+        let start = Instant::now();
+        let plan = ctx.gemm(av, bv, cv).run()?;
+        let us = start.elapsed().as_secs_f64() * 1e6;
+        let kernel = plan.map(|p| p.kernel.to_string()).unwrap_or_default();
+        println!("  {m}x{n}x{k}: {us:.0} us ({kernel})");
+    }
+    ctx.synchronize()?;
+    if let Some(path) = csv_path {
+        std::fs::write(&path, csv).map_err(|e| rgemm::Error::NoDriver(format!("{path}: {e}")))?;
+    }
+    Ok(())
+}

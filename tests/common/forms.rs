@@ -1,0 +1,588 @@
+//! Property tests of the general product `C = alpha op(A) op(B) + beta C`: random shapes,
+//! transposes, row- or column-major storage, padded leading dimensions, offsets, strided
+//! batches (stride 0 for a shared operand), alpha and beta (beta = 0 over a NaN-filled C),
+//! checked element by element against [`rgemm::gemm_reference`]; the elements of C's
+//! buffer outside every view must come back untouched.
+use crate::{Backend, side};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use rgemm::{
+    Batch, Element, Kernel, Layout, MatrixLayout, MatrixView, MatrixViewMut, Output, Scalar,
+};
+
+/// One operand's storage: `op` transposed or not, row- or column-major, `pad` extra
+/// elements per leading dimension, starting at `offset`.
+#[derive(Clone, Copy, Debug)]
+pub struct Storage {
+    pub transposed: bool,
+    pub layout: Layout,
+    pub pad: usize,
+    pub offset: usize,
+}
+
+fn storage() -> impl Strategy<Value = Storage> {
+    (
+        any::<bool>(),
+        any::<bool>(),
+        prop_oneof![2 => Just(0usize), 1 => 1usize..=5],
+        prop_oneof![2 => Just(0usize), 1 => 1usize..=7],
+    )
+        .prop_map(|(transposed, col, pad, offset)| Storage {
+            transposed,
+            layout: if col {
+                Layout::ColMajor
+            } else {
+                Layout::RowMajor
+            },
+            pad,
+            offset,
+        })
+}
+
+impl Storage {
+    /// The view of a logical `rows x cols` operand stored this way.
+    pub fn view(&self, rows: usize, cols: usize) -> MatrixLayout {
+        let (r, c) = if self.transposed {
+            (cols, rows)
+        } else {
+            (rows, cols)
+        };
+        let base = match self.layout {
+            Layout::RowMajor => MatrixLayout::row_major(r, c),
+            Layout::ColMajor => MatrixLayout::col_major(r, c),
+        };
+        let stored = base.with_ld(base.ld + self.pad).at(self.offset);
+        if self.transposed { stored.t() } else { stored }
+    }
+}
+
+/// One random case.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub mnk: (usize, usize, usize),
+    pub a: Storage,
+    pub b: Storage,
+    pub c: Storage,
+    pub count: usize,
+    /// Batch stride 0 for A / for B (a broadcast operand).
+    pub shared: (bool, bool),
+    pub alpha: f64,
+    pub beta: f64,
+    pub seed: u64,
+}
+
+fn case(max_side: usize, batches: bool, general: bool) -> impl Strategy<Value = Case> {
+    let plain = Storage {
+        transposed: false,
+        layout: Layout::RowMajor,
+        pad: 0,
+        offset: 0,
+    };
+    let st = move || {
+        if general {
+            storage().boxed()
+        } else {
+            Just(plain).boxed()
+        }
+    };
+    let scalars = if general {
+        (
+            prop::sample::select(vec![1.0, -1.5, 0.5, 0.0]),
+            prop::sample::select(vec![0.0, 1.0, -0.75]),
+        )
+            .boxed()
+    } else {
+        Just((1.0, 0.0)).boxed()
+    };
+    (
+        (side(max_side), side(max_side), side(max_side)),
+        (st(), st(), st()),
+        if batches {
+            (1usize..=3).boxed()
+        } else {
+            Just(1usize).boxed()
+        },
+        (any::<bool>(), any::<bool>()),
+        scalars,
+        any::<u64>(),
+    )
+        .prop_map(
+            move |(mnk, (a, b, c), count, shared, (alpha, beta), seed)| Case {
+                mnk,
+                a,
+                b,
+                c: Storage {
+                    transposed: false,
+                    ..c
+                },
+                count,
+                shared: if general { shared } else { (false, false) },
+                alpha,
+                beta,
+                seed,
+            },
+        )
+}
+
+/// Elements of one operand's buffer: every product of the batch, products 16-byte
+/// apart in the plain form.
+fn stride_of(view: &MatrixLayout, shared: bool, count: usize, align: usize) -> (usize, usize) {
+    let one = view.extent().unwrap().max(1);
+    let stride = if shared {
+        0
+    } else {
+        one.next_multiple_of(align)
+    };
+    (stride, one + stride * count.saturating_sub(1) + 3)
+}
+
+/// Runs `cases` random general products on `backend` with `kernel` (or the backend's own
+/// choice, `None`: the GPU's rule), each checked against the reference. `general` draws
+/// transposes, layouts, padding, offsets and scalars; `batches` draws batches of 1 to 3.
+pub fn property<T: Element, O: Output<T>>(
+    backend: &Backend,
+    kernel: Option<Kernel>,
+    (cases, max_side): (u32, usize),
+    (general, batches): (bool, bool),
+    tolerance: crate::Arith,
+) -> Result<(), String> {
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&case(max_side, batches, general), |case| {
+            one::<T, O>(backend, kernel, &case, tolerance).map_err(TestCaseError::fail)
+        })
+        .map_err(|e| e.to_string())
+}
+
+/// One case: the product on `backend`, the reference on the host, compared.
+pub fn one<T: Element, O: Output<T>>(
+    backend: &Backend,
+    kernel: Option<Kernel>,
+    case: &Case,
+    tolerance: crate::Arith,
+) -> Result<(), String> {
+    let (m, n, k) = case.mnk;
+    let (la, lb, lc) = (case.a.view(m, k), case.b.view(k, n), case.c.view(m, n));
+    let align = 16 / std::mem::size_of::<T>().min(std::mem::size_of::<O>());
+    let (sa, len_a) = stride_of(&la, case.shared.0, case.count, align);
+    let (sb, len_b) = stride_of(&lb, case.shared.1, case.count, align);
+    let (sc, len_c) = stride_of(&lc, false, case.count, align);
+    let batch = Batch::strided(case.count, (sa, sb, sc));
+    let a: Vec<T> = rgemm::gemm::random_buffer(len_a, case.seed);
+    let b: Vec<T> = rgemm::gemm::random_buffer(len_b, case.seed ^ 0x9e37_79b9);
+    // beta = 0: C holds NaN, which must not reach the result.
+    let c0: Vec<O> = match case.beta {
+        0.0 => vec![O::from_f64(f64::NAN); len_c],
+        _ => rgemm::gemm::random_buffer::<T>(len_c, case.seed ^ 0x5151)
+            .into_iter()
+            .map(|x| O::from_f64(x.to_f64()))
+            .collect(),
+    };
+    let mut want = c0.clone();
+    let fail = |e: rgemm::Error| format!("{case:?}: {e}");
+    rgemm::gemm_reference(
+        (case.alpha, case.beta),
+        &MatrixView::new(&a, la).map_err(fail)?,
+        &MatrixView::new(&b, lb).map_err(fail)?,
+        &mut MatrixViewMut::new(&mut want, lc).map_err(fail)?,
+        batch,
+    )
+    .map_err(fail)?;
+    let scalars = (case.alpha, case.beta);
+    let got = backend
+        .gemm::<T, O>(kernel, scalars, (&a, la), (&b, lb), (&c0, lc), batch)
+        .map_err(fail)?;
+    compare::<T, O>(
+        case,
+        (&a, &b),
+        (&c0, &got, &want),
+        (la, lb, lc),
+        batch,
+        tolerance,
+    )
+}
+
+/// Every element of C's buffer: inside a view within the bound, outside untouched.
+fn compare<T: Element, O: Output<T>>(
+    case: &Case,
+    (a, b): (&[T], &[T]),
+    (c0, got, want): (&[O], &[O], &[O]),
+    (la, lb, lc): (MatrixLayout, MatrixLayout, MatrixLayout),
+    batch: Batch,
+    tolerance: crate::Arith,
+) -> Result<(), String> {
+    let k = la.cols;
+    let u = T::ACC_UNIT_ROUNDOFF * if tolerance.tensor_cores { 2.0 } else { 1.0 };
+    let gamma_k = |k: f64, u: f64| k * u / (1.0 - k * u);
+    let additions = k as f64 * tolerance.precision.additions() as f64;
+    let gamma = 1.01
+        * (gamma_k(additions, u)
+            + gamma_k(k as f64, f64::EPSILON / 2.0)
+            + tolerance.precision.product_error());
+    let (uo, eta) = O::ROUNDING;
+    let mut inside = vec![false; got.len()];
+    for i in 0..batch.count {
+        for r in 0..lc.rows {
+            for col in 0..lc.cols {
+                let at = lc.index(r, col) + i * batch.stride_c;
+                inside[at] = true;
+                let s: f64 = (0..k)
+                    .map(|p| {
+                        let x = a[la.index(r, p) + i * batch.stride_a].to_f64();
+                        (x * b[lb.index(p, col) + i * batch.stride_b].to_f64()).abs()
+                    })
+                    .sum();
+                let old = if case.beta == 0.0 {
+                    0.0
+                } else {
+                    case.beta * c0[at].to_f64()
+                };
+                let w = want[at].to_f64();
+                // The sum's bound, then alpha's product, beta's fused add and C's rounding
+                // (twice: the reference is rounded to C's type too, maybe the other way).
+                let sum = case.alpha.abs() * gamma * s;
+                let bound = sum
+                    + 2.0 * u * (w.abs() + old.abs() + sum)
+                    + 2.0 * (uo * (w.abs() + sum) + eta)
+                    + 1e-30;
+                let g = got[at].to_f64();
+                let err = if g == w { 0.0 } else { (g - w).abs() };
+                if err.is_nan() || err > bound {
+                    return Err(format!(
+                        "{case:?}: product {i} C[{r}][{col}] = {g:e}, reference {w:e}, |error| {err:e} > {bound:e}"
+                    ));
+                }
+            }
+        }
+    }
+    for (at, (g, o)) in got.iter().zip(c0).enumerate() {
+        let (g, o) = (g.to_f64(), o.to_f64());
+        if !inside[at] && !(g == o || g.is_nan() && o.is_nan()) {
+            return Err(format!(
+                "{case:?}: element {at} of C's buffer, outside the views, changed: {o:e} -> {g:e}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The kernels that compute every form (leading dimensions, transposes, alpha/beta) and
+/// have entries for `T` and run on the CPU executor.
+pub fn strided_kernels<T: Element>() -> Vec<Kernel> {
+    Kernel::FIXED
+        .into_iter()
+        .filter(|k| k.spec().strided && k.supports::<T>() && k.spec().cpu)
+        .collect()
+}
+
+/// The kernels that run a batch in one launch, with entries for `T`.
+pub fn batched_kernels<T: Element>() -> Vec<Kernel> {
+    Kernel::FIXED
+        .into_iter()
+        .filter(|k| k.spec().batched() && k.supports::<T>() && k.spec().cpu)
+        .collect()
+}
+
+/// Values of `T` as f64 (for messages).
+pub fn to_f64<T: Scalar>(x: &[T]) -> Vec<f64> {
+    x.iter().map(|v| v.to_f64()).collect()
+}
+
+/// A forms test, to be run on a backend.
+pub type FormTest = Box<dyn FnOnce(&Backend) -> Result<(), String> + Send>;
+/// Makes a trial of a named forms test on one backend.
+pub type MakeTrial<'a> = &'a dyn Fn(String, FormTest) -> libtest_mimic::Trial;
+
+/// The forms trials of one backend: for every kernel that reads every form, each element
+/// type and both kinds of 16-bit C, general products and batches (`general_cases` each);
+/// for every other kernel that runs batches, plain batches (`batch_cases` each); with
+/// `auto`, the backend's own choice per type too. `make` wraps a test as a trial of that
+/// backend.
+pub fn trials(
+    make: MakeTrial,
+    (general_cases, batch_cases, max_side): (u32, u32, usize),
+    auto: bool,
+) -> Vec<libtest_mimic::Trial> {
+    fn of<T: Element, O: Output<T>>(
+        make: MakeTrial,
+        (general_cases, batch_cases, max_side): (u32, u32, usize),
+        auto: bool,
+    ) -> Vec<libtest_mimic::Trial> {
+        let mut out = Vec::new();
+        let name = |what: &str, kernel: &str| format!("forms::{what}::{kernel}::{}", O::SUFFIX);
+        for kernel in batched_kernels::<T>() {
+            let arith = crate::Arith::from(kernel);
+            let (cases, general) = match kernel.spec().strided {
+                true => (general_cases, true),
+                false => (batch_cases, false),
+            };
+            let what = if general { "general" } else { "batched" };
+            out.push(make(
+                name(what, &kernel.to_string()),
+                Box::new(move |be| {
+                    property::<T, O>(be, Some(kernel), (cases, max_side), (general, true), arith)
+                }),
+            ));
+        }
+        for kernel in strided_kernels::<T>()
+            .into_iter()
+            .filter(|k| !k.spec().batched())
+        {
+            let arith = crate::Arith::from(kernel);
+            out.push(make(
+                name("general", &kernel.to_string()),
+                Box::new(move |be| {
+                    property::<T, O>(
+                        be,
+                        Some(kernel),
+                        (general_cases, max_side),
+                        (true, false),
+                        arith,
+                    )
+                }),
+            ));
+        }
+        if auto {
+            let arith = crate::Arith::from(!matches!(T::ELEM, rgemm::Elem::F32));
+            out.push(make(
+                name("general", "auto"),
+                Box::new(move |be| {
+                    property::<T, O>(be, None, (general_cases, max_side), (true, true), arith)
+                }),
+            ));
+            out.push(make(
+                name("batched", "auto"),
+                Box::new(move |be| {
+                    property::<T, O>(be, None, (batch_cases, max_side), (false, true), arith)
+                }),
+            ));
+        }
+        out
+    }
+    let counts = (general_cases, batch_cases, max_side);
+    let mut all = of::<f32, f32>(make, counts, auto);
+    all.extend(of::<f64, f64>(make, counts, auto));
+    all.extend(of::<rgemm::bf16, f32>(make, counts, auto));
+    all.extend(of::<rgemm::bf16, rgemm::bf16>(make, counts, auto));
+    all.extend(of::<rgemm::f16, rgemm::f16>(make, counts, auto));
+    all
+}
+
+/// A check of one bad input: it must give the error `matches` accepts, before any work,
+/// leaving C as it was.
+type ErrorCase = (&'static str, fn(&Backend) -> Result<(), String>);
+
+/// Runs `C = A B`-shaped `kernel` over buffers of `lens` laid out as given, expecting an
+/// error that `want` accepts and C unchanged.
+fn expect_error(
+    be: &Backend,
+    kernel: Option<Kernel>,
+    (la, lb, lc): (MatrixLayout, MatrixLayout, MatrixLayout),
+    lens: (usize, usize, usize),
+    batch: Batch,
+    want: fn(&rgemm::Error) -> bool,
+) -> Result<(), String> {
+    let a: Vec<f32> = rgemm::gemm::random_buffer(lens.0, 1);
+    let b: Vec<f32> = rgemm::gemm::random_buffer(lens.1, 2);
+    let c: Vec<f32> = rgemm::gemm::random_buffer(lens.2, 3);
+    match be.gemm::<f32, f32>(kernel, (1.0, 0.0), (&a, la), (&b, lb), (&c, lc), batch) {
+        Err(e) if want(&e) => Ok(()),
+        Err(e) => Err(format!("unexpected error: {e}")),
+        Ok(out) if out == c => Err("no error".into()),
+        Ok(_) => Err("no error, and C changed".into()),
+    }
+}
+
+/// The bad inputs of the general product, each a typed error before any work (the views
+/// are made unchecked here, as a caller holding raw layouts might).
+pub fn error_cases() -> Vec<ErrorCase> {
+    use rgemm::Error;
+    const K: Option<Kernel> = Some(Kernel::Tiled16);
+    const fn rm(rows: usize, cols: usize) -> MatrixLayout {
+        MatrixLayout::row_major(rows, cols)
+    }
+    vec![
+        ("forms_error::leading_dimension_shorter_than_a_row", |be| {
+            let a = rm(4, 8).with_ld(7);
+            expect_error(
+                be,
+                K,
+                (a, rm(8, 4), rm(4, 4)),
+                (64, 64, 64),
+                Batch::ONE,
+                |e| {
+                    matches!(
+                        e,
+                        Error::LeadingDimension {
+                            ld: 7,
+                            least: 8,
+                            ..
+                        }
+                    )
+                },
+            )
+        }),
+        ("forms_error::view_past_its_buffer", |be| {
+            let c = rm(4, 4).at(5);
+            expect_error(
+                be,
+                K,
+                (rm(4, 8), rm(8, 4), c),
+                (64, 64, 20),
+                Batch::ONE,
+                |e| {
+                    matches!(
+                        e,
+                        Error::ViewOutOfBounds {
+                            needs: 21,
+                            len: 20,
+                            ..
+                        }
+                    )
+                },
+            )
+        }),
+        ("forms_error::batch_past_a_buffer", |be| {
+            let batch = Batch::strided(3, (32, 32, 16));
+            expect_error(
+                be,
+                K,
+                (rm(4, 8), rm(8, 4), rm(4, 4)),
+                (95, 96, 48),
+                batch,
+                |e| matches!(e, Error::ViewOutOfBounds { .. }),
+            )
+        }),
+        ("forms_error::batch_overlapping_c", |be| {
+            let batch = Batch::strided(2, (32, 32, 8));
+            expect_error(
+                be,
+                K,
+                (rm(4, 8), rm(8, 4), rm(4, 4)),
+                (64, 64, 64),
+                batch,
+                |e| {
+                    matches!(
+                        e,
+                        Error::BatchOverlap {
+                            stride: 8,
+                            apart: 1
+                        }
+                    )
+                },
+            )
+        }),
+        ("forms_error::batch_sharing_c", |be| {
+            let batch = Batch::strided(2, (32, 32, 0));
+            expect_error(
+                be,
+                K,
+                (rm(4, 8), rm(8, 4), rm(4, 4)),
+                (64, 64, 64),
+                batch,
+                |e| matches!(e, Error::BatchOverlap { stride: 0, .. }),
+            )
+        }),
+        ("forms_error::inner_dimensions", |be| {
+            expect_error(
+                be,
+                K,
+                (rm(4, 8), rm(7, 4), rm(4, 4)),
+                (64, 64, 64),
+                Batch::ONE,
+                |e| matches!(e, Error::InnerDimensionMismatch { .. }),
+            )
+        }),
+        ("forms_error::output_shape", |be| {
+            expect_error(
+                be,
+                K,
+                (rm(4, 8), rm(8, 4), rm(4, 5)),
+                (64, 64, 64),
+                Batch::ONE,
+                |e| matches!(e, Error::OutputShapeMismatch { .. }),
+            )
+        }),
+        ("forms_error::transpose_on_a_row_major_only_kernel", |be| {
+            let a = rm(8, 4).t();
+            let coarse = Some(Kernel::Coarse);
+            expect_error(
+                be,
+                coarse,
+                (a, rm(8, 4), rm(4, 4)),
+                (64, 64, 64),
+                Batch::ONE,
+                |e| matches!(e, Error::UnsupportedForm { .. }),
+            )
+        }),
+        ("forms_error::batch_on_a_kernel_without_batches", |be| {
+            let batch = Batch::strided(2, (32, 32, 16));
+            let sk = Some(Kernel::StreamK);
+            expect_error(
+                be,
+                sk,
+                (rm(4, 8), rm(8, 4), rm(4, 4)),
+                (64, 64, 64),
+                batch,
+                |e| matches!(e, Error::UnsupportedForm { .. }),
+            )
+        }),
+        ("forms_error::interleaved_batches_are_fine", |be| {
+            // Products 4 columns apart in rows of 8: disjoint, so no error, and C right.
+            let c = rm(4, 4).with_ld(8);
+            let a: Vec<f32> = rgemm::gemm::random_buffer(64, 1);
+            let b: Vec<f32> = rgemm::gemm::random_buffer(64, 2);
+            let c0 = vec![0.0f32; 32];
+            let batch = Batch::strided(2, (32, 32, 4));
+            let got = be
+                .gemm::<f32, f32>(
+                    K,
+                    (1.0, 0.0),
+                    (&a, rm(4, 8)),
+                    (&b, rm(8, 4)),
+                    (&c0, c),
+                    batch,
+                )
+                .map_err(|e| e.to_string())?;
+            let mut want = c0.clone();
+            rgemm::gemm_reference(
+                (1.0, 0.0),
+                &MatrixView::new(&a, rm(4, 8)).unwrap(),
+                &MatrixView::new(&b, rm(8, 4)).unwrap(),
+                &mut MatrixViewMut::new(&mut want, c).unwrap(),
+                batch,
+            )
+            .map_err(|e| e.to_string())?;
+            let close = got
+                .iter()
+                .zip(&want)
+                .all(|(g, w)| (g - w).abs() <= 1e-5 * (1.0 + w.abs()));
+            close
+                .then_some(())
+                .ok_or_else(|| format!("{got:?} != {want:?}"))
+        }),
+    ]
+}
+
+/// [`error_cases`] on the CPU executor.
+pub fn errors(be: &Backend) -> Vec<(String, impl FnOnce() -> Result<(), String> + Send + 'static)> {
+    error_cases()
+        .into_iter()
+        .map(|(name, case)| {
+            let be = be.clone();
+            (name.to_string(), move || case(&be))
+        })
+        .collect()
+}
+
+/// [`error_cases`] on the GPU.
+pub fn errors_gpu() -> Vec<libtest_mimic::Trial> {
+    error_cases()
+        .into_iter()
+        .map(|(name, case)| crate::gpu_trial(name, move |ctx| case(&Backend::Gpu(ctx.clone()))))
+        .collect()
+}
