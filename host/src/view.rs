@@ -425,38 +425,22 @@ pub struct MatrixViewMut<'a, T> {
     pub(crate) layout: MatrixLayout,
 }
 
-macro_rules! host_view_methods {
-    ($view:ident) => {
-        impl<'a, T: Copy> $view<'a, T> {
-            pub fn layout(&self) -> MatrixLayout {
-                self.layout
-            }
+view_methods!(MatrixView);
+view_methods!(MatrixViewMut);
 
-            /// The transpose, over the same elements.
-            pub fn t(self) -> Self {
-                Self {
-                    layout: self.layout.t(),
-                    ..self
-                }
-            }
-
-            /// The `rows x cols` block at `(r0, c0)`.
-            pub fn sub(self, r0: usize, c0: usize, rows: usize, cols: usize) -> Result<Self> {
-                Ok(Self {
-                    layout: self.layout.sub(r0, c0, rows, cols)?,
-                    ..self
-                })
-            }
-
-            /// Element `(r, c)` of product `i` of a batch whose stride is `stride`.
-            pub fn get(&self, i: usize, stride: usize, r: usize, c: usize) -> T {
-                self.data[self.layout.index(r, c) + i * stride]
-            }
-        }
-    };
+impl<T: Copy> MatrixView<'_, T> {
+    /// Element `(r, c)` of product `i` of a batch whose stride is `stride`.
+    pub fn get(&self, i: usize, stride: usize, r: usize, c: usize) -> T {
+        self.data[self.layout.index(r, c) + i * stride]
+    }
 }
-host_view_methods!(MatrixView);
-host_view_methods!(MatrixViewMut);
+
+impl<T: Copy> MatrixViewMut<'_, T> {
+    /// Element `(r, c)` of product `i` of a batch whose stride is `stride`.
+    pub fn get(&self, i: usize, stride: usize, r: usize, c: usize) -> T {
+        self.data[self.layout.index(r, c) + i * stride]
+    }
+}
 
 impl<'a, T: Copy> MatrixView<'a, T> {
     /// A view of `data` laid out as `layout`; an error if it reaches past the slice.
