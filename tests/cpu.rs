@@ -523,9 +523,14 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
             // before each piece, for a share of the split ones (shared memory is reused).
             let asynchronous = name.ends_with("_f32") || name.ends_with("_f64");
             let expected = match kernel {
-                Kernel::WarpTiledK16 | Kernel::WarpTiled64 | Kernel::FragmentBufferedK16 => 4,
-                Kernel::AsyncCopy | Kernel::PairedLanes if asynchronous => 6,
-                Kernel::StreamK if asynchronous => 13,
+                Kernel::WarpTiledK16 | Kernel::WarpTiled64 => 4,
+                // Two per mainloop: the checked one and the unchecked one of each layout of
+                // A and B (compiled per layout, `block_tile::CHECKED`).
+                Kernel::FragmentBufferedK16 => 10,
+                // The asynchronous mainloop's 4 for A as stored and for A transposed, two per
+                // `fragment_buffered` mainloop for a transposed B (two layouts), the checked one's 2.
+                Kernel::AsyncCopy | Kernel::PairedLanes if asynchronous => 14,
+                Kernel::StreamK if asynchronous => 29,
                 Kernel::StreamK => 5,
                 Kernel::Thin => 3,
                 // One per phase in the pipeline, and the one-stage loop for other launches.
@@ -946,4 +951,13 @@ fn stream_k_schedule_covers_every_phase_once() {
         }
     }
     assert!(checked > 200, "{checked}");
+}
+
+#[test]
+fn kernels_parse_back_from_their_names() {
+    for kernel in Kernel::FIXED.into_iter().chain([Kernel::TiledDynamic(12)]) {
+        let back: Kernel = kernel.to_string().parse().unwrap();
+        assert_eq!(back, kernel);
+    }
+    assert!("no_such_kernel".parse::<Kernel>().is_err());
 }

@@ -448,6 +448,9 @@ fn main() {
         (cases(16), cases(6), 96),
         false,
     ));
+    trials.push(trial("forms::whole_tiles", || {
+        rgemm_tests::forms::whole_tiles(&backend())
+    }));
     trials.extend(
         rgemm_tests::forms::errors(&backend())
             .into_iter()

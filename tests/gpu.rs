@@ -369,6 +369,7 @@ fn main() {
         stream_k_whole_and_split(),
         occupancy(),
         choice(),
+        tuner(),
         precision(),
         executor_agrees(),
     ]);
@@ -382,5 +383,92 @@ fn main() {
         true,
     ));
     trials.extend(rgemm_tests::forms::errors_gpu());
+    trials.push(gpu_trial("forms::whole_tiles", |ctx| {
+        rgemm_tests::forms::whole_tiles(&Backend::Gpu(ctx.clone()))
+    }));
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// The tuner: off, the rule decides and nothing is timed; on, a new bucket is timed on
+/// scratch buffers (the caller's C, with beta = 1, still gets exactly `A B + C`), the
+/// choice is remembered for the bucket, saved, loaded into another context, and used there
+/// with the tuner off; a bad file is a typed error.
+fn tuner() -> Trial {
+    gpu_trial("tuner::times_on_scratch_saves_and_loads", |ctx| {
+        let (m, n, k) = (200, 300, 64);
+        let a = random_matrix::<f32>(m, k, 1);
+        let b = random_matrix::<f32>(k, n, 2);
+        let c0 = random_matrix::<f32>(m, n, 3);
+        let (da, db) = (ctx.upload(&a).map_err(fail)?, ctx.upload(&b).map_err(fail)?);
+        let mut dc = ctx.upload(&c0).map_err(fail)?;
+        ctx.set_tuning(true);
+        let plan = ctx
+            .gemm(da.view(), db.view(), dc.view_mut())
+            .beta(1.0)
+            .run()
+            .map_err(fail)?
+            .ok_or("nothing ran")?;
+        ctx.set_tuning(false);
+        let text = ctx.tuning_text();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("f32 exact 0 0 256 512 64 1 "))
+            .ok_or_else(|| format!("no tuned line for the bucket: {text:?}"))?;
+        if !line.ends_with(&format!(" {}", plan.kernel)) {
+            return Err(format!("ran {}, remembered {line}", plan.kernel));
+        }
+        // C = A B + C exactly as the reference says, though the tuner timed kernels.
+        let got = ctx.download(&dc).map_err(fail)?;
+        let ab = rgemm::matmul_reference(&a, &b).map_err(fail)?;
+        for (i, (g, (x, c))) in got
+            .as_slice()
+            .iter()
+            .zip(ab.as_slice().iter().zip(c0.as_slice()))
+            .enumerate()
+        {
+            let want = x + *c as f64;
+            if ((*g as f64) - want).abs() > 1e-4 * (1.0 + want.abs()) {
+                return Err(format!("C[{i}] = {g}, want {want}"));
+            }
+        }
+        // Saved, loaded into a fresh context, used there without timing.
+        let path = std::env::temp_dir().join(format!("rgemm-tuning-{}.txt", std::process::id()));
+        ctx.save_tuning(&path).map_err(fail)?;
+        let other = Context::new(0).map_err(fail)?;
+        let loaded = other.load_tuning(&path).map_err(fail)?;
+        if loaded == 0 || other.tuning_text() != text {
+            return Err(format!(
+                "loaded {loaded}: {:?} != {text:?}",
+                other.tuning_text()
+            ));
+        }
+        // Another shape of the same bucket runs the loaded choice, with the tuner off.
+        let (x, y) = (
+            random_matrix::<f32>(230, 60, 4),
+            random_matrix::<f32>(60, 400, 5),
+        );
+        let (dx, dy) = (
+            other.upload(&x).map_err(fail)?,
+            other.upload(&y).map_err(fail)?,
+        );
+        let mut dz = other.zeros::<f32>(230, 400).map_err(fail)?;
+        let there = other
+            .gemm(dx.view(), dy.view(), dz.view_mut())
+            .beta(1.0)
+            .run()
+            .map_err(fail)?;
+        if there.as_ref().map(|p| p.kernel) != Some(plan.kernel) {
+            return Err(format!(
+                "the loaded choice {} was not used: {there:?}",
+                plan.kernel
+            ));
+        }
+        std::fs::write(&path, "f32 exact 0 0 256 512 64 1 no_such_kernel\n").map_err(fail)?;
+        let bad = other.load_tuning(&path);
+        let _ = std::fs::remove_file(&path);
+        match bad {
+            Err(Error::Tuning(_)) => Ok(()),
+            other => Err(format!("a bad tuning file gave {other:?}")),
+        }
+    })
 }

@@ -124,6 +124,8 @@ pub struct Context {
     choices: Mutex<HashMap<ChoiceKey, Kernel>>,
     /// Scratch memory for kernels that need it (partial sums, tensor maps).
     workspace: Mutex<Workspace>,
+    /// The tuner: on or off, and its choices per shape bucket.
+    tuning: Mutex<crate::tuner::Tuning>,
 }
 
 /// The context's device scratch memory: `stream_k`'s partial sums, or the tensor maps of
@@ -212,6 +214,7 @@ impl Context {
             resolved: Mutex::new(HashMap::new()),
             choices: Mutex::new(HashMap::new()),
             workspace: Mutex::new(Workspace::default()),
+            tuning: Mutex::new(Default::default()),
         })
     }
 
@@ -748,6 +751,10 @@ impl Context {
         } else {
             Err(Error::ForeignMatrix)
         }
+    }
+
+    pub(crate) fn tuning_lock(&self) -> std::sync::MutexGuard<'_, crate::tuner::Tuning> {
+        self.tuning.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The underlying cudarc context, for interoperation.

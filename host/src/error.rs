@@ -93,6 +93,9 @@ pub enum Error {
     /// alpha/beta, batches) was asked to.
     #[error("kernel {kernel} cannot compute this product: {reason}")]
     UnsupportedForm { kernel: String, reason: String },
+    /// A tuning file that cannot be read, written or parsed.
+    #[error("tuning: {0}")]
+    Tuning(String),
     /// A device matrix from another [`Context`](crate::Context) was passed in.
     #[error("a device matrix belongs to another context")]
     ForeignMatrix,

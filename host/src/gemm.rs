@@ -365,6 +365,9 @@ impl Context {
                 && (kernel.is_candidate(m, n) || *kernel == Kernel::Naive)
                 && norm.check_kernel(*kernel, bytes).is_ok()
         };
+        if let Some(kernel) = self.tuned::<T, O>(norm, precision, &fits)? {
+            return Ok(kernel);
+        }
         let order = crate::heuristic::preference::<T>(self.props(), p, precision);
         order
             .into_iter()

@@ -43,17 +43,29 @@ pub fn preference<T: Element>(
         Precision::Tf32x3 => order.push(Kernel::Mma3xTf32),
         Precision::Exact => {}
     }
-    // Decode shapes (a side of at most 16): the kernels that read B once at full bandwidth.
-    if m.min(n) <= 16 && problem.batch == 1 {
-        order.extend([Kernel::DecodeAsync, Kernel::DecodeMma, Kernel::Decode]);
+    let side = m.min(n);
+    let sixteen_bit = matches!(T::ELEM, Elem::F16 | Elem::Bf16);
+    if side <= 16 && problem.batch == 1 {
+        // Decode shapes: the kernels that read B once at full bandwidth; which one leads
+        // depends on the rows (bf16 on an H200: `decode_async` for 1-2, `decode` for up to
+        // 8, `decode_mma` past that). f32 with more than 8 rows: stream-K's tiles win.
+        order.extend(match side {
+            0..=2 => [Kernel::DecodeAsync, Kernel::Decode, Kernel::DecodeMma],
+            3..=8 => [Kernel::Decode, Kernel::DecodeAsync, Kernel::DecodeMma],
+            _ => [Kernel::DecodeMma, Kernel::DecodeAsync, Kernel::Decode],
+        });
+        if sixteen_bit || side <= 8 {
+            order.push(Kernel::Thin);
+        }
     }
-    if m.min(n) <= 32 && problem.batch == 1 {
-        order.push(Kernel::Thin);
-    }
-    // Whole waves of 128 x 128 tiles (2 blocks per SM): fewer than two and a long K, and
+    // 128 x 128 tiles, two blocks per SM: less than half a wave of them, and a long K, and
     // stream-K shares the phases out instead of leaving SMs idle.
     let tiles = m.div_ceil(128) * n.div_ceil(128) * problem.batch.max(1) as u64;
-    let few_tiles = tiles < 2 * 2 * props.multiprocessors as u64 && k >= 1024;
+    let slots = 2 * props.multiprocessors as u64;
+    let few_tiles = 2 * tiles < slots && k >= 1024;
+    // Rows of A, B or C not in 16-byte groups: no block takes the vector path, and the
+    // BK = 8 kernel's checked loop is the faster one (H200: 25.6 against 21.3 TFLOP/s).
+    let unaligned = !(problem.lda | problem.ldb | problem.ldc).is_multiple_of(4);
     match T::ELEM {
         Elem::F16 | Elem::Bf16 => {
             if hopper {
@@ -82,8 +94,11 @@ pub fn preference<T: Element>(
         }
         _ => {}
     }
-    if few_tiles {
+    if few_tiles || ((9..=16).contains(&side) && !sixteen_bit) {
         order.push(Kernel::StreamK);
+    }
+    if unaligned {
+        order.push(Kernel::FragmentBuffered);
     }
     order.extend(SIMT);
     order

@@ -415,6 +415,29 @@ impl Kernel {
     }
 }
 
+/// A kernel by the name [`Kernel`]'s `Display` gives it: `paired_lanes`, `tiled_dyn(12)`.
+impl std::str::FromStr for Kernel {
+    type Err = Error;
+
+    fn from_str(name: &str) -> Result<Self> {
+        let width = name
+            .strip_prefix("tiled_dyn(")
+            .and_then(|r| r.strip_suffix(')'))
+            .and_then(|w| w.parse().ok());
+        if let Some(w) = width {
+            return Ok(Kernel::TiledDynamic(w));
+        }
+        Kernel::FIXED
+            .into_iter()
+            .find(|k| k.spec().name == name)
+            .ok_or_else(|| Error::UnsupportedKernel {
+                kernel: name.into(),
+                device: "any".into(),
+                reason: "no kernel has this name".into(),
+            })
+    }
+}
+
 impl std::fmt::Display for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.width() {

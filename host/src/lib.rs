@@ -46,6 +46,7 @@ pub mod ptx;
 pub mod reference;
 pub mod timing;
 mod tma;
+pub mod tuner;
 pub mod view;
 
 pub use context::{Context, LaunchPlan, device_count};

@@ -23,8 +23,8 @@
 //! grid `ceil(n / 128) x ceil(m / 128)`, shared bytes `2 * (BK * (BM + 4) + BK * BN) *
 //! size_of(Acc)`; only in the sm_80 PTX module.
 use crate::block_tile::{
-    Block, Fragment, Stage, ThreadMap, ThreadTile, WarpTiled, b_group, epilogue, fetch_part,
-    splits_into, stash_part, threads,
+    AS_STORED, Block, CHECKED, Fragment, Stage, ThreadMap, ThreadTile, WarpTiled, b_group,
+    epilogue, fetch_part, splits_into, stash_part, threads,
 };
 use crate::catalogue::{Arch, KernelSpec};
 use crate::device::async_copy::{commit_group, wait_group};
@@ -32,8 +32,8 @@ use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x
 use crate::element::{Accumulator, Element};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
-use crate::fragment_buffered::{self, Loads, padded_stages, phase_steps};
-use crate::problem::{Gemm, entry_points};
+use crate::fragment_buffered::{self, BOTH, Loads, padded_stages, phase_steps};
+use crate::problem::{Gemm, TRANSPOSED_A, TRANSPOSED_B, entry_points};
 
 pub const SPEC: KernelSpec = crate::block_tile::spec(
     ("async_copy", file!()),
@@ -124,22 +124,42 @@ pub(crate) unsafe fn tile_product<
     finish: impl FnOnce(&ThreadTile<T::Acc>),
 ) {
     let k = mnk.2;
-    // Transposed operands take the checked mainloop (`Block::as_stored`).
-    if T::IS_ACC && blk.interior && blk.as_stored() && k.is_multiple_of(BK) {
+    if T::IS_ACC && blk.interior && k.is_multiple_of(BK) {
         // `k / BK`, not `div_ceil`: the same here, but LLVM does not see it, and the loop
         // then compiled to more address arithmetic (27 more instructions per two phases).
         let phases = phases.unwrap_or((0, k / BK));
-        unsafe { mainloop::<T, M, BM, BN, BK, PARTS>(ab, mnk, blk, phases, finish) };
+        // `cp.async` copies B's rows as they are stored: a transposed B goes through
+        // registers (`fragment_buffered`'s unchecked mainloop, compiled for its layout).
+        unsafe {
+            match blk.layout() {
+                AS_STORED => {
+                    mainloop::<T, M, BM, BN, BK, PARTS, AS_STORED>(ab, mnk, blk, phases, finish)
+                }
+                TRANSPOSED_A => {
+                    mainloop::<T, M, BM, BN, BK, PARTS, TRANSPOSED_A>(ab, mnk, blk, phases, finish)
+                }
+                TRANSPOSED_B => {
+                    fragment_buffered::mainloop::<T, M, BM, BN, BK, PARTS, TRANSPOSED_B>(
+                        ab, mnk, blk, phases, finish,
+                    )
+                }
+                _ => fragment_buffered::mainloop::<T, M, BM, BN, BK, PARTS, BOTH>(
+                    ab, mnk, blk, phases, finish,
+                ),
+            }
+        };
     } else {
         let phases = phases.unwrap_or((0, k.div_ceil(BK)));
         unsafe {
-            fragment_buffered::mainloop::<T, M, BM, BN, BK, PARTS, true>(
+            fragment_buffered::mainloop::<T, M, BM, BN, BK, PARTS, CHECKED>(
                 ab, mnk, blk, phases, finish,
             )
         };
     }
 }
 
+/// The asynchronous mainloop on unchecked path `PATH` (B as stored: [`AS_STORED`] or
+/// `TRANSPOSED_A`).
 #[inline(always)]
 unsafe fn mainloop<
     T: Element,
@@ -148,6 +168,7 @@ unsafe fn mainloop<
     const BN: u32,
     const BK: u32,
     const PARTS: u32,
+    const PATH: u32,
 >(
     (a, b): (*const T, *const T),
     (m, n, k): (u32, u32, u32),
@@ -175,8 +196,8 @@ unsafe fn mainloop<
     unsafe {
         copy_b::<_, BM, BN, BK>(&first, b_acc, (blk, k0, tid));
         commit_group();
-        let f = fetch_part::<T, BM, BN, BK, false>((a, b), (m, n, k), blk, k0, tid, (0, 1, false));
-        stash_part::<_, BM, BN, BK, false>(&first, &f, (blk, tid), (0, 1, false));
+        let f = fetch_part::<T, BM, BN, BK, PATH>((a, b), (m, n, k), blk, k0, tid, (0, 1, false));
+        stash_part::<_, BM, BN, BK, PATH>(&first, &f, (blk, tid), (0, 1, false));
     }
     wait_group::<0>();
     sync_threads();
@@ -185,7 +206,7 @@ unsafe fn mainloop<
     // phases per iteration, so which stage is which is a constant (no stage arithmetic, no
     // register moves at the back edge).
     let (s0, s1) = (stages.phase::<BK>(0), stages.phase::<BK>(1));
-    let from = Loads::<T, false> {
+    let from = Loads::<T, PATH> {
         ab: (a, b),
         mnk: (m, n, k),
         blk,
@@ -198,17 +219,17 @@ unsafe fn mainloop<
         // Two calls, not a loop over an array of stages: that array went to local memory.
         let (this, that) = ((phase, p1), (phase + 1, p1));
         frag = unsafe {
-            one_phase::<T, BM, BN, BK, PARTS>(from, (&s0, &s1), &mut acc, frag, me, this)
+            one_phase::<T, BM, BN, BK, PARTS, PATH>(from, (&s0, &s1), &mut acc, frag, me, this)
         };
         frag = unsafe {
-            one_phase::<T, BM, BN, BK, PARTS>(from, (&s1, &s0), &mut acc, frag, me, that)
+            one_phase::<T, BM, BN, BK, PARTS, PATH>(from, (&s1, &s0), &mut acc, frag, me, that)
         };
         phase += 2;
     }
     if phase < p1 {
         let last = (phase, p1);
         frag = unsafe {
-            one_phase::<T, BM, BN, BK, PARTS>(from, (&s0, &s1), &mut acc, frag, me, last)
+            one_phase::<T, BM, BN, BK, PARTS, PATH>(from, (&s0, &s1), &mut acc, frag, me, last)
         };
     }
     let _ = frag; // the read after the last barrier: of no use
@@ -221,8 +242,15 @@ unsafe fn mainloop<
 /// # Safety
 /// As `mainloop` (interior block, K a multiple of BK); every thread of the block calls it.
 #[inline(always)]
-unsafe fn one_phase<T: Element, const BM: u32, const BN: u32, const BK: u32, const PARTS: u32>(
-    from: Loads<T, false>,
+unsafe fn one_phase<
+    T: Element,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const PARTS: u32,
+    const PATH: u32,
+>(
+    from: Loads<T, PATH>,
     (here, there): (&Stage<T::Acc>, &Stage<T::Acc>),
     acc: &mut ThreadTile<T::Acc>,
     frag: Fragment<T::Acc>,
@@ -242,7 +270,7 @@ unsafe fn one_phase<T: Element, const BM: u32, const BN: u32, const BK: u32, con
     }
     commit_group();
     unsafe {
-        phase_steps::<T, BM, BN, BK, PARTS, false>(
+        phase_steps::<T, BM, BN, BK, PARTS, PATH>(
             (here, there),
             acc,
             frag,

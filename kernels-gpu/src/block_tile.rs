@@ -22,7 +22,7 @@ use crate::device::global::{load, load4};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::vector::aligned4;
 use crate::element::{Accumulator, Element, Output};
-use crate::problem::{COut, Gemm, Strides};
+use crate::problem::{COut, Gemm, Strides, TRANSPOSED_A, TRANSPOSED_B};
 
 /// The spec of a kernel built on this block tile: `(rows, cols)` of C per block, one thread
 /// per 8 x 8 thread tile, a grid of tiles, every element type; `f32_blocks_per_sm` is the
@@ -233,13 +233,16 @@ impl Block {
         }
     }
 
-    /// Whether A and B are read as they are (not transposed): the unchecked mainloops
-    /// (`CHECKED = false`) take only these, so their code is what it was before transposes
-    /// existed (a runtime choice there stopped LLVM unrolling `fragment_buffered_k16`'s 16
-    /// K steps); transposed operands take the checked mainloop, 16-byte loads and all.
+    /// Whether A and B are read as they are (not transposed).
     #[inline(always)]
     pub fn as_stored(&self) -> bool {
         !self.s.a_t && !self.s.b_t
+    }
+
+    /// The layout bits (`TRANSPOSED_A | TRANSPOSED_B`): the unchecked path a block takes.
+    #[inline(always)]
+    pub fn layout(&self) -> u32 {
+        self.s.a_t as u32 * TRANSPOSED_A + self.s.b_t as u32 * TRANSPOSED_B
     }
 
     /// A `BM x BN` tile of its own, row-major and dense (a workspace tile).
@@ -299,30 +302,25 @@ pub unsafe fn fetch<T: Element, const BM: u32, const BN: u32, const BK: u32>(
     k0: u32,
     tid: u32,
 ) -> Fetch<T::Acc> {
-    unsafe { fetch_as::<T, BM, BN, BK, true>(ab, mnk, blk, k0, tid) }
+    unsafe { fetch_as::<T, BM, BN, BK, CHECKED>(ab, mnk, blk, k0, tid) }
 }
 
-/// [`fetch`], where `CHECKED = false` promises an interior block, a whole phase and
-/// operands as stored (the caller checked `blk.interior && blk.as_stored() && k % BK == 0`
-/// for the whole launch of this block), so no bounds check is compiled in at all.
+/// [`fetch`] on path `PATH` ([`CHECKED`], or an unchecked layout): an unchecked path
+/// promises an interior block, whole phases and `blk.layout() == PATH` (the caller checked
+/// `blk.interior && k % BK == 0` for the whole launch of this block), so no bounds check
+/// is compiled in at all.
 ///
 /// # Safety
-/// As [`fetch`], and the promise above when `CHECKED` is false.
+/// As [`fetch`], and the promise above on an unchecked path.
 #[inline(always)]
-pub unsafe fn fetch_as<
-    T: Element,
-    const BM: u32,
-    const BN: u32,
-    const BK: u32,
-    const CHECKED: bool,
->(
+pub unsafe fn fetch_as<T: Element, const BM: u32, const BN: u32, const BK: u32, const PATH: u32>(
     ab: (*const T, *const T),
     mnk: (u32, u32, u32),
     blk: Block,
     k0: u32,
     tid: u32,
 ) -> Fetch<T::Acc> {
-    unsafe { fetch_part::<T, BM, BN, BK, CHECKED>(ab, mnk, blk, k0, tid, (0, 1, true)) }
+    unsafe { fetch_part::<T, BM, BN, BK, PATH>(ab, mnk, blk, k0, tid, (0, 1, true)) }
 }
 
 /// Part `part` of `parts` of [`fetch_as`] (a slice of this thread's groups of A and of B),
@@ -337,7 +335,7 @@ pub unsafe fn fetch_part<
     const BM: u32,
     const BN: u32,
     const BK: u32,
-    const CHECKED: bool,
+    const PATH: u32,
 >(
     (a, b): (*const T, *const T),
     (m, n, k): (u32, u32, u32),
@@ -353,8 +351,8 @@ pub unsafe fn fetch_part<
         0
     };
     let mut f = Fetch::empty();
-    let vector = !CHECKED || (blk.interior && k0 + BK <= k);
-    let st = layout::<CHECKED>(blk);
+    let vector = PATH != CHECKED || (blk.interior && k0 + BK <= k);
+    let st = layout::<PATH>(blk);
     for slot in 0..groups_a / parts {
         // Slots count from 0 in every part, so the registers are indexed by constants
         // even where the part is not.
@@ -409,33 +407,44 @@ pub unsafe fn stash<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>
     f: &Fetch<A>,
     (blk, tid): (Block, u32),
 ) {
-    unsafe { stash_part::<A, BM, BN, BK, true>(stage, f, (blk, tid), (0, 1, true)) }
+    unsafe { stash_part::<A, BM, BN, BK, CHECKED>(stage, f, (blk, tid), (0, 1, true)) }
 }
 
-/// The strides a fetch or stash of a `CHECKED` (or unchecked) mainloop follows: the
-/// unchecked ones only ever see operands as they are stored ([`Block::as_stored`]), and
-/// say so as constants.
+/// A mainloop's path, a constant: [`CHECKED`] (bounds checks, the layout read at run
+/// time), or the layout bits (`TRANSPOSED_A | TRANSPOSED_B`, [`AS_STORED`] for neither) of
+/// an unchecked mainloop (an interior block, whole phases), whose loads compile for that
+/// one layout. One layout per instantiation on purpose: with the layout chosen at run time
+/// inside the unchecked loop, LLVM stopped unrolling `fragment_buffered_k16`'s 16 K steps
+/// (640 FMAs in the entry instead of 1024 or more).
+pub const CHECKED: u32 = 4;
+/// The unchecked path for A and B as they are stored.
+pub const AS_STORED: u32 = 0;
+
+/// The strides a fetch or stash on path `PATH` follows.
 #[inline(always)]
-fn layout<const CHECKED: bool>(blk: Block) -> Strides {
-    Strides {
-        a_t: CHECKED && blk.s.a_t,
-        b_t: CHECKED && blk.s.b_t,
-        ..blk.s
+fn layout<const PATH: u32>(blk: Block) -> Strides {
+    match PATH {
+        CHECKED => blk.s,
+        _ => Strides {
+            a_t: PATH & TRANSPOSED_A != 0,
+            b_t: PATH & TRANSPOSED_B != 0,
+            ..blk.s
+        },
     }
 }
 
 /// Stores part `part` of `parts` of a fetch, with or without B (see [`fetch_part`]), of a
-/// `CHECKED` mainloop (as the fetch's).
+/// mainloop on path `PATH` (as the fetch's).
 ///
 /// # Safety
-/// As [`stash`]; `CHECKED = false` only where [`Block::as_stored`].
+/// As [`stash`]; an unchecked `PATH` only where it is `blk.layout()`.
 #[inline(always)]
 pub unsafe fn stash_part<
     A: Accumulator,
     const BM: u32,
     const BN: u32,
     const BK: u32,
-    const CHECKED: bool,
+    const PATH: u32,
 >(
     stage: &Stage<A>,
     f: &Fetch<A>,
@@ -448,7 +457,7 @@ pub unsafe fn stash_part<
     } else {
         0
     };
-    let st = layout::<CHECKED>(blk);
+    let st = layout::<PATH>(blk);
     for slot in 0..groups_a / parts {
         // Slots count from 0 in every part, so the registers are indexed by constants
         // even where the part is not.

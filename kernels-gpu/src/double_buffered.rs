@@ -7,7 +7,7 @@
 //! stepping BK = 8, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes
 //! `2 * (BK * BM + BK * BN) * size_of(Acc)`.
 use crate::block_tile::{
-    Block, RowMajor, Stage, ThreadMap, epilogue, fetch_as, multiply, stash_part,
+    AS_STORED, Block, CHECKED, RowMajor, Stage, ThreadMap, epilogue, fetch_as, multiply, stash_part,
 };
 use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::device::shared::SharedArena;
@@ -54,9 +54,9 @@ pub unsafe fn pipelined<
     let out = g.c_out();
     let blk = Block::new::<T, BM, BN>(&g, (block_idx_y(), block_idx_x()));
     if SPECIALISE && blk.interior && blk.as_stored() && k.is_multiple_of(BK) {
-        unsafe { mainloop::<T, M, BM, BN, BK, false>(a, b, out, m, n, k, blk) }
+        unsafe { mainloop::<T, M, BM, BN, BK, AS_STORED>(a, b, out, m, n, k, blk) }
     } else {
-        unsafe { mainloop::<T, M, BM, BN, BK, true>(a, b, out, m, n, k, blk) }
+        unsafe { mainloop::<T, M, BM, BN, BK, CHECKED>(a, b, out, m, n, k, blk) }
     }
 }
 
@@ -68,7 +68,7 @@ unsafe fn mainloop<
     const BM: u32,
     const BN: u32,
     const BK: u32,
-    const CHECKED: bool,
+    const PATH: u32,
 >(
     a: *const T,
     b: *const T,
@@ -101,8 +101,8 @@ unsafe fn mainloop<
     // Prologue: the first stage.
     if phases > 0 {
         unsafe {
-            let f = fetch_as::<T, BM, BN, BK, CHECKED>((a, b), (m, n, k), blk, 0, tid);
-            stash_part::<_, BM, BN, BK, CHECKED>(&stages.0, &f, (blk, tid), (0, 1, true));
+            let f = fetch_as::<T, BM, BN, BK, PATH>((a, b), (m, n, k), blk, 0, tid);
+            stash_part::<_, BM, BN, BK, PATH>(&stages.0, &f, (blk, tid), (0, 1, true));
         }
     }
     sync_threads();
@@ -111,7 +111,7 @@ unsafe fn mainloop<
         let next = phase + 1 < phases;
         let prefetch = if next {
             Some(unsafe {
-                fetch_as::<T, BM, BN, BK, CHECKED>((a, b), (m, n, k), blk, (phase + 1) * BK, tid)
+                fetch_as::<T, BM, BN, BK, PATH>((a, b), (m, n, k), blk, (phase + 1) * BK, tid)
             })
         } else {
             None
@@ -120,12 +120,7 @@ unsafe fn mainloop<
         if let Some(f) = prefetch {
             // The other stage was last read in phase - 1, before the previous barrier.
             unsafe {
-                stash_part::<_, BM, BN, BK, CHECKED>(
-                    &stage(phase + 1),
-                    &f,
-                    (blk, tid),
-                    (0, 1, true),
-                )
+                stash_part::<_, BM, BN, BK, PATH>(&stage(phase + 1), &f, (blk, tid), (0, 1, true))
             };
         }
         sync_threads();

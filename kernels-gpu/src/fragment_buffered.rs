@@ -10,8 +10,8 @@
 //! `ceil(n / BN) x ceil(m / BM)`, shared bytes `2 * (BK * (BM + 4) + BK * BN) *
 //! size_of(Acc)`.
 use crate::block_tile::{
-    Block, Fetch, Fragment, Stage, ThreadMap, ThreadTile, WarpTiled, epilogue, fetch_as,
-    fetch_part, splits_into, stash_part,
+    AS_STORED, Block, CHECKED, Fetch, Fragment, Stage, ThreadMap, ThreadTile, WarpTiled, epilogue,
+    fetch_as, fetch_part, splits_into, stash_part,
 };
 use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::device::shared::SharedArena;
@@ -19,7 +19,7 @@ use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x
 use crate::element::{Accumulator, Element};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, TRANSPOSED_A, TRANSPOSED_B, entry_points};
 
 /// Padding of A^T's rows, in elements (a multiple of 4 keeps 16-byte reads aligned).
 pub const PAD: u32 = 4;
@@ -82,20 +82,13 @@ pub unsafe fn fragment_pipelined<
     let me = WarpTiled::coords::<BM, BN>(thread_idx_x());
     let write_c =
         |acc: &ThreadTile<T::Acc>| unsafe { epilogue::<_, _, BM, BN>(&out, acc, (m, n), blk, me) };
-    if SPECIALISE && blk.interior && blk.as_stored() && k.is_multiple_of(BK) {
-        unsafe {
-            mainloop::<T, WarpTiled, BM, BN, BK, PARTS, false>(
-                (a, b),
-                (m, n, k),
-                blk,
-                phases,
-                write_c,
-            )
-        }
+    let ab = (a, b);
+    if SPECIALISE && blk.interior && k.is_multiple_of(BK) {
+        unsafe { unchecked::<T, WarpTiled, BM, BN, BK, PARTS>(ab, (m, n, k), blk, phases, write_c) }
     } else {
         unsafe {
-            mainloop::<T, WarpTiled, BM, BN, BK, PARTS, true>(
-                (a, b),
+            mainloop::<T, WarpTiled, BM, BN, BK, PARTS, CHECKED>(
+                ab,
                 (m, n, k),
                 blk,
                 phases,
@@ -111,7 +104,8 @@ pub unsafe fn fragment_pipelined<
 /// it again first waits at a barrier.
 ///
 /// # Safety
-/// As the entry points; `CHECKED = false` promises an interior block and K a multiple of BK.
+/// As the entry points; an unchecked `PATH` promises an interior block, K a multiple of BK
+/// and `blk.layout() == PATH`.
 #[inline(always)]
 pub(crate) unsafe fn mainloop<
     T: Element,
@@ -120,7 +114,7 @@ pub(crate) unsafe fn mainloop<
     const BN: u32,
     const BK: u32,
     const PARTS: u32,
-    const CHECKED: bool,
+    const PATH: u32,
 >(
     (a, b): (*const T, *const T),
     (m, n, k): (u32, u32, u32),
@@ -139,8 +133,8 @@ pub(crate) unsafe fn mainloop<
 
     // Prologue: the first stage, and the first K step's fragment.
     unsafe {
-        let f = fetch_as::<T, BM, BN, BK, CHECKED>((a, b), (m, n, k), blk, p0 * BK, tid);
-        stash_part::<_, BM, BN, BK, CHECKED>(&stages.phase::<BK>(0), &f, (blk, tid), (0, 1, true));
+        let f = fetch_as::<T, BM, BN, BK, PATH>((a, b), (m, n, k), blk, p0 * BK, tid);
+        stash_part::<_, BM, BN, BK, PATH>(&stages.phase::<BK>(0), &f, (blk, tid), (0, 1, true));
     }
     sync_threads();
     let mut frag = unsafe { Fragment::load::<BM, BN>(&stages.phase::<BK>(0), 0, me) };
@@ -151,7 +145,7 @@ pub(crate) unsafe fn mainloop<
             stages.phase::<BK>((phase - p0) % 2),
             stages.phase::<BK>((phase - p0 + 1) % 2),
         );
-        let loads = Loads::<T, CHECKED> {
+        let loads = Loads::<T, PATH> {
             ab: (a, b),
             mnk: (m, n, k),
             blk,
@@ -160,7 +154,7 @@ pub(crate) unsafe fn mainloop<
             with_b: true,
         };
         frag = unsafe {
-            phase_steps::<T, BM, BN, BK, PARTS, CHECKED>(
+            phase_steps::<T, BM, BN, BK, PARTS, PATH>(
                 (&here, &there),
                 &mut acc,
                 frag,
@@ -172,6 +166,44 @@ pub(crate) unsafe fn mainloop<
     }
     finish(&acc);
 }
+
+/// [`mainloop`] unchecked, compiled for each layout of A and B and run for this block's.
+///
+/// # Safety
+/// As [`mainloop`] with an unchecked path: an interior block, K a multiple of BK.
+#[inline(always)]
+pub(crate) unsafe fn unchecked<
+    T: Element,
+    M: ThreadMap,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const PARTS: u32,
+>(
+    ab: (*const T, *const T),
+    mnk: (u32, u32, u32),
+    blk: Block,
+    phases: (u32, u32),
+    finish: impl FnOnce(&ThreadTile<T::Acc>),
+) {
+    unsafe {
+        match blk.layout() {
+            AS_STORED => {
+                mainloop::<T, M, BM, BN, BK, PARTS, AS_STORED>(ab, mnk, blk, phases, finish)
+            }
+            TRANSPOSED_A => {
+                mainloop::<T, M, BM, BN, BK, PARTS, TRANSPOSED_A>(ab, mnk, blk, phases, finish)
+            }
+            TRANSPOSED_B => {
+                mainloop::<T, M, BM, BN, BK, PARTS, TRANSPOSED_B>(ab, mnk, blk, phases, finish)
+            }
+            _ => mainloop::<T, M, BM, BN, BK, PARTS, BOTH>(ab, mnk, blk, phases, finish),
+        }
+    }
+}
+
+/// Both operands transposed.
+pub(crate) const BOTH: u32 = TRANSPOSED_A | TRANSPOSED_B;
 
 /// What every fragment-buffered mainloop starts from: this thread's index, its place in the
 /// thread map `M`, and the two padded stages.
@@ -198,7 +230,7 @@ pub(crate) unsafe fn start<
 
 /// Where the next phase's global loads come from (see `block_tile::fetch_part`).
 #[derive(Clone, Copy)]
-pub(crate) struct Loads<T: Element, const CHECKED: bool> {
+pub(crate) struct Loads<T: Element, const PATH: u32> {
     pub ab: (*const T, *const T),
     pub mnk: (u32, u32, u32),
     pub blk: Block,
@@ -225,13 +257,13 @@ pub(crate) unsafe fn phase_steps<
     const BN: u32,
     const BK: u32,
     const PARTS: u32,
-    const CHECKED: bool,
+    const PATH: u32,
 >(
     (here, there): (&Stage<T::Acc>, &Stage<T::Acc>),
     acc: &mut ThreadTile<T::Acc>,
     mut frag: Fragment<T::Acc>,
     me: (u32, u32),
-    (next, l): (bool, Loads<T, CHECKED>),
+    (next, l): (bool, Loads<T, PATH>),
     before_barrier: impl Fn(),
 ) -> Fragment<T::Acc> {
     let step = BK / PARTS;
@@ -240,12 +272,11 @@ pub(crate) unsafe fn phase_steps<
     for kk in 0..BK {
         let part = (kk / step, PARTS, l.with_b);
         if next && kk % step == 0 {
-            pending = unsafe {
-                fetch_part::<T, BM, BN, BK, CHECKED>(l.ab, l.mnk, l.blk, l.k0, l.tid, part)
-            };
+            pending =
+                unsafe { fetch_part::<T, BM, BN, BK, PATH>(l.ab, l.mnk, l.blk, l.k0, l.tid, part) };
         }
         if next && kk % step == step - 1 {
-            unsafe { stash_part::<_, BM, BN, BK, CHECKED>(there, &pending, (l.blk, l.tid), part) };
+            unsafe { stash_part::<_, BM, BN, BK, PATH>(there, &pending, (l.blk, l.tid), part) };
         }
         let following = if kk + 1 < BK {
             unsafe { Fragment::load::<BM, BN>(here, kk + 1, me) }

@@ -586,3 +586,57 @@ pub fn errors_gpu() -> Vec<libtest_mimic::Trial> {
         .map(|(name, case)| crate::gpu_trial(name, move |ctx| case(&Backend::Gpu(ctx.clone()))))
         .collect()
 }
+
+/// Whole 128 x 128 tiles and K a multiple of 16 in every layout of A and B (and a
+/// column-major C): the unchecked mainloops, compiled per layout, which the random shapes
+/// of [`property`] rarely reach on the executor (they need sides of 128 or more).
+pub fn whole_tiles(be: &Backend) -> Result<(), String> {
+    fn each<T: Element>(be: &Backend, kernel: Kernel) -> Result<(), String> {
+        for (ta, tb, c_col) in [
+            (false, false, false),
+            (true, false, false),
+            (false, true, false),
+            (true, true, false),
+            (false, false, true),
+            (true, false, true),
+        ] {
+            let st = |transposed: bool| Storage {
+                transposed,
+                layout: Layout::RowMajor,
+                pad: 0,
+                offset: 0,
+            };
+            let case = Case {
+                mnk: (128, 256, 32),
+                a: st(ta),
+                b: st(tb),
+                c: Storage {
+                    layout: if c_col {
+                        Layout::ColMajor
+                    } else {
+                        Layout::RowMajor
+                    },
+                    ..st(false)
+                },
+                count: 1,
+                shared: (false, false),
+                alpha: 1.0,
+                beta: 0.0,
+                seed: 7,
+            };
+            one::<T, T::Out>(be, Some(kernel), &case, crate::Arith::from(kernel))?;
+        }
+        Ok(())
+    }
+    for kernel in [
+        Kernel::PairedLanes,
+        Kernel::AsyncCopy,
+        Kernel::FragmentBufferedK16,
+        Kernel::StreamK,
+        Kernel::WarpTiledK16,
+    ] {
+        each::<f32>(be, kernel)?;
+        each::<f64>(be, kernel)?;
+    }
+    Ok(())
+}

@@ -104,6 +104,149 @@ fn run<T: Element, O: Output<T>>(
     Ok((ran, ms, cublas, diff))
 }
 
+/// Times the plain product `m x n x k` (a batch of `count`) as `ctx` chooses its kernel,
+/// and cuBLAS on the same buffers: (kernel, ms, cuBLAS ms).
+fn chosen<T: Element, O: Output<T>>(
+    ctx: &Context,
+    (m, n, k, count): (usize, usize, usize, usize),
+) -> rgemm::Result<(String, f64, f64)> {
+    let blas = Cublas::new(ctx)?;
+    let (la, lb, lc) = (
+        MatrixLayout::row_major(m, k),
+        MatrixLayout::row_major(k, n),
+        MatrixLayout::row_major(m, n),
+    );
+    let (sa, sb, sc) = (m * k, k * n, m * n);
+    let a = ctx.upload(&Matrix::<T>::random(1, sa * count, 1)?)?;
+    let b = ctx.upload(&Matrix::<T>::random(1, sb * count, 2)?)?;
+    let mut c = ctx.zeros::<O>(1, sc * count)?;
+    let batch = Batch::strided(count, (sa, sb, sc));
+    let mut ran = String::new();
+    let mut call = |c: &mut rgemm::DeviceMatrix<O>| -> rgemm::Result<()> {
+        let g = ctx
+            .gemm(a.view_as(la)?, b.view_as(lb)?, c.view_mut_as(lc)?)
+            .batch(batch);
+        if let Some(plan) = g.run()? {
+            ran = plan.kernel.to_string();
+        }
+        Ok(())
+    };
+    call(&mut c)?; // the rule, or the tuner's timing on scratch buffers
+    let ms = median(rgemm::timing::time_ms(ctx, 3, 10, || call(&mut c))?);
+    let (one, zero) = (
+        <T::Out as Scalar>::from_f64(1.0),
+        <T::Out as Scalar>::from_f64(0.0),
+    );
+    let cublas = median(rgemm::timing::time_ms(ctx, 3, 10, || {
+        blas.gemm_views(
+            (one, zero),
+            (&a.view_as(la)?, &b.view_as(lb)?),
+            &mut c.view_mut_as(lc)?,
+            batch,
+        )
+    })?);
+    Ok((ran, ms, cublas))
+}
+
+/// The rule's choice against the tuner's on the same shapes, each against cuBLAS.
+fn rule_against_tuned(
+    ctx: &Context,
+    tuned: &Context,
+    md: &mut String,
+    csv: &mut String,
+) -> rgemm::Result<()> {
+    let _ = writeln!(
+        md,
+        "\nThe rule's choice (no timing) against the tuner's (timed on scratch buffers), same shapes, same run:\n"
+    );
+    let _ = writeln!(
+        md,
+        "| type | M x N x K | batch | rule | TFLOP/s | tuned | TFLOP/s | rule / tuned | cuBLAS TFLOP/s | rule % cuBLAS |"
+    );
+    let _ = writeln!(md, "|---|---|---:|---|---:|---|---:|---:|---:|---:|");
+    let square = [1024, 2048, 4096, 8192].map(|s| (s, s, s, 1));
+    let practice = [
+        (4096, 4096, 14336, 1),
+        (3001, 2999, 1234, 1),
+        (64, 4096, 4096, 1),
+        (128, 4096, 4096, 1),
+        (16, 4096, 4096, 1),
+        (8, 4096, 4096, 1),
+        (4, 4096, 4096, 1),
+        (1, 4096, 4096, 1),
+        (4096, 300, 4096, 1),
+        (4096, 512, 4096, 1),
+        (128, 128, 128, 512),
+        (512, 512, 512, 64),
+    ];
+    let mut one = |ty: &str,
+                   shape: (usize, usize, usize, usize),
+                   r: (String, f64, f64),
+                   t: (String, f64, f64)| {
+        let (m, n, k, count) = shape;
+        let flops = 2.0 * (m * n * k * count) as f64;
+        let tf = |ms: f64| flops / ms / 1e9;
+        let ratio = 100.0 * t.1 / r.1;
+        let pct = 100.0 * r.2 / r.1;
+        let _ = writeln!(
+            md,
+            "| {ty} | {m}x{n}x{k} | {count} | {} | {:.1} | {} | {:.1} | {ratio:.1}% | {:.1} | {pct:.1}% |",
+            r.0,
+            tf(r.1),
+            t.0,
+            tf(t.1),
+            tf(r.2)
+        );
+        let _ = writeln!(
+            csv,
+            "{ty},rule vs tuned,{m}x{n}x{k},{count},{},{:.4},{:.2},{:.4},{:.2},{pct:.1},tuned {} {:.4} ({ratio:.1}%)",
+            r.0,
+            r.1,
+            tf(r.1),
+            r.2,
+            tf(r.2),
+            t.0,
+            t.1
+        );
+    };
+    for shape in square.into_iter().chain(practice) {
+        let (r, t) = (
+            chosen::<f32, f32>(ctx, shape)?,
+            chosen::<f32, f32>(tuned, shape)?,
+        );
+        one("f32", shape, r, t);
+    }
+    for shape in [
+        (1024, 1024, 1024, 1),
+        (4096, 4096, 4096, 1),
+        (4096, 4096, 14336, 1),
+        (64, 4096, 4096, 1),
+        (512, 512, 512, 64),
+    ] {
+        let (r, t) = (
+            chosen::<f64, f64>(ctx, shape)?,
+            chosen::<f64, f64>(tuned, shape)?,
+        );
+        one("f64", shape, r, t);
+    }
+    for shape in [
+        (1024, 1024, 1024, 1),
+        (4096, 4096, 4096, 1),
+        (4096, 4096, 14336, 1),
+        (16, 4096, 4096, 1),
+        (1, 4096, 4096, 1),
+        (64, 4096, 4096, 1),
+        (512, 512, 512, 64),
+    ] {
+        let (r, t) = (
+            chosen::<rgemm::bf16, f32>(ctx, shape)?,
+            chosen::<rgemm::bf16, f32>(tuned, shape)?,
+        );
+        one("bf16", shape, r, t);
+    }
+    Ok(())
+}
+
 fn forms_of(s: usize) -> Vec<Form> {
     let f = |name: &str, (ta, tb, c_col): (bool, bool, bool), scalars| Form {
         name: name.into(),
@@ -203,7 +346,14 @@ fn main() -> rgemm::Result<()> {
             run::<rgemm::bf16, f32>(&ctx, &blas, &form, None)?,
         );
     }
+    let tuned = Context::new(0)?;
+    tuned.set_tuning(true);
+    rule_against_tuned(&ctx, &tuned, &mut md, &mut csv)?;
     print!("{md}");
+    println!(
+        "\nTuned choices (`Context::tuning_text`):\n{}",
+        tuned.tuning_text()
+    );
     // The first product of new shapes: host time of the call (queueing included; the
     // kernel's module was loaded by the rows above).
     println!("\nFirst call of a new shape (the rule's choice, no timing), host time of `run()`:");
