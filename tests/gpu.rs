@@ -370,6 +370,7 @@ fn main() {
         occupancy(),
         choice(),
         tuner(),
+        streams(),
         precision(),
         executor_agrees(),
     ]);
@@ -469,6 +470,58 @@ fn tuner() -> Trial {
         match bad {
             Err(Error::Tuning(_)) => Ok(()),
             other => Err(format!("a bad tuning file gave {other:?}")),
+        }
+    })
+}
+
+/// Two contexts on two streams of one device (`fork`): products queued from two threads at
+/// once are each right; `wait_for` orders a product on one stream after an upload on the
+/// other; `from_cudarc` runs on the caller's own context and stream; a stream of another
+/// CUDA context is a typed error.
+fn streams() -> Trial {
+    gpu_trial("streams::two_streams_concurrently_and_in_order", |ctx| {
+        let other = ctx.fork().map_err(fail)?;
+        let run = |c: &Context, seed: u64| -> Result<(), String> {
+            for i in 0..6 {
+                let (m, n, k) = (300 + i, 200 + 7 * i, 150 + 3 * i);
+                let a = random_matrix::<f32>(m, k, seed + i as u64);
+                let b = random_matrix::<f32>(k, n, seed + 100 + i as u64);
+                let (da, db) = (c.upload(&a).map_err(fail)?, c.upload(&b).map_err(fail)?);
+                let mut dc = c.zeros::<f32>(m, n).map_err(fail)?;
+                c.gemm(da.view(), db.view(), dc.view_mut())
+                    .run()
+                    .map_err(fail)?;
+                check_product(&a, &b, &c.download(&dc).map_err(fail)?)?;
+            }
+            Ok(())
+        };
+        std::thread::scope(|s| {
+            let one = s.spawn(|| run(ctx, 1));
+            let two = s.spawn(|| run(&other, 2));
+            one.join().map_err(|_| "thread panicked".to_string())??;
+            two.join().map_err(|_| "thread panicked".to_string())?
+        })?;
+        // An upload on one stream, the product on the other after `wait_for`.
+        let a = random_matrix::<f32>(512, 512, 9);
+        let da = ctx.upload(&a).map_err(fail)?;
+        other.wait_for(ctx).map_err(fail)?;
+        let mut dc = other.zeros::<f32>(512, 512).map_err(fail)?;
+        other
+            .gemm(da.view(), da.view().t(), dc.view_mut())
+            .run()
+            .map_err(fail)?;
+        let at = Matrix::from_fn(512, 512, |r, c| a.get(c, r).unwrap()).map_err(fail)?;
+        check_product(&a, &at, &other.download(&dc).map_err(fail)?)?;
+        // The caller's own cudarc context and stream.
+        let cuda = rgemm::cudarc::driver::CudaContext::new(0).map_err(fail)?;
+        let theirs =
+            Context::from_cudarc(cuda.clone(), cuda.new_stream().map_err(fail)?).map_err(fail)?;
+        let b = random_matrix::<f32>(512, 64, 10);
+        let c = theirs.matmul(&a, &b).map_err(fail)?;
+        check_product(&a, &b, &c)?;
+        match ctx.on_stream(cuda.new_stream().map_err(fail)?) {
+            Err(Error::ForeignStream) => Ok(()),
+            other => Err(format!("a foreign stream gave {:?}", other.map(|_| ()))),
         }
     })
 }

@@ -192,7 +192,7 @@ fn run_shape<T: Element>(
     })?);
     let reference = ctx.download(&c_ref)?;
 
-    // What matmul() picks for this shape (timed on first use, on these buffers).
+    // What matmul() picks for this shape (by rule, remembered).
     let chosen = ctx
         .matmul_device(&a, &b, &mut ctx.zeros::<T::Out>(m, n)?, None)?
         .kernel;

@@ -116,16 +116,16 @@ pub struct Context {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     /// The PTX modules, each loaded on first use of one of its kernels.
-    modules: Mutex<HashMap<Arch, Arc<CudaModule>>>,
+    modules: Arc<Mutex<HashMap<Arch, Arc<CudaModule>>>>,
     props: DeviceProps,
     /// Kernels made ready per (kernel, entry suffix: input and output types).
-    resolved: Mutex<HashMap<(Kernel, &'static str), Arc<Resolved>>>,
+    resolved: Arc<Mutex<HashMap<(Kernel, &'static str), Arc<Resolved>>>>,
     /// The kernel `matmul` chose per (entry suffix, m, n, k): timed on first use.
-    choices: Mutex<HashMap<ChoiceKey, Kernel>>,
+    choices: Arc<Mutex<HashMap<ChoiceKey, Kernel>>>,
     /// Scratch memory for kernels that need it (partial sums, tensor maps).
     workspace: Mutex<Workspace>,
     /// The tuner: on or off, and its choices per shape bucket.
-    tuning: Mutex<crate::tuner::Tuning>,
+    tuning: Arc<Mutex<crate::tuner::Tuning>>,
 }
 
 /// The context's device scratch memory: `stream_k`'s partial sums, or the tensor maps of
@@ -209,13 +209,87 @@ impl Context {
         Ok(Self {
             ctx,
             stream,
-            modules: Mutex::new(HashMap::new()),
+            modules: Default::default(),
             props,
-            resolved: Mutex::new(HashMap::new()),
-            choices: Mutex::new(HashMap::new()),
-            workspace: Mutex::new(Workspace::default()),
-            tuning: Mutex::new(Default::default()),
+            resolved: Default::default(),
+            choices: Default::default(),
+            workspace: Default::default(),
+            tuning: Default::default(),
         })
+    }
+
+    /// A context on an existing cudarc context and stream (what candle and cudarc users
+    /// hold): products queue on `stream`. Unlike [`Context::new`], it leaves the context's
+    /// event tracking as it is (cudarc's default: on), so buffers it shares with the
+    /// caller's code stay ordered by cudarc's events.
+    ///
+    /// ```no_run
+    /// # fn main() -> rgemm::Result<()> {
+    /// let cuda = rgemm::cudarc::driver::CudaContext::new(0)?;
+    /// let stream = cuda.new_stream()?;
+    /// let ctx = rgemm::Context::from_cudarc(cuda, stream)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn from_cudarc(ctx: Arc<CudaContext>, stream: Arc<CudaStream>) -> Result<Self> {
+        if !Arc::ptr_eq(stream.context(), &ctx) {
+            return Err(Error::ForeignStream);
+        }
+        let props = DeviceProps::query(&ctx)?;
+        Ok(Self {
+            ctx,
+            stream,
+            modules: Default::default(),
+            props,
+            resolved: Default::default(),
+            choices: Default::default(),
+            workspace: Default::default(),
+            tuning: Default::default(),
+        })
+    }
+
+    /// A context on another stream of the same device: it shares this one's loaded
+    /// kernels, remembered choices and tuning, and has a workspace of its own, so products
+    /// on the two run concurrently. Device matrices of either can be used by both; ordering
+    /// work on one buffer across the two streams is the caller's ([`Context::wait_for`]),
+    /// as CUDA's rule for streams is.
+    ///
+    /// ```no_run
+    /// # fn main() -> rgemm::Result<()> {
+    /// let ctx = rgemm::Context::new(0)?;
+    /// let other = ctx.fork()?; // a new non-blocking stream
+    /// let a = ctx.upload(&rgemm::Matrix::<f32>::random(64, 64, 1)?)?;
+    /// other.wait_for(&ctx)?; // the upload first
+    /// let mut c = other.zeros::<f32>(64, 64)?;
+    /// other.matmul_device(&a, &a, &mut c, None)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn fork(&self) -> Result<Self> {
+        self.on_stream(self.ctx.new_stream()?)
+    }
+
+    /// [`Context::fork`] onto a stream of the caller's (of this context's device).
+    pub fn on_stream(&self, stream: Arc<CudaStream>) -> Result<Self> {
+        if !Arc::ptr_eq(stream.context(), &self.ctx) {
+            return Err(Error::ForeignStream);
+        }
+        Ok(Self {
+            ctx: self.ctx.clone(),
+            stream,
+            modules: self.modules.clone(),
+            props: self.props.clone(),
+            resolved: self.resolved.clone(),
+            choices: self.choices.clone(),
+            workspace: Default::default(),
+            tuning: self.tuning.clone(),
+        })
+    }
+
+    /// Makes this context's stream wait for the work queued so far on `other`'s (an
+    /// event: the host does not wait).
+    pub fn wait_for(&self, other: &Context) -> Result<()> {
+        Ok(self.stream.join(&other.stream)?)
     }
 
     /// The device's properties, as read when the context opened.
@@ -363,12 +437,13 @@ impl Context {
     /// (functions, occupancy: made once per kernel and element type), compute the grid,
     /// launch.
     ///
-    /// `kernel: None` picks the fastest of [`Context::candidates`] for this element type
-    /// and exact shape: the first call with a new shape times each candidate on these very
-    /// buffers (one warm-up, then the best of three runs, CUDA events) and remembers the
-    /// winner for the life of the context ([`Context::chosen_kernel`] reports it); later
-    /// calls go straight to it. The textbook tiled kernels are candidates, so the choice is
-    /// never slower than them on the shapes it was timed on (within timing noise).
+    /// `kernel: None` picks one of [`Context::candidates`] for this element type and shape
+    /// by rule ([`crate::heuristic`]: the element type, the shape and the device; no
+    /// timing, so the first call of a new shape costs no more than the next), or, with the
+    /// tuner on ([`Context::set_tuning`]), the fastest of them timed on scratch buffers for
+    /// the shape's bucket; the choice is remembered for the life of the context
+    /// ([`Context::chosen_kernel`] reports it). Measured on an H200, the rule's choice is
+    /// within 10% of the tuner's on every benchmarked shape (`docs/bench/bench_forms.md`).
     ///
     /// [`Kernel::StreamK`] needs device scratch memory for the partial sums of the tiles it
     /// shares out: two 128 x 128 accumulator tiles per block of one wave (34.6 MB on a
@@ -418,7 +493,7 @@ impl Context {
         check_output_shape(c.shape(), m, n)?;
         let kernel = match choice {
             Choice::Kernel(kernel) => kernel,
-            Choice::Fastest(precision) => self.choose_by_timing(a, b, c, precision)?,
+            Choice::Fastest(precision) => self.choose::<T, O>((m, n, k), precision)?,
         };
         let launches = kernel.launches::<T>(&self.props, (m, n, k))?;
         let ready = self.resolve::<T, O>(kernel)?;
@@ -577,37 +652,37 @@ impl Context {
         choices.get(&(O::SUFFIX, precision, m, n, k)).copied()
     }
 
-    fn choose_by_timing<T: Element, O: Output<T>>(
+    /// `matmul`'s choice for a plain product: remembered, tuned (see
+    /// [`Context::set_tuning`]), or by rule ([`crate::heuristic`]), then remembered for the
+    /// shape. No timing unless the tuner is on, and then on scratch buffers.
+    fn choose<T: Element, O: Output<T>>(
         &self,
-        a: &DeviceMatrix<T>,
-        b: &DeviceMatrix<T>,
-        c: &mut DeviceMatrix<O>,
+        (m, n, k): (usize, usize, usize),
         precision: Precision,
     ) -> Result<Kernel> {
-        let (m, n, k) = (a.rows, b.cols, a.cols);
         if let Some(kernel) = self.chosen_kernel_in::<T, O>(m, n, k, precision) {
             return Ok(kernel);
         }
+        // The launch's own errors first (a shape too large, no kernel of this precision).
         let candidates = self.candidates_in::<T>(m, n, k, precision)?;
-        if m == 0 || n == 0 {
-            return Ok(candidates[0]);
-        }
-        // A lone candidate is the choice without timing (and remembered like any other).
-        let mut best = (f64::INFINITY, candidates[0]);
-        if candidates.len() > 1 {
-            for kernel in candidates {
-                let launches = kernel.launches::<T>(&self.props, (m, n, k))?;
-                let ready = self.resolve::<T, O>(kernel)?;
-                let runs = crate::timing::time_ms(self, 1, 3, || {
-                    self.launch(kernel, a, b, c, &ready, &launches)
-                })?;
-                let ms = runs.into_iter().fold(f64::INFINITY, f64::min);
-                if ms < best.0 {
-                    best = (ms, kernel);
-                }
-            }
-        }
-        let kernel = best.1;
+        let layouts = (
+            crate::view::MatrixLayout::row_major(m, k),
+            crate::view::MatrixLayout::row_major(k, n),
+            crate::view::MatrixLayout::row_major(m, n),
+        );
+        let norm = crate::gemm::Normalized::new(
+            layouts,
+            (m * k, k * n, m * n),
+            crate::view::Batch::ONE,
+            (1.0, 0.0),
+        )?;
+        let kernel = match self.choose_for::<T, O>(&norm, precision) {
+            Ok(kernel) if candidates.contains(&kernel) || candidates.is_empty() => kernel,
+            _ => candidates
+                .first()
+                .copied()
+                .unwrap_or(self.textbook_kernel::<T>()?),
+        };
         let mut choices = self.choices.lock().unwrap_or_else(|e| e.into_inner());
         choices.insert((O::SUFFIX, precision, m, n, k), kernel);
         Ok(kernel)

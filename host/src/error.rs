@@ -93,6 +93,9 @@ pub enum Error {
     /// alpha/beta, batches) was asked to.
     #[error("kernel {kernel} cannot compute this product: {reason}")]
     UnsupportedForm { kernel: String, reason: String },
+    /// A stream of another CUDA context was given.
+    #[error("the stream belongs to another CUDA context")]
+    ForeignStream,
     /// A tuning file that cannot be read, written or parsed.
     #[error("tuning: {0}")]
     Tuning(String),

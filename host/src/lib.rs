@@ -52,6 +52,9 @@ pub mod view;
 pub use context::{Context, LaunchPlan, device_count};
 pub use cpu::CpuExecutor;
 pub use cublas::Cublas;
+/// The cudarc this crate is built on, for interoperation ([`Context::from_cudarc`],
+/// [`DeviceMatrix::as_cuda_slice`], [`DeviceView::new`]).
+pub use cudarc;
 pub use element::{Element, Output, Scalar};
 pub use error::{Error, Result};
 pub use gemm::{GemmCall, gemm_reference};

@@ -12,7 +12,7 @@
 //!
 //! Launch rules ([`SPEC`]): 128 threads; grid `ceil(n / 128) x splits` (`Problem::ctas`, from
 //! the shape and the SM count); shared `4 x 8 x 128` f32; workspace `splits x m x n` f32
-//! where `splits > 1`; f16, bf16 (any compute capability: SIMT).
+//! where `splits > 1`; f32, f16, bf16 (any compute capability: SIMT).
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
@@ -63,7 +63,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     // No launch bounds: capped at 6 blocks per SM (85 registers) it spilled 548 bytes and
     // ran slower at M >= 8; uncapped it takes 182 (A's loads of 8 K rows hoisted).
     min_blocks_per_sm: PerAcc::NONE,
-    elements: &[Elem::F16, Elem::Bf16],
+    elements: &[Elem::F32, Elem::F16, Elem::Bf16],
     candidate: Candidate::WhenSideAtMost(16),
     cpu: true,
     tensor_cores: false,
@@ -233,6 +233,6 @@ pub unsafe fn decode_fixup<T: Element>(g: Gemm<T>) {
     unsafe { store(c, i, T::out(sum)) };
 }
 
-entry_points!(decode; decode_f16: f16, decode_bf16: Bf16, decode_f16_f16: Narrow<f16>, decode_bf16_bf16: Narrow<Bf16>);
+entry_points!(decode; decode_f32: f32, decode_f16: f16, decode_bf16: Bf16, decode_f16_f16: Narrow<f16>, decode_bf16_bf16: Narrow<Bf16>);
 // f16 and bf16 products accumulate in f32: one fix-up.
 entry_points!(decode_fixup; decode_fixup_f32: f32, decode_fixup_f16_f16: Narrow<f16>, decode_fixup_bf16_bf16: Narrow<Bf16>);
