@@ -371,6 +371,7 @@ fn main() {
         choice(),
         tuner(),
         streams(),
+        ndarray_interop(),
         precision(),
         executor_agrees(),
     ]);
@@ -523,5 +524,35 @@ fn streams() -> Trial {
             Err(Error::ForeignStream) => Ok(()),
             other => Err(format!("a foreign stream gave {:?}", other.map(|_| ()))),
         }
+    })
+}
+
+/// ndarray views in (standard, transposed, sliced with steps), arrays out, checked against
+/// the reference.
+fn ndarray_interop() -> Trial {
+    gpu_trial("ndarray::views_in_arrays_out", |ctx| {
+        use rgemm::ndarray::{Array2, s};
+        let a =
+            Array2::<f32>::from_shape_fn((97, 130), |(i, j)| ((i * 7 + j * 3) % 13) as f32 - 6.0);
+        let b = Array2::<f32>::from_shape_fn((97, 61), |(i, j)| ((i * 5 + j) % 11) as f32 - 5.0);
+        let to_matrix = |v: &rgemm::ndarray::ArrayView2<f32>| {
+            Matrix::from_fn(v.nrows(), v.ncols(), |r, c| v[[r, c]]).map_err(fail)
+        };
+        // A^T B (A read in place, column-major), and a stepped slice of A times B's rows.
+        let cases = [
+            (a.t(), b.view()),
+            (a.slice(s![..;2, ..97]), b.slice(s![.., ..])),
+        ];
+        for (x, y) in cases {
+            let got = ctx.matmul_ndarray(&x, &y).map_err(fail)?;
+            let (xm, ym) = (to_matrix(&x)?, to_matrix(&y)?);
+            let want = rgemm::matmul_reference(&xm, &ym).map_err(fail)?;
+            for ((r, c), g) in got.indexed_iter() {
+                if *g as f64 != want.get(r, c).unwrap() {
+                    return Err(format!("C[{r}][{c}] = {g}, want {:?}", want.get(r, c)));
+                }
+            }
+        }
+        Ok(())
     })
 }

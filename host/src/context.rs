@@ -66,6 +66,9 @@ pub(crate) struct Resolved {
     occupancy: Occupancy,
 }
 
+/// Kernels made ready, per (kernel, entry suffix), shared by the contexts of one device.
+type ResolvedCache = Arc<Mutex<HashMap<(Kernel, &'static str), Arc<Resolved>>>>;
+
 /// What runs a product: a kernel the caller named, or the fastest of a precision.
 #[derive(Clone, Copy, Debug)]
 enum Choice {
@@ -119,7 +122,7 @@ pub struct Context {
     modules: Arc<Mutex<HashMap<Arch, Arc<CudaModule>>>>,
     props: DeviceProps,
     /// Kernels made ready per (kernel, entry suffix: input and output types).
-    resolved: Arc<Mutex<HashMap<(Kernel, &'static str), Arc<Resolved>>>>,
+    resolved: ResolvedCache,
     /// The kernel `matmul` chose per (entry suffix, m, n, k): timed on first use.
     choices: Arc<Mutex<HashMap<ChoiceKey, Kernel>>>,
     /// Scratch memory for kernels that need it (partial sums, tensor maps).
@@ -205,17 +208,7 @@ impl Context {
         // buffer to another stream synchronizes first (see the type's documentation).
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream()?;
-        let props = DeviceProps::query(&ctx)?;
-        Ok(Self {
-            ctx,
-            stream,
-            modules: Default::default(),
-            props,
-            resolved: Default::default(),
-            choices: Default::default(),
-            workspace: Default::default(),
-            tuning: Default::default(),
-        })
+        Self::from_cudarc(ctx, stream)
     }
 
     /// A context on an existing cudarc context and stream (what candle and cudarc users

@@ -40,6 +40,8 @@ pub mod gemm;
 pub mod heuristic;
 pub mod kernels;
 pub mod matrix;
+#[cfg(feature = "ndarray")]
+pub mod ndarray_interop;
 pub mod occupancy;
 pub mod props;
 pub mod ptx;
@@ -61,6 +63,9 @@ pub use gemm::{GemmCall, gemm_reference};
 pub use half::{bf16, f16};
 pub use kernels::{Arch, ENTRY_PARAMS, Elem, Kernel, Launches, MAX_DIM, Precision, PtxParam};
 pub use matrix::{DeviceMatrix, Matrix};
+/// The ndarray the interop is built on (feature `ndarray`).
+#[cfg(feature = "ndarray")]
+pub use ndarray;
 pub use occupancy::{BlockResources, Limiter, Occupancy};
 pub use props::DeviceProps;
 pub use reference::{

@@ -98,13 +98,19 @@ pub unsafe fn async_pipelined<
     // alike, which cost spills).
     let write_c =
         |acc: &ThreadTile<T::Acc>| unsafe { epilogue::<_, _, BM, BN>(&out, acc, (m, n), blk, me) };
-    unsafe { tile_product::<T, M, BM, BN, BK, PARTS>((a, b), (m, n, k), blk, None, write_c) };
+    unsafe { tile_product::<T, M, BM, BN, BK, PARTS, true>((a, b), (m, n, k), blk, None, write_c) };
 }
 
 /// The thread tile of block tile `blk` over phases `p0..p1` (all of K if `None`), handed to
 /// `finish`: the asynchronous mainloop for interior blocks of f32/f64 with K a multiple of
 /// BK, `fragment_buffered`'s checked one otherwise. Reads shared memory after its last
 /// barrier (see `phase_steps`): a caller that runs it again first waits at a barrier.
+///
+/// With `EVERY_LAYOUT`, an unchecked mainloop is compiled for each layout of A and B (a
+/// transposed A in the asynchronous one, a transposed B through registers); without, only
+/// for A and B as stored, and transposed operands take the checked one: `stream_k`, which
+/// runs this twice, spilled 248 bytes with every layout (44 without) and lost 4.5% at
+/// 8192^3 (H200).
 ///
 /// # Safety
 /// As the entry points; every thread of the block calls it with the same arguments.
@@ -116,6 +122,7 @@ pub(crate) unsafe fn tile_product<
     const BN: u32,
     const BK: u32,
     const PARTS: u32,
+    const EVERY_LAYOUT: bool,
 >(
     ab: (*const T, *const T),
     mnk: (u32, u32, u32),
@@ -124,14 +131,19 @@ pub(crate) unsafe fn tile_product<
     finish: impl FnOnce(&ThreadTile<T::Acc>),
 ) {
     let k = mnk.2;
-    if T::IS_ACC && blk.interior && k.is_multiple_of(BK) {
+    let unchecked = EVERY_LAYOUT || blk.as_stored();
+    if T::IS_ACC && blk.interior && k.is_multiple_of(BK) && unchecked {
         // `k / BK`, not `div_ceil`: the same here, but LLVM does not see it, and the loop
         // then compiled to more address arithmetic (27 more instructions per two phases).
         let phases = phases.unwrap_or((0, k / BK));
         // `cp.async` copies B's rows as they are stored: a transposed B goes through
         // registers (`fragment_buffered`'s unchecked mainloop, compiled for its layout).
         unsafe {
-            match blk.layout() {
+            match if EVERY_LAYOUT {
+                blk.layout()
+            } else {
+                AS_STORED
+            } {
                 AS_STORED => {
                     mainloop::<T, M, BM, BN, BK, PARTS, AS_STORED>(ab, mnk, blk, phases, finish)
                 }

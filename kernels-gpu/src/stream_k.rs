@@ -183,7 +183,7 @@ pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
         let blk = s.block::<T>(&g, block);
         let phases = Some((0, s.phases));
         unsafe {
-            tile_product::<T, M, BM, BN, BK, 2>((a, b), (m, n, k), blk, phases, write_c(blk))
+            tile_product::<T, M, BM, BN, BK, 2, false>((a, b), (m, n, k), blk, phases, write_c(blk))
         };
         return;
     }
@@ -209,7 +209,9 @@ pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
         // The first piece's last reads of shared memory are done before the second's stores.
         sync_threads();
         let phases = Some((p0, p1));
-        unsafe { tile_product::<T, M, BM, BN, BK, 2>((a, b), (m, n, k), blk, phases, finish) };
+        unsafe {
+            tile_product::<T, M, BM, BN, BK, 2, false>((a, b), (m, n, k), blk, phases, finish)
+        };
         i += p1 - p0;
     }
 }
