@@ -110,7 +110,9 @@ pub unsafe fn async_pipelined<
 /// transposed A in the asynchronous one, a transposed B through registers); without, only
 /// for A and B as stored, and transposed operands take the checked one: `stream_k`, which
 /// runs this twice, spilled 248 bytes with every layout (44 without) and lost 4.5% at
-/// 8192^3 (H200).
+/// 8192^3 (H200). Without, the code is written as it was before layouts existed, test
+/// order included: one reordered condition gave `stream_k_f32` other PTX, 124 bytes of
+/// spills and 3% less at 8192^3.
 ///
 /// # Safety
 /// As the entry points; every thread of the block calls it with the same arguments.
@@ -131,19 +133,22 @@ pub(crate) unsafe fn tile_product<
     finish: impl FnOnce(&ThreadTile<T::Acc>),
 ) {
     let k = mnk.2;
-    let unchecked = EVERY_LAYOUT || blk.as_stored();
-    if T::IS_ACC && blk.interior && k.is_multiple_of(BK) && unchecked {
-        // `k / BK`, not `div_ceil`: the same here, but LLVM does not see it, and the loop
-        // then compiled to more address arithmetic (27 more instructions per two phases).
+    if !EVERY_LAYOUT {
+        // Transposed operands take the checked mainloop (`Block::as_stored`).
+        if T::IS_ACC && blk.interior && blk.as_stored() && k.is_multiple_of(BK) {
+            // `k / BK`, not `div_ceil`: the same here, but LLVM does not see it, and the
+            // loop then compiled to more address arithmetic (27 more instructions per two
+            // phases).
+            let phases = phases.unwrap_or((0, k / BK));
+            unsafe { mainloop::<T, M, BM, BN, BK, PARTS, AS_STORED>(ab, mnk, blk, phases, finish) };
+            return;
+        }
+    } else if T::IS_ACC && blk.interior && k.is_multiple_of(BK) {
         let phases = phases.unwrap_or((0, k / BK));
         // `cp.async` copies B's rows as they are stored: a transposed B goes through
         // registers (`fragment_buffered`'s unchecked mainloop, compiled for its layout).
         unsafe {
-            match if EVERY_LAYOUT {
-                blk.layout()
-            } else {
-                AS_STORED
-            } {
+            match blk.layout() {
                 AS_STORED => {
                     mainloop::<T, M, BM, BN, BK, PARTS, AS_STORED>(ab, mnk, blk, phases, finish)
                 }
@@ -160,7 +165,9 @@ pub(crate) unsafe fn tile_product<
                 ),
             }
         };
-    } else {
+        return;
+    }
+    {
         let phases = phases.unwrap_or((0, k.div_ceil(BK)));
         unsafe {
             fragment_buffered::mainloop::<T, M, BM, BN, BK, PARTS, CHECKED>(
