@@ -146,16 +146,7 @@ impl<'c> Cublas<'c> {
         let (pa, _ra) = a.buf.device_ptr(stream);
         let (pb, _rb) = b.buf.device_ptr(stream);
         let (pc, _rc) = c.buf.device_ptr_mut(stream);
-        let (ea, ec) = (
-            std::mem::size_of::<T>() as u64,
-            std::mem::size_of::<O>() as u64,
-        );
-        let (oa, ob, oc) = norm.offsets;
-        let (ka, kb) = match norm.swapped {
-            false => (pa + oa as u64 * ea, pb + ob as u64 * ea),
-            true => (pb + oa as u64 * ea, pa + ob as u64 * ea),
-        };
-        let kc = pc + oc as u64 * ec;
+        let (ka, kb, kc) = norm.addresses::<T, O>((pa, pb, pc));
         let op = |t: bool| if t { CUBLAS_OP_T } else { CUBLAS_OP_N };
         let (a_t, b_t) = (p.layout & 1 != 0, p.layout & 2 != 0);
         let (ab, _, compute) = T::CUBLAS;

@@ -109,12 +109,31 @@ impl Normalized {
     /// grid is one block per tile run it).
     pub fn is_plain(&self, (in_bytes, out_bytes): (usize, usize)) -> bool {
         let p = &self.problem;
-        let dense = p.lda == p.k && p.ldb == p.n && p.ldc == p.n && p.layout == 0;
-        let unscaled = p.alpha == 1.0 && p.beta == 0.0;
         let aligned = (p.batch_stride_a as usize * in_bytes).is_multiple_of(16)
             && (p.batch_stride_b as usize * in_bytes).is_multiple_of(16)
             && (p.batch_stride_c as usize * out_bytes).is_multiple_of(16);
-        dense && unscaled && self.offsets == (0, 0, 0) && (p.batch == 1 || aligned)
+        p.is_dense_unscaled() && self.offsets == (0, 0, 0) && (p.batch == 1 || aligned)
+    }
+
+    /// The kernels' A and B: the caller's, or the other way round for a column-major C.
+    pub fn ordered<X>(&self, a: X, b: X) -> (X, X) {
+        match self.swapped {
+            false => (a, b),
+            true => (b, a),
+        }
+    }
+
+    /// Device addresses of the kernels' A, B and C, given the starts of the caller's A, B
+    /// and C buffers (elements of `T` and `O`).
+    pub fn addresses<T, O>(&self, (pa, pb, pc): (u64, u64, u64)) -> (u64, u64, u64) {
+        let (ea, ec) = (size_of::<T>() as u64, size_of::<O>() as u64);
+        let (oa, ob, oc) = self.offsets;
+        let (ka, kb) = self.ordered(pa, pb);
+        (
+            ka + oa as u64 * ea,
+            kb + ob as u64 * ea,
+            pc + oc as u64 * ec,
+        )
     }
 
     /// Whether `kernel` computes this product as laid out ([`Error::UnsupportedForm`] if
@@ -168,8 +187,8 @@ pub fn gemm_reference<T: Scalar, O: Scalar>(
     Ok(())
 }
 
-/// A random strided batch fitting `views` (for tests and benchmarks): the elements of one
-/// buffer per operand, uniform in [-1, 1).
+/// `len` values uniform in [-1, 1), rounded to `T`, from `seed`: one operand's buffer (for
+/// tests and benchmarks).
 pub fn random_buffer<T: Element>(len: usize, seed: u64) -> Vec<T> {
     use rand::{Rng, SeedableRng};
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
@@ -323,16 +342,7 @@ impl<'c, 'v, T: Element, O: Output<T>> GemmCall<'c, 'v, T, O> {
         let (pa, _ra) = self.a.buf.device_ptr(stream);
         let (pb, _rb) = self.b.buf.device_ptr(stream);
         let (pc, _rc) = self.c.buf.device_ptr_mut(stream);
-        let (oa, ob, oc) = norm.offsets;
-        let (ea, eb) = (
-            std::mem::size_of::<T>() as u64,
-            std::mem::size_of::<O>() as u64,
-        );
-        let (pa, pb) = match norm.swapped {
-            false => (pa + oa as u64 * ea, pb + ob as u64 * ea),
-            true => (pb + oa as u64 * ea, pa + ob as u64 * ea),
-        };
-        let pc = pc + oc as u64 * eb;
+        let (pa, pb, pc) = norm.addresses::<T, O>((pa, pb, pc));
         // SAFETY: `Normalized::new` checked every product's views against their buffers,
         // and that C's products do not overlap; C is borrowed mutably, so no operand is in
         // its buffer.

@@ -287,10 +287,8 @@ impl Kernel {
     /// [`Error::UnsupportedForm`] says why not.
     pub fn check_form(&self, problem: &Problem) -> Result<()> {
         let p = *problem;
-        let plain = p.lda == p.k && p.ldb == p.n && p.ldc == p.n && p.layout == 0;
-        let unscaled = p.alpha == 1.0 && p.beta == 0.0;
         let spec = self.spec();
-        let reason = if !(plain && unscaled) && !spec.strided {
+        let reason = if !p.is_dense_unscaled() && !spec.strided {
             "it reads only row-major, dense operands and computes C = A B (no leading dimensions, transposes, alpha or beta)"
         } else if p.batch > 1 && !spec.batched() {
             "it cannot run a batch in one launch (its grid is not one block per tile, or it reads A and B through tensor maps)"

@@ -32,8 +32,8 @@ use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x
 use crate::element::{Accumulator, Element};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
-use crate::fragment_buffered::{self, BOTH, Loads, padded_stages, phase_steps};
-use crate::problem::{Gemm, TRANSPOSED_A, TRANSPOSED_B, entry_points};
+use crate::fragment_buffered::{self, Loads, padded_stages, phase_steps};
+use crate::problem::{Gemm, TRANSPOSED_A, entry_points};
 
 pub const SPEC: KernelSpec = crate::block_tile::spec(
     ("async_copy", file!()),
@@ -155,12 +155,7 @@ pub(crate) unsafe fn tile_product<
                 TRANSPOSED_A => {
                     mainloop::<T, M, BM, BN, BK, PARTS, TRANSPOSED_A>(ab, mnk, blk, phases, finish)
                 }
-                TRANSPOSED_B => {
-                    fragment_buffered::mainloop::<T, M, BM, BN, BK, PARTS, TRANSPOSED_B>(
-                        ab, mnk, blk, phases, finish,
-                    )
-                }
-                _ => fragment_buffered::mainloop::<T, M, BM, BN, BK, PARTS, BOTH>(
+                _ => fragment_buffered::transposed_b::<T, M, BM, BN, BK, PARTS>(
                     ab, mnk, blk, phases, finish,
                 ),
             }

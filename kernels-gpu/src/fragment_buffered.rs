@@ -194,6 +194,33 @@ pub(crate) unsafe fn unchecked<
             TRANSPOSED_A => {
                 mainloop::<T, M, BM, BN, BK, PARTS, TRANSPOSED_A>(ab, mnk, blk, phases, finish)
             }
+            _ => transposed_b::<T, M, BM, BN, BK, PARTS>(ab, mnk, blk, phases, finish),
+        }
+    }
+}
+
+/// [`mainloop`] unchecked for a transposed B, A as stored or transposed: the layouts that
+/// `async_copy`'s pipeline hands here too, as `cp.async` copies B's rows as they are.
+///
+/// # Safety
+/// As [`unchecked`], and B is transposed.
+#[inline(always)]
+pub(crate) unsafe fn transposed_b<
+    T: Element,
+    M: ThreadMap,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const PARTS: u32,
+>(
+    ab: (*const T, *const T),
+    mnk: (u32, u32, u32),
+    blk: Block,
+    phases: (u32, u32),
+    finish: impl FnOnce(&ThreadTile<T::Acc>),
+) {
+    unsafe {
+        match blk.layout() {
             TRANSPOSED_B => {
                 mainloop::<T, M, BM, BN, BK, PARTS, TRANSPOSED_B>(ab, mnk, blk, phases, finish)
             }
@@ -203,7 +230,7 @@ pub(crate) unsafe fn unchecked<
 }
 
 /// Both operands transposed.
-pub(crate) const BOTH: u32 = TRANSPOSED_A | TRANSPOSED_B;
+const BOTH: u32 = TRANSPOSED_A | TRANSPOSED_B;
 
 /// What every fragment-buffered mainloop starts from: this thread's index, its place in the
 /// thread map `M`, and the two padded stages.

@@ -109,6 +109,19 @@ pub struct Scale<A> {
 }
 
 impl Problem {
+    /// Whether it is dense, row-major `C = A B` (leading dimensions the row lengths, nothing
+    /// transposed, alpha 1, beta 0): the product every kernel computes.
+    #[inline(always)]
+    pub fn is_dense_unscaled(&self) -> bool {
+        let (alpha, beta) = (self.alpha, self.beta);
+        self.lda == self.k
+            && self.ldb == self.n
+            && self.ldc == self.n
+            && self.layout == 0
+            && alpha == 1.0
+            && beta == 0.0
+    }
+
     /// The strides and orientations of A, B and C.
     #[inline(always)]
     pub fn strides(&self) -> Strides {

@@ -6,9 +6,7 @@
 use crate::{Backend, side};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use rgemm::{
-    Batch, Element, Kernel, Layout, MatrixLayout, MatrixView, MatrixViewMut, Output, Scalar,
-};
+use rgemm::{Batch, Element, Kernel, Layout, MatrixLayout, MatrixView, MatrixViewMut, Output};
 
 /// One operand's storage: `op` transposed or not, row- or column-major, `pad` extra
 /// elements per leading dimension, starting at `offset`.
@@ -285,11 +283,6 @@ pub fn batched_kernels<T: Element>() -> Vec<Kernel> {
         .into_iter()
         .filter(|k| k.spec().batched() && k.supports::<T>() && k.spec().cpu)
         .collect()
-}
-
-/// Values of `T` as f64 (for messages).
-pub fn to_f64<T: Scalar>(x: &[T]) -> Vec<f64> {
-    x.iter().map(|v| v.to_f64()).collect()
 }
 
 /// A forms test, to be run on a backend.

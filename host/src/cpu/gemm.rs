@@ -149,10 +149,7 @@ impl CpuExecutor {
         if norm.nothing {
             return Ok(());
         }
-        let ab = match norm.swapped {
-            false => (a.data, b.data),
-            true => (b.data, a.data),
-        };
+        let ab = norm.ordered(a.data, b.data);
         let mut out = c.data.to_vec();
         self.run_launches::<T, O>(kernel, ab, norm.offsets, &mut out, &launches)?;
         c.data.copy_from_slice(&out);
