@@ -499,9 +499,10 @@ fn launch_bounds_in_the_ptx_follow_the_specs() {
         }
     }
     assert_eq!(
-        bounded, 41,
-        "10 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, and the 5 \
-         one-type kernels of the 32/64-bit tensor cores"
+        bounded, 49,
+        "12 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, the 5 \
+         one-type kernels of the 32/64-bit tensor cores, and the f64 entries of \
+         `stream_k_64` and `stream_k_32`"
     );
 }
 
@@ -529,9 +530,13 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 Kernel::FragmentBufferedK16 => 10,
                 // The asynchronous mainloop's 4 for A as stored and for A transposed, two per
                 // `fragment_buffered` mainloop for a transposed B (two layouts), the checked one's 2.
-                Kernel::AsyncCopy | Kernel::PairedLanes if asynchronous => 14,
-                Kernel::StreamK if asynchronous => 13,
-                Kernel::StreamK => 5,
+                Kernel::AsyncCopy if asynchronous => 14,
+                // And the asynchronous mainloop's 4 on the EDGE path (`block_tile::EDGE`).
+                Kernel::PairedLanes if asynchronous => 18,
+                // Twice (whole tiles, shares): the asynchronous mainloop for operands as
+                // stored and on the EDGE path, the checked one; one before each piece.
+                Kernel::StreamK | Kernel::StreamK64 | Kernel::StreamK32 if asynchronous => 21,
+                Kernel::StreamK | Kernel::StreamK64 | Kernel::StreamK32 => 5,
                 Kernel::Thin => 3,
                 // One per phase in the pipeline, and the one-stage loop for other launches.
                 Kernel::MmaAsync | Kernel::MmaWide | Kernel::MmaDeep | Kernel::MmaDeep128 => 3,
@@ -895,7 +900,7 @@ fn stream_k_schedule_covers_every_phase_once() {
         ] {
             for phases in [0u32, 1, 2, 3, 5, 16, 33] {
                 let (m, n, k) = (tm * BM - 3, tn * BN, phases * BK);
-                let s = Schedule::new((m, n, k), ctas);
+                let s = Schedule::new((m, n, k), ctas, (BM, BN));
                 let tiles = tm * tn;
                 assert_eq!(s.whole + s.split, tiles);
                 assert!(s.split < ctas);
@@ -981,4 +986,46 @@ fn ndarray_views_keep_their_layout_or_say_they_have_none() {
     }
     // A column block of a row-major array is not one span.
     assert!(dense_layout(&a.slice(s![.., 1..4])).is_none());
+}
+
+/// The rule's first choice on an H100/H200 for the shapes the benchmark measured (the
+/// comments in `heuristic.rs` give the figures): what `matmul` runs without timing.
+#[test]
+fn the_rule_picks_the_measured_kernels() {
+    use rgemm_kernels::problem::Problem;
+    let p = h100();
+    let first = |elem: rgemm::Elem, (m, n, k): (u32, u32, u32)| {
+        let problem = Problem::row_major(m, n, k);
+        let order = match elem {
+            rgemm::Elem::F32 => {
+                rgemm::heuristic::preference::<f32>(&p, &problem, rgemm::Precision::Exact)
+            }
+            rgemm::Elem::F64 => {
+                rgemm::heuristic::preference::<f64>(&p, &problem, rgemm::Precision::Exact)
+            }
+            _ => rgemm::heuristic::preference::<bf16>(&p, &problem, rgemm::Precision::Exact),
+        };
+        order[0]
+    };
+    use rgemm::Elem::{Bf16, F32, F64};
+    for (elem, shape, want) in [
+        (F32, (4096, 4096, 4096), Kernel::PairedLanes),
+        (F32, (2000, 2000, 2000), Kernel::PairedLanes),
+        (F32, (8192, 8192, 8192), Kernel::StreamK),
+        (F32, (1000, 1000, 1000), Kernel::StreamK),
+        (F32, (4096, 300, 4096), Kernel::StreamK),
+        (F32, (128, 4096, 4096), Kernel::StreamK),
+        (F32, (64, 4096, 4096), Kernel::StreamK64),
+        (F32, (48, 4096, 4096), Kernel::StreamK64),
+        (F32, (96, 4096, 4096), Kernel::StreamK32),
+        (F32, (32, 4096, 4096), Kernel::StreamK32),
+        (F32, (16, 4096, 4096), Kernel::StreamK32),
+        (F32, (3000, 3000, 3000), Kernel::StreamK),
+        (F32, (8, 4096, 4096), Kernel::Decode),
+        (F64, (64, 4096, 4096), Kernel::StreamK64),
+        (F64, (4096, 4096, 4096), Kernel::DmmaWarps),
+        (Bf16, (64, 4096, 4096), Kernel::WgmmaPersistent),
+    ] {
+        assert_eq!(first(elem, shape), want, "{elem:?} {shape:?}");
+    }
 }

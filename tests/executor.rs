@@ -451,6 +451,9 @@ fn main() {
     trials.push(trial("forms::whole_tiles", || {
         rgemm_tests::forms::whole_tiles(&backend())
     }));
+    trials.push(trial("forms::aligned_edges", || {
+        rgemm_tests::forms::aligned_edges(&backend())
+    }));
     trials.extend(
         rgemm_tests::forms::errors(&backend())
             .into_iter()

@@ -62,6 +62,7 @@ fn executor_agrees() -> Trial {
                 (1, 97, 31),
                 (100, 3, 17),
                 (130, 260, 50),
+                (68, 132, 48),
             ];
             for (i, (m, n, k)) in shapes.into_iter().enumerate() {
                 let a = random_matrix::<T>(m, k, 11 + i as u64);
@@ -114,16 +115,16 @@ fn occupancy() -> Trial {
                     ));
                 }
             }
-            // `stream_k`'s grid is one wave: its launch rule must be what the device holds.
-            let rule = Kernel::StreamK.blocks_per_sm::<T>();
-            let driver = ctx
-                .driver_blocks_per_sm::<T>(Kernel::StreamK)
-                .map_err(fail)?;
-            if rule != driver {
-                return Err(format!(
-                    "stream_k {}: launch rule {rule} blocks/SM, driver {driver}",
-                    T::NAME
-                ));
+            // A stream-K grid is one wave: its launch rule must be what the device holds.
+            for kernel in [Kernel::StreamK, Kernel::StreamK64, Kernel::StreamK32] {
+                let rule = kernel.blocks_per_sm::<T>();
+                let driver = ctx.driver_blocks_per_sm::<T>(kernel).map_err(fail)?;
+                if rule != driver {
+                    return Err(format!(
+                        "{kernel} {}: launch rule {rule} blocks/SM, driver {driver}",
+                        T::NAME
+                    ));
+                }
             }
             Ok(())
         }
@@ -134,33 +135,41 @@ fn occupancy() -> Trial {
     })
 }
 
-/// `stream_k` on a C with more tiles than its grid has blocks: whole tiles (round-robin) and
-/// split ones (parts added by the fix-up), interior and edge tiles, K a multiple of BK and
-/// not; exact on small integers.
+/// The stream-K kernels on a C with more tiles than their grid has blocks: whole tiles
+/// (round-robin) and split ones (parts added by the fix-up), interior and edge tiles (for
+/// the short-tile ones, aligned ones: the unchecked edge path), K a multiple of BK and not;
+/// exact on small integers.
 fn stream_k_whole_and_split() -> Trial {
     gpu_trial("shapes::stream_k_whole_and_split_tiles_exact", |ctx| {
         fn each<T: Element>(ctx: &Context) -> Result<(), String> {
-            let ctas =
-                (ctx.props().multiprocessors * Kernel::StreamK.blocks_per_sm::<T>()) as usize;
-            let (m, n) = (17 * 128 - 5, (ctas * 3 / 2 + 1).div_ceil(17) * 128);
-            for k in [48, 37] {
-                let a =
-                    Matrix::from_fn(m, k, |r, c| T::from_f64(((r * 7 + c * 3) % 9) as f64 - 4.0))
-                        .map_err(fail)?;
-                let b = Matrix::from_fn(k, n, |r, c| T::from_f64(((r * 5 + c) % 7) as f64 - 3.0))
+            for (kernel, (m, cols)) in [
+                (Kernel::StreamK, (17 * 128 - 5, 128)),
+                (Kernel::StreamK64, (17 * 64 - 4, 128)),
+                (Kernel::StreamK32, (17 * 32 - 4, 128)),
+            ] {
+                let ctas = (ctx.props().multiprocessors * kernel.blocks_per_sm::<T>()) as usize;
+                let n = (ctas * 3 / 2 + 1).div_ceil(17) * cols;
+                for k in [48, 37] {
+                    let a = Matrix::from_fn(m, k, |r, c| {
+                        T::from_f64(((r * 7 + c * 3) % 9) as f64 - 4.0)
+                    })
                     .map_err(fail)?;
-                let c = ctx.matmul_with(&a, &b, Kernel::StreamK).map_err(fail)?;
-                let want = rgemm::matmul_reference(&a, &b).map_err(fail)?;
-                let (got, want) = (c.as_slice(), want.as_slice());
-                if let Some(i) = (0..m * n).find(|&i| got[i].to_f64() != want[i]) {
-                    return Err(format!(
-                        "{} {m}x{n}x{k} ({ctas} blocks): C[{}][{}] = {}, want {}",
-                        T::NAME,
-                        i / n,
-                        i % n,
-                        got[i].to_f64(),
-                        want[i]
-                    ));
+                    let b =
+                        Matrix::from_fn(k, n, |r, c| T::from_f64(((r * 5 + c) % 7) as f64 - 3.0))
+                            .map_err(fail)?;
+                    let c = ctx.matmul_with(&a, &b, kernel).map_err(fail)?;
+                    let want = rgemm::matmul_reference(&a, &b).map_err(fail)?;
+                    let (got, want) = (c.as_slice(), want.as_slice());
+                    if let Some(i) = (0..m * n).find(|&i| got[i].to_f64() != want[i]) {
+                        return Err(format!(
+                            "{kernel} {} {m}x{n}x{k} ({ctas} blocks): C[{}][{}] = {}, want {}",
+                            T::NAME,
+                            i / n,
+                            i % n,
+                            got[i].to_f64(),
+                            want[i]
+                        ));
+                    }
                 }
             }
             Ok(())
@@ -385,6 +394,9 @@ fn main() {
         true,
     ));
     trials.extend(rgemm_tests::forms::errors_gpu());
+    trials.push(gpu_trial("forms::aligned_edges", |ctx| {
+        rgemm_tests::forms::aligned_edges(&Backend::Gpu(ctx.clone()))
+    }));
     trials.push(gpu_trial("forms::whole_tiles", |ctx| {
         rgemm_tests::forms::whole_tiles(&Backend::Gpu(ctx.clone()))
     }));
@@ -396,7 +408,10 @@ fn main() {
 /// choice is remembered for the bucket, saved, loaded into another context, and used there
 /// with the tuner off; a bad file is a typed error.
 fn tuner() -> Trial {
-    gpu_trial("tuner::times_on_scratch_saves_and_loads", |ctx| {
+    gpu_trial("tuner::times_on_scratch_saves_and_loads", |_| {
+        // A context of its own: tuning on the shared one would tune the products other
+        // tests run meanwhile, and their buckets would show up in this one's text.
+        let ctx = &Context::new(0).map_err(fail)?;
         let (m, n, k) = (200, 300, 64);
         let a = random_matrix::<f32>(m, k, 1);
         let b = random_matrix::<f32>(k, n, 2);

@@ -45,6 +45,21 @@ pub fn preference<T: Element>(
     }
     let side = m.min(n);
     let sixteen_bit = matches!(T::ELEM, Elem::F16 | Elem::Bf16);
+    let plain = problem.layout == 0 && problem.batch == 1;
+    // 9 to 127 rows of f32 or f64: stream-K on tiles as short as C (H200, f32 x 4096 x
+    // 4096, % of cuBLAS: 16 rows 171% with `stream_k_32` against `decode`'s 94%, 32 rows
+    // 103%, 48 rows 94% with `stream_k_64`, 96 rows 102% with `stream_k_32` against
+    // `stream_k`'s 87%; f64 at 64 rows 48% against `dmma_small`'s 34%). A C whose last tile
+    // is partial runs one tile height: mixing whole and edge tiles of these kernels cost
+    // 65% more time (96 rows on `stream_k_64`, 48 on `stream_k_32`).
+    if (9..128).contains(&m) && !sixteen_bit && plain {
+        match m {
+            0..=32 => order.push(Kernel::StreamK32),
+            33..=64 => order.push(Kernel::StreamK64),
+            _ if m.is_multiple_of(32) => order.push(Kernel::StreamK32),
+            _ => {}
+        }
+    }
     if side <= 16 && problem.batch == 1 {
         // Decode shapes: the kernels that read B once at full bandwidth; which one leads
         // depends on the rows (bf16 on an H200: `decode_async` for 1-2, `decode` for up to
@@ -59,10 +74,11 @@ pub fn preference<T: Element>(
         }
     }
     // 128 x 128 tiles, two blocks per SM: less than half a wave of them, and a long K, and
-    // stream-K shares the phases out instead of leaving SMs idle.
+    // stream-K shares the phases out instead of leaving SMs idle (f32 1000^3 on an H200:
+    // 57% of cuBLAS against `paired_lanes`' 32%).
     let tiles = m.div_ceil(128) * n.div_ceil(128) * problem.batch.max(1) as u64;
     let slots = 2 * props.multiprocessors as u64;
-    let few_tiles = 2 * tiles < slots && k >= 1024;
+    let few_tiles = 2 * tiles < slots && k >= 512;
     // Rows of A, B or C not in 16-byte groups: no block takes the vector path, and the
     // BK = 8 kernel's checked loop is the faster one (H200: 25.6 against 21.3 TFLOP/s).
     let unaligned = !(problem.lda | problem.ldb | problem.ldc).is_multiple_of(4);
@@ -96,8 +112,12 @@ pub fn preference<T: Element>(
     }
     // Many waves of tiles of operands as stored: stream-K's even split of the last waves
     // paid at 8192^3 (f32, H200: 49.2 against 47.3 TFLOP/s), not at 4096^3.
-    let many_waves = tiles >= 4 * slots && problem.layout == 0 && problem.batch == 1;
-    if few_tiles || many_waves || ((9..=16).contains(&side) && !sixteen_bit) {
+    let many_waves = tiles >= 4 * slots && plain;
+    // A last wave of tiles that leaves more than a tenth of the grid's time idle: 3000^3
+    // (2.2 waves, H200, f32) ran at 101% of cuBLAS with stream-K, 89% without.
+    let waves = tiles as f64 / slots as f64;
+    let idle_tail = waves.ceil() - waves > 0.1 * waves.ceil() && k >= 512 && !unaligned && plain;
+    if few_tiles || many_waves || idle_tail || ((9..=16).contains(&side) && !sixteen_bit) {
         order.push(Kernel::StreamK);
     }
     if unaligned {

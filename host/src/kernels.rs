@@ -377,15 +377,15 @@ impl Kernel {
             }
             Grid::StreamK { .. } => {
                 let ctas = (props.multiprocessors * self.blocks_per_sm::<T>()).max(1);
-                if !Schedule::fits(mnk, ctas) {
+                if !Schedule::fits(mnk, ctas, (rows, cols)) {
                     return Err(too_large(format!(
-                        "stream_k counts tiles and phases in 32 bits; {m}x{n}x{k} on {ctas} blocks needs more"
+                        "{self} counts tiles and phases in 32 bits; {m}x{n}x{k} on {ctas} blocks needs more"
                     )));
                 }
                 problem.ctas = ctas;
-                let s = Schedule::new(mnk, ctas);
+                let s = Schedule::new(mnk, ctas, (rows, cols));
                 let fixup = (s.split > 0).then(|| LaunchConfig {
-                    grid_dim: (s.split * stream_k::FIXUP_CHUNKS, 1, 1),
+                    grid_dim: (s.split * stream_k::fixup_chunks((rows, cols)), 1, 1),
                     block_dim: (stream_k::FIXUP_THREADS, 1, 1),
                     shared_mem_bytes: 0,
                 });

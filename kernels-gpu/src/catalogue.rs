@@ -502,6 +502,13 @@ macro_rules! for_each_kernel {
                 /// The last partial wave shared out by K phases (`stream_k.rs`; 8.0+).
                 StreamK => $crate::stream_k::SPEC, $crate::stream_k::stream_k,
                     $crate::stream_k::stream_k_fixup;
+                /// `stream_k` on 64 x 128 tiles, for C with few rows (`stream_k_short.rs`;
+                /// 8.0+).
+                StreamK64 => $crate::stream_k_short::SPEC_64, $crate::stream_k_short::stream_k_64,
+                    $crate::stream_k_short::stream_k_64_fixup;
+                /// `stream_k` on 32 x 128 tiles (`stream_k_short.rs`; 8.0+).
+                StreamK32 => $crate::stream_k_short::SPEC_32, $crate::stream_k_short::stream_k_32,
+                    $crate::stream_k_short::stream_k_32_fixup;
                 /// Thin products: the K loop split among 1024 threads (`thin.rs`).
                 Thin => $crate::thin::SPEC, $crate::thin::thin;
                 /// Decode products (M <= 16): B read once, K split over blocks (`decode.rs`;

@@ -70,6 +70,8 @@ pub mod register_tiled;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod stream_k;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod stream_k_short;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod tensor_tile;
 pub mod thin;
 pub mod tiled;

@@ -37,7 +37,9 @@ pub const SPEC: KernelSpec = crate::block_tile::spec(
 #[inline(always)]
 pub unsafe fn paired_lanes<T: Element>(g: Gemm<T>) {
     unsafe {
-        async_pipelined::<T, PairedLanes, { SPEC.rows() }, { SPEC.cols() }, { SPEC.bk() }, 2>(g)
+        async_pipelined::<T, PairedLanes, { SPEC.rows() }, { SPEC.cols() }, { SPEC.bk() }, 2, true>(
+            g,
+        )
     }
 }
 

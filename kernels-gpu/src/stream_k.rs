@@ -18,10 +18,10 @@
 //! blocks (`whole` if nothing is split), `ctas` = SMs x resident blocks per SM (1 for f64, 2
 //! for the others, as `launch_bounds` sets), shared bytes as `async_copy`, a workspace of
 //! `SLOTS_PER_CTA * ctas` tiles of `BM x BN` accumulators. `stream_k_fixup_*` (only when a
-//! tile is shared): 256 threads, a 1D grid of `split * FIXUP_CHUNKS` blocks, no shared
+//! tile is shared): 256 threads, a 1D grid of `split * fixup_chunks` blocks, no shared
 //! memory. Both only in the sm_80 PTX module.
 use crate::async_copy::tile_product;
-use crate::block_tile::{Block, PairedLanes, ThreadMap, ThreadTile, epilogue};
+use crate::block_tile::{Block, PairedLanes, ThreadMap, ThreadTile, epilogue_on};
 use crate::catalogue::{Arch, Grid, KernelSpec};
 use crate::device::global::load;
 use crate::device::thread::{block_idx_x, sync_threads, thread_idx_x};
@@ -50,14 +50,18 @@ pub const SPEC: KernelSpec = KernelSpec {
 /// The block tile and K step of `stream_k` (those of `paired_lanes`).
 pub const BM: u32 = SPEC.rows();
 pub const BN: u32 = SPEC.cols();
+/// The K step of every stream-K kernel.
 pub const BK: u32 = SPEC.bk();
 /// Workspace slots per block: its share of the split phases touches two tiles at most.
 pub const SLOTS_PER_CTA: u32 = 2;
 /// Threads of a fix-up block, and how many elements of a tile each adds.
 pub const FIXUP_THREADS: u32 = 256;
 const FIXUP_PER_THREAD: u32 = 4;
-/// Fix-up blocks per split tile.
-pub const FIXUP_CHUNKS: u32 = BM * BN / (FIXUP_THREADS * FIXUP_PER_THREAD);
+
+/// Fix-up blocks per split `rows x cols` tile.
+pub const fn fixup_chunks((rows, cols): (u32, u32)) -> u32 {
+    rows * cols / (FIXUP_THREADS * FIXUP_PER_THREAD)
+}
 
 /// How a launch of `ctas` blocks shares out the `BM x BN` tiles of C and their phases. The
 /// same arithmetic runs in both kernels and on the host (which sizes both launches and
@@ -77,19 +81,20 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// Whether [`Schedule::new`]'s counts fit its 32-bit fields for this shape.
-    pub fn fits((m, n, k): (u32, u32, u32), ctas: u32) -> bool {
-        let tiles = m.div_ceil(BM) as u64 * n.div_ceil(BN) as u64;
+    /// Whether [`Schedule::new`]'s counts fit its 32-bit fields for this shape and
+    /// `bm x bn` tiles.
+    pub fn fits((m, n, k): (u32, u32, u32), ctas: u32, (bm, bn): (u32, u32)) -> bool {
+        let tiles = m.div_ceil(bm) as u64 * n.div_ceil(bn) as u64;
         let work = (tiles % ctas.max(1) as u64) * k.div_ceil(BK) as u64;
         tiles <= u32::MAX as u64 && work <= u32::MAX as u64
     }
 
-    /// The schedule of an `m x n` C with inner dimension `k` over `ctas` blocks (at least 1).
-    /// Valid where [`Schedule::fits`].
+    /// The schedule of an `m x n` C of `bm x bn` tiles with inner dimension `k` over `ctas`
+    /// blocks (at least 1). Valid where [`Schedule::fits`].
     #[inline(always)]
-    pub fn new((m, n, k): (u32, u32, u32), ctas: u32) -> Self {
-        let tiles_n = n.div_ceil(BN);
-        let tiles = m.div_ceil(BM).wrapping_mul(tiles_n);
+    pub fn new((m, n, k): (u32, u32, u32), ctas: u32, (bm, bn): (u32, u32)) -> Self {
+        let tiles_n = n.div_ceil(bn);
+        let tiles = m.div_ceil(bm).wrapping_mul(tiles_n);
         let ctas = ctas.max(1);
         let phases = k.div_ceil(BK);
         // K = 0: nothing to share; every tile is written (zeros) whole.
@@ -150,40 +155,58 @@ impl Schedule {
 
     /// The block tile `tile` (in row-major tile order) of an `m x n` C.
     #[inline(always)]
-    fn block<T: Element>(&self, g: &Gemm<T>, tile: u32) -> Block {
+    fn block<T: Element, const BM: u32, const BN: u32>(&self, g: &Gemm<T>, tile: u32) -> Block {
         let tiles_n = self.tiles_n.max(1); // 0 only for an empty C, which never launches
         Block::new::<T, BM, BN>(g, (tile / tiles_n, tile % tiles_n))
     }
 }
 
-/// The stream-K kernel. Blocks `0..whole` compute one whole tile each, as `paired_lanes`
-/// does; blocks `whole..whole + ctas` (which the GPU starts as the whole tiles' blocks
-/// finish, in the last wave) each take one share of the split tiles' phases: the end of
-/// one tile and the start of the next at most, so two pieces.
+/// # Safety
+/// As [`stream_k_tiled`].
+#[inline(always)]
+pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
+    unsafe { stream_k_tiled::<T, BM, BN, true>(g) }
+}
+
+/// The stream-K kernel on `BM x BN` block tiles (`(BM / 8) * (BN / 8)` threads), aligned
+/// edge blocks on the unchecked `EDGE` path if `EDGES` (`async_copy::tile_product`).
+/// Blocks `0..whole` compute one whole tile each, as `paired_lanes` does; blocks `whole..
+/// whole + ctas` (which the GPU starts as the whole tiles' blocks finish, in the last
+/// wave) each take one share of the split tiles' phases: the end of one tile and the start
+/// of the next at most, so two pieces.
 ///
 /// # Safety
 /// As the GEMM entry points, plus: the grid is `whole + ctas` blocks (1D; `ctas =
 /// g.p.ctas`, as passed to the fix-up), [`Schedule::fits`] holds; the workspace (`partials`)
 /// has room for `SLOTS_PER_CTA * ctas * BM * BN` accumulators, 16-byte aligned.
 #[inline(always)]
-pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
+pub(crate) unsafe fn stream_k_tiled<T: Element, const BM: u32, const BN: u32, const EDGES: bool>(
+    g: Gemm<T>,
+) {
     let (a, b, _, m, n, k) = g.plain();
     let out = g.c_out();
     let (partials, ctas) = (g.workspace, g.p.ctas);
     type M = PairedLanes;
-    let s = Schedule::new((m, n, k), ctas);
+    let s = Schedule::new((m, n, k), ctas, (BM, BN));
     let me = M::coords::<BM, BN>(thread_idx_x());
     let write_c = |blk: Block| {
         move |acc: &ThreadTile<T::Acc>| unsafe {
-            epilogue::<_, _, BM, BN>(&out, acc, (m, n), blk, me)
+            epilogue_on::<_, _, BM, BN, EDGES>(&out, acc, (m, n), blk, me)
         }
     };
     let block = block_idx_x();
     if block < s.whole {
-        let blk = s.block::<T>(&g, block);
+        let blk = s.block::<T, BM, BN>(&g, block);
         let phases = Some((0, s.phases));
+        let mnk = (m, n, k);
         unsafe {
-            tile_product::<T, M, BM, BN, BK, 2, false>((a, b), (m, n, k), blk, phases, write_c(blk))
+            tile_product::<T, M, BM, BN, BK, 2, false, EDGES>(
+                (a, b),
+                mnk,
+                blk,
+                phases,
+                write_c(blk),
+            )
         };
         return;
     }
@@ -193,7 +216,7 @@ pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
     while i < end {
         let (t, p0) = (i / s.split_phases(), i % s.split_phases());
         let p1 = s.phases.min(p0 + (end - i));
-        let blk = s.block::<T>(&g, s.whole + t);
+        let blk = s.block::<T, BM, BN>(&g, s.whole + t);
         // A part (not the whole tile) goes to the block's workspace slot, as a BM x BN
         // row-major tile (whole, even for an edge tile: the fix-up writes only what lies
         // inside C).
@@ -203,34 +226,48 @@ pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
             Some(slot) => unsafe {
                 let dst = partials.add(slot as usize * (BM * BN) as usize);
                 let raw = COut::<T::Acc, T::Acc>::raw(dst, BN);
-                epilogue::<_, _, BM, BN>(&raw, acc, (BM, BN), Block::whole::<BN>(), me)
+                epilogue_on::<_, _, BM, BN, EDGES>(&raw, acc, (BM, BN), Block::whole::<BN>(), me)
             },
         };
         // The first piece's last reads of shared memory are done before the second's stores.
         sync_threads();
         let phases = Some((p0, p1));
         unsafe {
-            tile_product::<T, M, BM, BN, BK, 2, false>((a, b), (m, n, k), blk, phases, finish)
+            tile_product::<T, M, BM, BN, BK, 2, false, EDGES>(
+                (a, b),
+                (m, n, k),
+                blk,
+                phases,
+                finish,
+            )
         };
         i += p1 - p0;
     }
 }
 
-/// Adds the parts of every shared split tile in K order and writes them to C: block `x`
-/// takes chunk `x % FIXUP_CHUNKS` of split tile `x / FIXUP_CHUNKS`.
-///
 /// # Safety
-/// The workspace as written by the `stream_k` launch of `ctas` blocks for this shape, which
-/// finished before this launch; `c` is `m x n`; `FIXUP_THREADS` threads per block. A and B
-/// are not read.
+/// As [`fixup_tiled`].
 #[inline(always)]
 pub unsafe fn stream_k_fixup<T: Element>(g: Gemm<T>) {
+    unsafe { fixup_tiled::<T, BM, BN>(g) }
+}
+
+/// Adds the parts of every shared split `BM x BN` tile in K order and writes them to C:
+/// block `x` takes chunk `x % chunks` of split tile `x / chunks` ([`fixup_chunks`]).
+///
+/// # Safety
+/// The workspace as written by the stream-K launch of `ctas` blocks on these tiles for
+/// this shape, which finished before this launch; `c` is `m x n`; `FIXUP_THREADS` threads
+/// per block. A and B are not read.
+#[inline(always)]
+pub(crate) unsafe fn fixup_tiled<T: Element, const BM: u32, const BN: u32>(g: Gemm<T>) {
     type A<T> = <T as Element>::Acc;
     let (_, _, _, m, n, k) = g.plain();
     let out = g.c_out();
     let (partials, ctas) = (g.workspace.cast_const(), g.p.ctas);
-    let s = Schedule::new((m, n, k), ctas);
-    let (t, chunk) = (block_idx_x() / FIXUP_CHUNKS, block_idx_x() % FIXUP_CHUNKS);
+    let s = Schedule::new((m, n, k), ctas, (BM, BN));
+    let chunks = fixup_chunks((BM, BN));
+    let (t, chunk) = (block_idx_x() / chunks, block_idx_x() % chunks);
     if t >= s.split {
         return;
     }

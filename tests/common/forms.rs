@@ -633,3 +633,55 @@ pub fn whole_tiles(be: &Backend) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Edge tiles whose rows come in aligned groups of 4 (M, N and the leading dimensions
+/// multiples of 4, K of 16): the unchecked `EDGE` path of `paired_lanes` and the stream-K
+/// kernels (whole and split tiles), K a multiple of 16 or only of 4, with alpha/beta
+/// and a padded leading dimension; and, with K not a multiple of 4 or an odd padding, the
+/// checked path of the same blocks.
+pub fn aligned_edges(be: &Backend) -> Result<(), String> {
+    fn each<T: Element>(be: &Backend) -> Result<(), String> {
+        let shapes = [
+            ((68, 132, 32), 0),
+            ((4, 260, 48), 0),
+            ((196, 300, 64), 4),
+            ((64, 44, 16), 0),
+            ((132, 136, 16), 8),
+            ((68, 132, 40), 0),
+            ((68, 132, 32), 1),
+            ((68, 132, 37), 0),
+        ];
+        for (i, (mnk, pad)) in shapes.into_iter().enumerate() {
+            let st = |pad: usize| Storage {
+                transposed: false,
+                layout: Layout::RowMajor,
+                pad,
+                offset: 0,
+            };
+            let case = Case {
+                mnk,
+                a: st(pad),
+                b: st(pad),
+                c: st(pad),
+                count: 1,
+                shared: (false, false),
+                alpha: if i % 2 == 0 { 1.0 } else { 1.5 },
+                beta: if i % 3 == 0 { 0.0 } else { -0.5 },
+                seed: 11 + i as u64,
+            };
+            for kernel in [
+                Kernel::PairedLanes,
+                Kernel::StreamK,
+                Kernel::StreamK64,
+                Kernel::StreamK32,
+            ] {
+                one::<T, T::Out>(be, Some(kernel), &case, crate::Arith::from(kernel))
+                    .map_err(|e| format!("{kernel} {} {mnk:?} pad {pad}: {e}", T::NAME))?;
+            }
+        }
+        Ok(())
+    }
+    each::<f32>(be)?;
+    each::<f64>(be)?;
+    each::<rgemm::bf16>(be)
+}
