@@ -60,18 +60,27 @@ pub fn preference<T: Element>(
             _ => {}
         }
     }
-    if side <= 16 && problem.batch == 1 {
-        // Decode shapes: the kernels that read B once at full bandwidth; which one leads
-        // depends on the rows (bf16 on an H200: `decode_async` for 1-2, `decode` for up to
-        // 8, `decode_mma` past that). f32 with more than 8 rows: stream-K's tiles win.
-        order.extend(match side {
+    if m <= 16 && problem.batch == 1 {
+        // Decode shapes (few rows of C): the kernels that read B once at full bandwidth;
+        // which one leads depends on the rows (bf16 on an H200: `decode_async` for 1-2,
+        // `decode` for up to 8, `decode_mma` past that). f32 with more than 8 rows:
+        // stream-K's tiles win. Few columns are not theirs: 4096 x 16 x 4096 took `decode`
+        // 166 ms (H200, f32).
+        order.extend(match m {
             0..=2 => [Kernel::DecodeAsync, Kernel::Decode, Kernel::DecodeMma],
             3..=8 => [Kernel::Decode, Kernel::DecodeAsync, Kernel::DecodeMma],
             _ => [Kernel::DecodeMma, Kernel::DecodeAsync, Kernel::Decode],
         });
-        if sixteen_bit || side <= 8 {
-            order.push(Kernel::Thin);
-        }
+    }
+    // `thin` after the decode kernels for few rows; for few columns only for one or two (H200,
+    // 4096 x 1 x 4096: 122% of cuBLAS in f32, 159% in bf16; at 8 columns 30% and 19%,
+    // where stream-K and the wgmma kernels run 47% and 45%).
+    let thin = match m <= n {
+        true => side <= 16 && (sixteen_bit || side <= 8),
+        false => n <= 2,
+    };
+    if thin && problem.batch == 1 {
+        order.push(Kernel::Thin);
     }
     // 128 x 128 tiles, two blocks per SM: less than half a wave of them, and a long K, and
     // stream-K shares the phases out instead of leaving SMs idle (f32 1000^3 on an H200:

@@ -205,10 +205,11 @@ pub struct Block {
     pub row0: u32,
     pub col0: u32,
     pub interior: bool,
-    /// Every row of A, B and C in aligned groups of 4 (leading dimensions, M, N, K and the
-    /// buffers): a group is then wholly inside or wholly outside the operand, so an edge
-    /// block, or a last partial phase of K, can load and store whole groups (the [`EDGE`]
-    /// path).
+    /// Every row of A, B and C in aligned groups of 4 (leading dimensions, N, K and the
+    /// buffers; M may be anything, as A's groups run along K): a group of operands as
+    /// stored is then wholly inside or wholly outside its operand, so an edge block, or a
+    /// last partial phase of K, can load and store whole groups (the [`EDGE`] path, which
+    /// reads A and B as stored only).
     pub aligned: bool,
     pub s: Strides,
 }
@@ -231,7 +232,7 @@ impl Block {
             && aligned4(a)
             && aligned4(b)
             && aligned4(c as *const T::Out);
-        let aligned = (s.lda | s.ldb | s.ldc | m | n | k).is_multiple_of(4)
+        let aligned = (s.lda | s.ldb | s.ldc | n | k).is_multiple_of(4)
             && aligned4(a)
             && aligned4(b)
             && aligned4(c as *const T::Out);
@@ -449,7 +450,7 @@ pub unsafe fn stash<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>
 pub const CHECKED: u32 = 4;
 /// The unchecked path for A and B as they are stored.
 pub const AS_STORED: u32 = 0;
-/// Added to a layout's bits: the path of a block whose groups of 4 are wholly inside or
+/// The path of a block of operands as stored whose groups of 4 are wholly inside or
 /// outside every operand ([`Block::aligned`]) where the unchecked one does not apply (an
 /// edge block, or K not a multiple of BK): whole groups are loaded, those past the last
 /// row or column of an operand are zeros, and C is stored in whole runs inside it. The

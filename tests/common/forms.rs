@@ -634,8 +634,8 @@ pub fn whole_tiles(be: &Backend) -> Result<(), String> {
     Ok(())
 }
 
-/// Edge tiles whose rows come in aligned groups of 4 (M, N and the leading dimensions
-/// multiples of 4, K of 16): the unchecked `EDGE` path of `paired_lanes` and the stream-K
+/// Edge tiles whose rows come in aligned groups of 4 (N, K and the leading dimensions
+/// multiples of 4, any M): the unchecked `EDGE` path of `paired_lanes` and the stream-K
 /// kernels (whole and split tiles), K a multiple of 16 or only of 4, with alpha/beta
 /// and a padded leading dimension; and, with K not a multiple of 4 or an odd padding, the
 /// checked path of the same blocks.
@@ -650,6 +650,8 @@ pub fn aligned_edges(be: &Backend) -> Result<(), String> {
             ((68, 132, 40), 0),
             ((68, 132, 32), 1),
             ((68, 132, 37), 0),
+            ((67, 132, 32), 0),
+            ((131, 260, 48), 0),
         ];
         for (i, (mnk, pad)) in shapes.into_iter().enumerate() {
             let st = |pad: usize| Storage {
