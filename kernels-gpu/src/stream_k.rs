@@ -14,6 +14,10 @@
 //! order and writes C. No block waits on another (no spinning, no assumption about which
 //! blocks run at once), and the result does not depend on timing.
 //!
+//! The tile is a const parameter (`stream_k_tiled`, `fixup_tiled`): `stream_k_short.rs`
+//! runs the same schedule on 64- and 32-row tiles. Aligned edge blocks and K tails take the
+//! unchecked mainloop's `EDGE` path (`block_tile::EDGE`).
+//!
 //! Launch rules ([`SPEC`]): `stream_k_*`: 256 threads, a 1D grid of `whole + ctas`
 //! blocks (`whole` if nothing is split), `ctas` = SMs x resident blocks per SM (1 for f64, 2
 //! for the others, as `launch_bounds` sets), shared bytes as `async_copy`, a workspace of
