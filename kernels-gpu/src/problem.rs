@@ -21,8 +21,9 @@ use crate::element::Element;
 /// ran 5% slower (H200). With 4-byte pieces each `u32` field is one `ld.param.b32`.
 ///
 /// Every kernel reads `m`, `n`, `k`, `tile`, `ctas` and the batch fields (the entry point
-/// moves A, B and C to product `blockIdx.z` of the batch, see [`entry_points`]). The kernels
-/// whose spec lists [`Forms`](crate::catalogue::Forms) also read the leading dimensions,
+/// moves A, B and C to product `blockIdx.z` of the batch, see `entry_points!`). The kernels
+/// whose spec says `strided` ([`KernelSpec`](crate::catalogue::KernelSpec)) also read the
+/// leading dimensions,
 /// `layout` ([`Strides`]) and `alpha`/`beta` ([`Scale`]); for the others the host sets
 /// what row-major, dense `C = A B` means ([`Problem::row_major`]).
 #[repr(C, packed(4))]

@@ -166,7 +166,7 @@ impl Schedule {
 }
 
 /// # Safety
-/// As [`stream_k_tiled`].
+/// As `stream_k_tiled`.
 #[inline(always)]
 pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
     unsafe { stream_k_tiled::<T, BM, BN, true>(g) }
@@ -250,7 +250,7 @@ pub(crate) unsafe fn stream_k_tiled<T: Element, const BM: u32, const BN: u32, co
 }
 
 /// # Safety
-/// As [`fixup_tiled`].
+/// As `fixup_tiled`.
 #[inline(always)]
 pub unsafe fn stream_k_fixup<T: Element>(g: Gemm<T>) {
     unsafe { fixup_tiled::<T, BM, BN>(g) }
