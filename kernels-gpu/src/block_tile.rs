@@ -226,6 +226,9 @@ impl Block {
         let (a, b, c, m, n, k) = g.plain();
         let s = g.p.strides();
         let (row0, col0) = (block_row * BM, block_col * BN);
+        // The tile's bounds first: one reordered test gave `stream_k_f32` other PTX and more
+        // spills before (see `async_copy::tile_product`); `aligned` repeats the alignment
+        // tests rather than share them, for the same reason (LLVM merges the two).
         let interior = row0 + BM <= m
             && col0 + BN <= n
             && (s.lda | s.ldb | s.ldc).is_multiple_of(4)
@@ -638,7 +641,9 @@ pub unsafe fn epilogue<A: Accumulator, O: Output, const BM: u32, const BN: u32>(
             let at = |j: u32| {
                 row as usize * out.ldc as usize + (blk.col0 + tile_offset::<A>(tc, j, BN)) as usize
             };
-            // SAFETY: interior: the row and every run are inside C and aligned.
+            // SAFETY: interior: the row and every run are inside C and aligned. Written out
+            // rather than through `put_run`: that loop gave every block-tile kernel other PTX,
+            // which at the 128-register cap has meant other spills.
             unsafe {
                 if A::GRANULE == 4 {
                     out.put4(at(0), [r[0], r[1], r[2], r[3]]);
@@ -656,6 +661,22 @@ pub unsafe fn epilogue<A: Accumulator, O: Output, const BM: u32, const BN: u32>(
                     unsafe { out.put(row as usize * out.ldc as usize + col as usize, r[j]) };
                 }
             }
+        }
+    }
+}
+
+/// Stores the run of `A::GRANULE` elements of thread-tile row `r` that starts at `q`, at
+/// `at` of C.
+///
+/// # Safety
+/// The run is inside C and aligned.
+#[inline(always)]
+unsafe fn put_run<A: Accumulator, O: Output>(out: &COut<A, O>, at: usize, r: &[A; 8], q: usize) {
+    unsafe {
+        if A::GRANULE == 4 {
+            out.put4(at, [r[q], r[q + 1], r[q + 2], r[q + 3]]);
+        } else {
+            out.put2(at, [r[q], r[q + 1]]);
         }
     }
 }
@@ -690,15 +711,8 @@ pub unsafe fn epilogue_on<
             let col = blk.col0 + tile_offset::<A>(tc, q as u32, BN);
             if row < m && col < n {
                 let at = row as usize * out.ldc as usize + col as usize;
-                let r = &acc[i];
                 // SAFETY: the run is inside C (N a multiple of 4) and aligned.
-                unsafe {
-                    if g == 4 {
-                        out.put4(at, [r[q], r[q + 1], r[q + 2], r[q + 3]]);
-                    } else {
-                        out.put2(at, [r[q], r[q + 1]]);
-                    }
-                }
+                unsafe { put_run(out, at, &acc[i], q) };
             }
         }
     }
