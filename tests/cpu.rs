@@ -433,13 +433,19 @@ fn the_tensor_core_rungs_use_their_instructions() {
             !text.contains("ld.local") && !text.contains("st.local"),
             "wgmma_async_{t}"
         );
-        // TMA and mbarriers: per stage one box of A and four panels of B on the `full`
-        // barrier; the consumers wait and release through mbarriers; registers move.
+        // TMA and mbarriers: per stage A and B as stored on the `full` barrier; the
+        // consumers wait and release through mbarriers; registers move. One mainloop per
+        // pair of transposes, each with its own immediates (`trans-a`, `trans-b`: a
+        // row-major A is K-major, 0; a row-major B MN-major, 1).
         for kernel in ["wgmma_tma", "wgmma_persistent"] {
             let text = entry_in(sm90, &format!("{kernel}_{t}"));
-            assert_eq!(text.matches(&wgmma).count(), 4, "{kernel}_{t}");
+            assert_eq!(text.matches(&wgmma).count(), 16, "{kernel}_{t}");
+            for immediates in ["0, 1;", "0, 0;", "1, 1;", "1, 0;"] {
+                let with = format!("%wg_d, 1, 1, {immediates}");
+                assert_eq!(text.matches(&with).count(), 4, "{kernel}_{t}: {with}");
+            }
             for op in [
-                "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+                "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes",
                 "mbarrier.init.shared::cta.b64",
                 "fence.mbarrier_init.release.cluster",
                 "mbarrier.arrive.expect_tx.shared::cta.b64",
@@ -453,8 +459,8 @@ fn the_tensor_core_rungs_use_their_instructions() {
             }
             assert_eq!(
                 text.matches("cp.async.bulk.tensor").count(),
-                5,
-                "{kernel}_{t}: A's box and B's four panels"
+                8,
+                "{kernel}_{t}: A's box or two panels, B's four panels or box"
             );
             for op in ["cp.async.cg", "fence.proxy.async", "ld.local", "st.local"] {
                 assert!(!text.contains(op), "{kernel}_{t} has {op}");
@@ -994,8 +1000,14 @@ fn ndarray_views_keep_their_layout_or_say_they_have_none() {
 fn the_rule_picks_the_measured_kernels() {
     use rgemm_kernels::problem::Problem;
     let p = h100();
-    let first = |elem: rgemm::Elem, (m, n, k): (u32, u32, u32)| {
-        let problem = Problem::row_major(m, n, k);
+    let first = |elem: rgemm::Elem, (m, n, k, batch): (u32, u32, u32, u32)| {
+        let problem = Problem {
+            batch,
+            batch_stride_a: (m * k) as u64,
+            batch_stride_b: (k * n) as u64,
+            batch_stride_c: (m * n) as u64,
+            ..Problem::row_major(m, n, k)
+        };
         let order = match elem {
             rgemm::Elem::F32 => {
                 rgemm::heuristic::preference::<f32>(&p, &problem, rgemm::Precision::Exact)
@@ -1031,7 +1043,14 @@ fn the_rule_picks_the_measured_kernels() {
         (F64, (64, 4096, 4096), Kernel::StreamK64),
         (F64, (4096, 4096, 4096), Kernel::DmmaWarps),
         (Bf16, (64, 4096, 4096), Kernel::WgmmaPersistent),
-    ] {
+    ]
+    .map(|(elem, (m, n, k), want)| (elem, (m, n, k, 1), want))
+    .into_iter()
+    .chain([
+        (Bf16, (128, 128, 128, 512), Kernel::WgmmaTma),
+        (Bf16, (512, 512, 512, 64), Kernel::WgmmaPersistent),
+        (Bf16, (1024, 1024, 1024, 16), Kernel::WgmmaPersistent),
+    ]) {
         assert_eq!(first(elem, shape), want, "{elem:?} {shape:?}");
     }
 }

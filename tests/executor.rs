@@ -98,7 +98,7 @@ fn tma_then_wgmma(p: *mut f32, wait: bool) {
         let mut acc = [0.0f32; 128];
         let a = Descriptor::new(shared_address(tiles), 16, 1024, Swizzle::B128);
         let b = Descriptor::new(shared_address(tiles) + 8192, 2048, 1024, Swizzle::B128);
-        Bf16::wgmma_m64n256k16(&mut acc, a, b);
+        Bf16::wgmma_m64n256k16::<false, true>(&mut acc, a, b);
     }
 }
 
@@ -295,7 +295,7 @@ fn checks() -> Vec<Trial> {
                         let mut acc = [0.0f32; 128];
                         let a = Descriptor::new(0, 16, 1024, Swizzle::B128);
                         let b = Descriptor::new(8192, 2048, 1024, Swizzle::B128);
-                        Bf16::wgmma_m64n256k16(&mut acc, a, b);
+                        Bf16::wgmma_m64n256k16::<false, true>(&mut acc, a, b);
                     }
                 });
                 match fault_of(r)? {
@@ -345,7 +345,7 @@ fn checks() -> Vec<Trial> {
                 let a = Descriptor::new(shared_address(base), 16, 1024, Swizzle::B128);
                 let b = Descriptor::new(shared_address(base) + 8192, 2048, 1024, Swizzle::B128);
                 wgmma::fence(&mut acc);
-                Bf16::wgmma_m64n256k16(&mut acc, a, b);
+                Bf16::wgmma_m64n256k16::<false, true>(&mut acc, a, b);
                 wgmma::commit_group();
                 wgmma::wait_group::<0>(&mut acc);
                 let (w, g, t) = (tid / 32, (tid % 32) / 4, tid % 4);
@@ -400,8 +400,8 @@ fn checks() -> Vec<Trial> {
                     let mut data = vec![0.0f32; 32 + 64 * 64 / 2];
                     let map = EmulatedMap {
                         base: data.as_ptr() as u64 + 128,
-                        dims: [64, 64],
-                        row_stride: 128,
+                        dims: [64, 64, 1],
+                        strides: [128, 128 * 64],
                         boxes: [64, 64],
                         elem_bytes: 2,
                         swizzle: 128,
@@ -448,6 +448,9 @@ fn main() {
         (cases(16), cases(6), 96),
         false,
     ));
+    trials.push(trial("forms::close_planes", || {
+        rgemm_tests::forms::close_planes(&backend())
+    }));
     trials.push(trial("forms::whole_tiles", || {
         rgemm_tests::forms::whole_tiles(&backend())
     }));

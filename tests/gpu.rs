@@ -397,6 +397,9 @@ fn main() {
     trials.push(gpu_trial("forms::aligned_edges", |ctx| {
         rgemm_tests::forms::aligned_edges(&Backend::Gpu(ctx.clone()))
     }));
+    trials.push(gpu_trial("forms::close_planes", |ctx| {
+        rgemm_tests::forms::close_planes(&Backend::Gpu(ctx.clone()))
+    }));
     trials.push(gpu_trial("forms::whole_tiles", |ctx| {
         rgemm_tests::forms::whole_tiles(&Backend::Gpu(ctx.clone()))
     }));

@@ -527,11 +527,7 @@ impl Context {
         launches: &Launches,
     ) -> Result<()> {
         let maps = match kernel.spec().tma {
-            Some(maps) => {
-                let p = &launches.problem;
-                let dims = (p.m as usize, p.n as usize, p.k as usize);
-                crate::tma::device_maps(maps, (pa, pb), dims)?
-            }
+            Some(maps) => crate::tma::device_maps(maps, (pa, pb), &launches.problem)?,
             None => None,
         };
         // Held until every launch is queued; later users of it queue after them on the same

@@ -140,10 +140,23 @@ impl Normalized {
     /// not): a kernel that is not [`KernelSpec::strided`](crate::KernelSpec::strided)
     /// takes plain products only.
     pub fn check_kernel(&self, kernel: Kernel, bytes: (usize, usize)) -> Result<()> {
-        if !kernel.spec().strided && !self.is_plain(bytes) {
+        let plain = self.is_plain(bytes);
+        if !kernel.spec().strided && !plain {
             return Err(Error::UnsupportedForm {
                 kernel: kernel.to_string(),
                 reason: "it reads only dense, row-major operands from the start of their buffers and computes C = A B".into(),
+            });
+        }
+        // Device buffers start 256-byte aligned: the offsets decide the operands' alignment.
+        let (oa, ob, _) = self.offsets;
+        let at = |offset: usize| (offset * bytes.0) as u64;
+        if kernel.spec().tma.is_some()
+            && !plain
+            && !crate::tma::usable(&self.problem, (at(oa), at(ob)), bytes.0)
+        {
+            return Err(Error::UnsupportedForm {
+                kernel: kernel.to_string(),
+                reason: "it reads A and B through tensor maps, which need 16-byte aligned operands and leading dimensions and batch strides of whole 16-byte units".into(),
             });
         }
         kernel.check_form(&self.problem)

@@ -291,7 +291,7 @@ impl Kernel {
         let reason = if !p.is_dense_unscaled() && !spec.strided {
             "it reads only row-major, dense operands and computes C = A B (no leading dimensions, transposes, alpha or beta)"
         } else if p.batch > 1 && !spec.batched() {
-            "it cannot run a batch in one launch (its grid is not one block per tile, or it reads A and B through tensor maps)"
+            "it cannot run a batch in one launch (its grid is not one block per tile)"
         } else {
             return Ok(());
         };
@@ -324,8 +324,13 @@ impl Kernel {
         problem.tile = self.width().unwrap_or(0);
         let (rows, cols) = self.block_tile_for(m, n);
         let (bx, by) = self.block();
+        // A persistent grid walks the batch's tiles itself.
+        let depth = match self.spec().grid {
+            Grid::Persistent => 1,
+            _ => batch,
+        };
         let block = |grid: (usize, usize)| LaunchConfig {
-            grid_dim: (grid.0 as u32, grid.1 as u32, batch),
+            grid_dim: (grid.0 as u32, grid.1 as u32, depth),
             block_dim: (bx, by, 1),
             shared_mem_bytes: self.shared_bytes::<T>() as u32, // checked by check_device
         };
@@ -371,7 +376,12 @@ impl Kernel {
                 ((strips, splits), None, workspace)
             }
             Grid::Persistent => {
-                let tiles = n.div_ceil(cols as usize) * m.div_ceil(rows as usize);
+                let tiles = n.div_ceil(cols as usize) * m.div_ceil(rows as usize) * batch as usize;
+                if tiles > u32::MAX as usize {
+                    return Err(too_large(format!(
+                        "{self} counts the tiles of the whole batch in 32 bits; {batch} x {m}x{n}x{k} has {tiles}"
+                    )));
+                }
                 let resident = (props.multiprocessors * self.blocks_per_sm::<T>()).max(1);
                 ((tiles.min(resident as usize), 1), None, maps)
             }

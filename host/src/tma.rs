@@ -1,51 +1,61 @@
 //! The tensor maps of the kernels that read A and B through TMA ([`TensorMaps`]): the
 //! driver's (`cuTensorMapEncodeTiled`) for the GPU, the CPU executor's own
-//! ([`EmulatedMap`]) for the host, A's then B's in the launch's workspace. Where TMA's rules
-//! are not met (a row stride that is not a whole number of 16-byte units, a base not 16-byte
-//! aligned) there are no maps, and the kernel takes its other path (it checks the same
-//! rules).
+//! ([`EmulatedMap`]) for the host, A's then B's in the launch's workspace, each operand as
+//! stored (transposed or not), its leading dimension the row stride and the batch the
+//! third dimension. Where TMA's rules are not met (a row or batch stride that is not a whole
+//! number of 16-byte units, a base not 16-byte aligned) there are no maps: the kernel takes
+//! its other path for the dense product (it checks the same rules), and the host does not
+//! choose it for the other forms.
 use crate::error::Result;
 use cudarc::driver::sys;
 use rgemm_kernels::catalogue::TensorMaps;
 use rgemm_kernels::device::tma::{EmulatedMap, MAP_BYTES};
+use rgemm_kernels::problem::Problem;
 
-/// One matrix as TMA sees it: its base address, `rows x cols` elements of `elem_bytes`,
-/// row-major, copied in boxes of `box_rows x box_cols`.
+/// One operand as TMA sees it: its base address, `planes` matrices `plane_stride` elements
+/// apart, each `rows x cols` elements stored row-major `ld` apart, copied in boxes of
+/// `(rows, cols)`.
 struct Operand {
     base: u64,
     rows: usize,
     cols: usize,
-    box_rows: u32,
-    box_cols: u32,
+    ld: usize,
+    planes: usize,
+    plane_stride: usize,
+    boxed: (u32, u32),
 }
 
-/// Whether TMA can read A (`m x k`) and B (`k x n`) at these addresses.
-pub(crate) fn usable((a, b): (u64, u64), (n, k): (usize, usize), elem_bytes: usize) -> bool {
-    (k * elem_bytes).is_multiple_of(16)
-        && (n * elem_bytes).is_multiple_of(16)
-        && a.is_multiple_of(16)
-        && b.is_multiple_of(16)
+/// Whether TMA can read the A and B of `problem` at these addresses (the kernels' rule).
+pub(crate) fn usable(problem: &Problem, (a, b): (u64, u64), elem_bytes: usize) -> bool {
+    rgemm_kernels::device::tma::reads(problem, (a, b), elem_bytes as u64)
 }
 
-fn operands(
-    maps: TensorMaps,
-    (a, b): (u64, u64),
-    (m, n, k): (usize, usize, usize),
-) -> [Operand; 2] {
+/// A's and B's operands as stored: A `m x k` (`k x m` transposed), B `k x n` (`n x k`), each
+/// with its leading dimension and batch stride (one plane where it is shared).
+fn operands(maps: TensorMaps, (a, b): (u64, u64), p: &Problem) -> [Operand; 2] {
+    let s = p.strides();
+    let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
+    let one = |base: u64, (rows, cols): (usize, usize), ld: u32, stride: u64, boxed| {
+        let planes = if stride == 0 { 1 } else { p.batch.max(1) as usize };
+        Operand {
+            base,
+            rows,
+            cols,
+            ld: ld as usize,
+            planes,
+            // A single plane's stride is never used; any legal value will do.
+            plane_stride: if planes == 1 { rows * ld as usize } else { stride as usize },
+            boxed,
+        }
+    };
     [
-        Operand {
-            base: a,
-            rows: m,
-            cols: k,
-            box_rows: maps.a_box.0,
-            box_cols: maps.a_box.1,
+        match s.a_t {
+            false => one(a, (m, k), p.lda, p.batch_stride_a, maps.a_box),
+            true => one(a, (k, m), p.lda, p.batch_stride_a, maps.a_t_box),
         },
-        Operand {
-            base: b,
-            rows: k,
-            cols: n,
-            box_rows: maps.b_box.0,
-            box_cols: maps.b_box.1,
+        match s.b_t {
+            false => one(b, (k, n), p.ldb, p.batch_stride_b, maps.b_box),
+            true => one(b, (n, k), p.ldb, p.batch_stride_b, maps.b_t_box),
         },
     ]
 }
@@ -54,25 +64,27 @@ fn operands(
 pub(crate) fn device_maps(
     maps: TensorMaps,
     ptrs: (u64, u64),
-    dims: (usize, usize, usize),
+    problem: &Problem,
 ) -> Result<Option<[u8; TensorMaps::BYTES]>> {
-    if !usable(ptrs, (dims.1, dims.2), 2) {
+    if !usable(problem, ptrs, 2) {
         return Ok(None);
     }
     let mut out = [0u8; TensorMaps::BYTES];
-    for (i, op) in operands(maps, ptrs, dims).into_iter().enumerate() {
+    for (i, op) in operands(maps, ptrs, problem).into_iter().enumerate() {
         let mut map = sys::CUtensorMap { opaque: [0; 16] };
-        let global_dim = [op.cols as u64, op.rows as u64];
-        let global_stride = [(op.cols * 2) as u64];
-        let boxes = [op.box_cols, op.box_rows];
-        let element_strides = [1u32, 1];
-        // SAFETY: every pointer is to a live local of the length the call reads (rank 2);
+        // Sizes of at least one element: the driver refuses empty dimensions, and a launch
+        // with an empty operand (K = 0) reads nothing through its map.
+        let global_dim = [op.cols.max(1) as u64, op.rows.max(1) as u64, op.planes as u64];
+        let global_stride = [(op.ld * 2) as u64, (op.plane_stride.max(op.ld) * 2) as u64];
+        let boxes = [op.boxed.1, op.boxed.0, 1];
+        let element_strides = [1u32, 1, 1];
+        // SAFETY: every pointer is to a live local of the length the call reads (rank 3);
         // the driver only encodes the map (the base is not dereferenced).
         unsafe {
             sys::cuTensorMapEncodeTiled(
                 &mut map,
                 sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT16,
-                2,
+                3,
                 op.base as *mut std::ffi::c_void,
                 global_dim.as_ptr(),
                 global_stride.as_ptr(),
@@ -98,19 +110,22 @@ pub(crate) fn device_maps(
 pub(crate) fn emulated_maps(
     maps: TensorMaps,
     ptrs: (u64, u64),
-    dims: (usize, usize, usize),
+    problem: &Problem,
     elem_bytes: usize,
 ) -> Option<[u8; TensorMaps::BYTES]> {
-    if !usable(ptrs, (dims.1, dims.2), elem_bytes) {
+    if !usable(problem, ptrs, elem_bytes) {
         return None;
     }
     let mut out = [0u8; TensorMaps::BYTES];
-    for (i, op) in operands(maps, ptrs, dims).into_iter().enumerate() {
+    for (i, op) in operands(maps, ptrs, problem).into_iter().enumerate() {
         let map = EmulatedMap {
             base: op.base,
-            dims: [op.cols as u64, op.rows as u64],
-            row_stride: (op.cols * elem_bytes) as u64,
-            boxes: [op.box_cols, op.box_rows],
+            dims: [op.cols as u64, op.rows as u64, op.planes as u64],
+            strides: [
+                (op.ld * elem_bytes) as u64,
+                (op.plane_stride * elem_bytes) as u64,
+            ],
+            boxes: [op.boxed.1, op.boxed.0],
             elem_bytes: elem_bytes as u32,
             swizzle: 128,
         };

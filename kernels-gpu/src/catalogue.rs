@@ -324,13 +324,18 @@ impl Precision {
 
 /// A kernel that reads A and B through TMA: the host writes a tensor map of A, then one of
 /// B, into the launch's workspace (128 bytes each, 64-byte aligned), both with the 128-byte
-/// swizzle and zero fill outside the matrix, boxes of `(rows, cols)` elements. TMA needs
-/// row strides of whole 16-byte units and 16-byte aligned bases (K and N multiples of 8
-/// for 16-bit inputs); the kernel checks and takes another path where they are not.
+/// swizzle and zero fill outside the matrix, 3D (the batch's products are planes, one plane
+/// for a shared operand), boxes of `(rows, cols)` elements of the operand as stored:
+/// `a_box` / `b_box` for row-major A and B, `a_t_box` / `b_t_box` for transposed ones. TMA
+/// needs row and batch strides of whole 16-byte units and 16-byte aligned bases
+/// ([`crate::device::tma::reads`]); for the dense row-major product the kernel takes another
+/// path where they are not, and the host does not choose it for the other forms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TensorMaps {
     pub a_box: (u32, u32),
     pub b_box: (u32, u32),
+    pub a_t_box: (u32, u32),
+    pub b_t_box: (u32, u32),
 }
 
 impl TensorMaps {
@@ -339,11 +344,12 @@ impl TensorMaps {
 }
 
 impl KernelSpec {
-    /// Whether it computes a strided batch in one launch (grid `z` = the batch; the entry
-    /// points move A, B and C to their product): kernels with a grid of block tiles and no
-    /// tensor maps (whose maps name one product's A and B).
+    /// Whether it computes a strided batch in one launch: kernels with a grid of block tiles
+    /// (grid `z` = the batch; the entry points move A, B and C to their product, and tensor
+    /// maps have the batch as their third dimension), and persistent ones, whose blocks walk
+    /// the tiles of every product.
     pub const fn batched(&self) -> bool {
-        matches!(self.grid, Grid::Tiles) && self.tma.is_none()
+        matches!(self.grid, Grid::Tiles | Grid::Persistent)
     }
 
     /// Block tile rows and columns of a fixed tile (0 for the others): for kernel code that

@@ -194,12 +194,16 @@ pub trait Element: Copy + Pack4 {
     /// lays them out; see [`crate::device::mma`]. Wider types: traps.
     fn mma_m16n8k16(a: [u32; 4], b: [u32; 2], c: [Self::Acc; 4]) -> [Self::Acc; 4];
     /// `D += A B` for a 64 x 256 x 16 tile on Hopper's tensor cores (`wgmma.mma_async
-    /// .m64n256k16`, A K-major, B N-major); see [`crate::device::wgmma`]. Other modules and
-    /// wider types: traps.
+    /// .m64n256k16`, A MN-major where `A_MN`, else K-major, and B likewise); see
+    /// [`crate::device::wgmma`]. Other modules and wider types: traps.
     ///
     /// # Safety
     /// As `device::wgmma::m64n256k16_bf16`.
-    unsafe fn wgmma_m64n256k16(acc: &mut [f32; 128], a: Wgmma, b: Wgmma);
+    unsafe fn wgmma_m64n256k16<const A_MN: bool, const B_MN: bool>(
+        acc: &mut [f32; 128],
+        a: Wgmma,
+        b: Wgmma,
+    );
 }
 
 /// A `wgmma` matrix descriptor, where the module has them.
@@ -222,7 +226,11 @@ macro_rules! no_tensor_cores {
             crate::device::thread::trap()
         }
         #[inline(always)]
-        unsafe fn wgmma_m64n256k16(_: &mut [f32; 128], _: Wgmma, _: Wgmma) {
+        unsafe fn wgmma_m64n256k16<const A_MN: bool, const B_MN: bool>(
+            _: &mut [f32; 128],
+            _: Wgmma,
+            _: Wgmma,
+        ) {
             crate::device::thread::trap()
         }
     };
@@ -249,11 +257,15 @@ macro_rules! tensor_cores {
         }
         #[inline(always)]
         #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-        unsafe fn wgmma_m64n256k16(acc: &mut [f32; 128], a: Wgmma, b: Wgmma) {
+        unsafe fn wgmma_m64n256k16<const A_MN: bool, const B_MN: bool>(
+            acc: &mut [f32; 128],
+            a: Wgmma,
+            b: Wgmma,
+        ) {
             #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
             // SAFETY: the caller's contract.
             unsafe {
-                crate::device::wgmma::$wgmma(acc, a, b)
+                crate::device::wgmma::$wgmma::<A_MN, B_MN>(acc, a, b)
             }
             #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
             {

@@ -266,6 +266,36 @@ impl<A: crate::element::Accumulator, O: crate::element::Output> COut<A, O> {
         v.map(self.out)
     }
 
+    /// `beta C` for [`COut::blend`]: C's elements `at..at + N` in the accumulator type, or
+    /// zeros, not read, where beta is 0. Apart from `finish` so that an epilogue can load
+    /// all of a batch of C's elements before it stores any (a load after a store to the
+    /// same buffer waits for it).
+    ///
+    /// # Safety
+    /// As [`COut::finish`].
+    #[inline(always)]
+    pub unsafe fn old<const N: usize>(&self, at: usize) -> [A; N] {
+        if self.scale.beta == A::ZERO {
+            return [A::ZERO; N];
+        }
+        let old: [O; N] = unsafe { crate::device::global::load_n(self.c.cast_const(), at) };
+        old.map(self.back)
+    }
+
+    /// `alpha acc + beta old`, in C's type, `old` from [`COut::old`] (as [`COut::finish`];
+    /// `finish` keeps its own body: the register-capped kernels' PTX depends on it).
+    #[inline(always)]
+    pub fn blend<const N: usize>(&self, acc: [A; N], old: [A; N]) -> [O; N] {
+        let Scale { alpha, beta } = self.scale;
+        let mut v = acc.map(|x| alpha * x);
+        if beta != A::ZERO {
+            for j in 0..N {
+                v[j] = v[j].mul_add(beta, old[j]);
+            }
+        }
+        v.map(self.out)
+    }
+
     /// Stores `acc`, finished, at element `at`.
     ///
     /// # Safety

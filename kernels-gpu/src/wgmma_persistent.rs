@@ -5,7 +5,11 @@
 //! consumers store the last one, so the tensor cores no longer wait for each tile's
 //! epilogue and prologue.
 //!
-//! Launch rules ([`SPEC`]): as `wgmma_tma`, with a 1D grid of `min(tiles, SMs)` blocks.
+//! A batch is one sequence of tiles, product after product, so that small products keep
+//! the pipeline running too.
+//!
+//! Launch rules ([`SPEC`]): as `wgmma_tma`, with a 1D grid of `min(tiles of the whole batch,
+//! SMs)` blocks.
 use crate::catalogue::{Grid, KernelSpec};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
@@ -16,7 +20,7 @@ use crate::wgmma_tma::warp_specialised;
 pub const SPEC: KernelSpec = KernelSpec {
     name: "wgmma_persistent",
     file: file!(),
-    idea: "`wgmma_tma` on a persistent grid (one block per SM, tiles in groups of 8 rows for L2), the pipeline running on across tiles so loads overlap the epilogue",
+    idea: "`wgmma_tma` on a persistent grid (one block per SM, tiles in groups of 8 rows for L2, a batch's products one after the other), the pipeline running on across tiles so loads overlap the epilogue",
     grid: Grid::Persistent,
     ..crate::wgmma_tma::SPEC
 };

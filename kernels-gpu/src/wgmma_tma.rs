@@ -12,11 +12,20 @@
 //! to 232), whose 128 accumulators per thread need them; the launch bounds (384 threads,
 //! one block per SM) cap the kernel at 168 before that.
 //!
-//! Launches whose inputs TMA cannot read (K or N not a multiple of 8, a misaligned input:
-//! the host then writes no tensor maps) take `mma_ldmatrix`'s one-stage `mma.sync` loop over
-//! the block tile's two 128 x 128 halves, the producer warpgroup only meeting its barriers.
+//! Every form of the product: each operand is loaded as it is stored, a row-major A as
+//! K-major 128 x 64 boxes and a transposed one as two MN-major 64 x 64 panels, a row-major B
+//! as four MN-major panels and a transposed one as one K-major 256 x 64 box, and multiplied
+//! with the matching transpose immediates (one mainloop per pair, chosen per tile); the
+//! tensor maps carry the leading dimensions and the batch (a third dimension), and the
+//! epilogue applies alpha and beta at C's leading dimension.
 //!
-//! Launch rules ([`SPEC`]): 384 threads, grid `ceil(n / 256) x ceil(m / 128)`, 4 stages of
+//! Dense row-major launches whose inputs TMA cannot read (K or N not a multiple of 8, a
+//! misaligned input: the host then writes no tensor maps, `device::tma::reads`) take
+//! `mma_ldmatrix`'s one-stage `mma.sync` loop over the block tile's two 128 x 128 halves,
+//! the producer warpgroup only meeting its barriers; the host does not choose these kernels
+//! for the other forms there.
+//!
+//! Launch rules ([`SPEC`]): 384 threads, grid `ceil(n / 256) x ceil(m / 128) x batch`, 4 stages of
 //! 48 KiB, 1 KiB to align them and the 8 mbarriers (197,696 bytes), the two tensor maps in
 //! the workspace; only in the sm_90a module; f16, bf16.
 use crate::catalogue::{
@@ -24,13 +33,14 @@ use crate::catalogue::{
 };
 use crate::device::mbarrier;
 use crate::device::shared::SharedArena;
-use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
+use crate::device::thread::{
+    block_idx_x, block_idx_y, block_idx_z, grid_dim_x, sync_threads, thread_idx_x,
+};
 use crate::device::tma::{self, MAP_BYTES};
 use crate::device::wgmma;
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
-use crate::mma_async::chunked;
 use crate::mma_ldmatrix::Ldmatrix;
 use crate::mma_sync::one_stage_tile;
 use crate::problem::{Gemm, entry_points};
@@ -62,9 +72,11 @@ pub const SPEC: KernelSpec = KernelSpec {
     tma: Some(TensorMaps {
         a_box: (BM, BK),
         b_box: (BK, 64),
+        a_t_box: (BK, 64),
+        b_t_box: (BN, BK),
     }),
     precision: Precision::Exact,
-    strided: false,
+    strided: true,
 };
 
 /// # Safety
@@ -86,15 +98,18 @@ pub(crate) struct TileOrder {
     persistent: bool,
     tiles_m: u32,
     tiles_n: u32,
+    /// Products a persistent grid walks through (one after the other); 1 otherwise.
+    batch: u32,
 }
 
 impl TileOrder {
     #[inline(always)]
-    pub(crate) fn new(persistent: bool, (m, n): (u32, u32)) -> Self {
+    pub(crate) fn new(persistent: bool, (m, n): (u32, u32), batch: u32) -> Self {
         Self {
             persistent,
             tiles_m: m.div_ceil(BM),
             tiles_n: n.div_ceil(BN),
+            batch: if persistent { batch.max(1) } else { 1 },
         }
     }
 
@@ -105,24 +120,45 @@ impl TileOrder {
             return 1;
         }
         let (first, step) = (block_idx_x(), grid_dim_x());
-        (self.tiles_m * self.tiles_n)
+        (self.tiles_m * self.tiles_n * self.batch)
             .saturating_sub(first)
             .div_ceil(step)
     }
 
-    /// The origin `(row0, col0)` of this block's `i`-th tile.
+    /// This block's `i`-th tile: `(z, row0, col0)`, its product in the batch (`blockIdx.z`
+    /// on a grid of tiles) and its origin.
     #[inline(always)]
-    pub(crate) fn at(&self, i: u32) -> (u32, u32) {
+    pub(crate) fn at(&self, i: u32) -> (u32, u32, u32) {
         if !self.persistent {
-            return (block_idx_y() * BM, block_idx_x() * BN);
+            return (block_idx_z(), block_idx_y() * BM, block_idx_x() * BN);
         }
         let t = block_idx_x() + i * grid_dim_x();
         // (Divisors kept non-zero for the compiler: a launch has tiles, and `t` is one.)
+        let per_product = (self.tiles_m * self.tiles_n).max(1);
+        let (z, t) = (t / per_product, t % per_product);
         let per_group = GROUP * self.tiles_n.max(1);
         let first_row = (t / per_group) * GROUP;
         let rows = self.tiles_m.saturating_sub(first_row).clamp(1, GROUP);
         let within = t % per_group;
-        ((first_row + within % rows) * BM, (within / rows) * BN)
+        (z, (first_row + within % rows) * BM, (within / rows) * BN)
+    }
+
+    /// `gemm` moved to product `z` of the batch, where the entry point has not done it (a
+    /// persistent grid is one block deep).
+    #[inline(always)]
+    fn product<T: Element>(&self, gemm: &Gemm<T>, z: u32) -> Gemm<T> {
+        if !self.persistent {
+            return *gemm;
+        }
+        let z = z as usize;
+        let p = gemm.p;
+        let (sa, sb, sc) = (p.batch_stride_a, p.batch_stride_b, p.batch_stride_c);
+        Gemm {
+            a: gemm.a.wrapping_add(z * sa as usize),
+            b: gemm.b.wrapping_add(z * sb as usize),
+            c: gemm.c.wrapping_add(z * sc as usize),
+            ..*gemm
+        }
     }
 }
 
@@ -130,20 +166,28 @@ impl TileOrder {
 /// or (`PERSISTENT`) every `gridDim.x`-th tile in grouped order, the pipeline running on
 /// across tiles so that the producer loads the next tile while the consumers store one.
 ///
+/// Every form of the product: the tensor maps carry leading dimensions and the batch (a
+/// third dimension; a shared operand is read from plane 0), a transposed operand is loaded
+/// in the other orientation and multiplied with the other transpose immediate, and the
+/// epilogue applies alpha and beta at C's leading dimension.
+///
 /// # Safety
 /// As [`wgmma_tma`].
 #[inline(always)]
 pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: Gemm<T>) {
-    let (a, b, c, m, n, k) = gemm.plain();
-    let order = TileOrder::new(PERSISTENT, (m, n));
-    if !chunked(a, b, n, k) {
-        // In two halves of 128 columns: 64 accumulators a thread, which fit the launch
-        // bounds' 168 registers (the whole tile's 128 spilled).
+    let (a, b, _, m, n, k) = gemm.plain();
+    let order = TileOrder::new(PERSISTENT, (m, n), gemm.p.batch);
+    let elem = size_of::<T>() as u64;
+    if !tma::reads(&gemm.p, (a as u64, b as u64), elem) {
+        // Dense, row-major `C = A B` only (the host makes maps for every other form). In two
+        // halves of 128 columns: 64 accumulators a thread, which fit the launch bounds' 168
+        // registers (the whole tile's 128 spilled).
         for i in 0..order.len() {
-            let (row0, col0) = order.at(i);
+            let (z, row0, col0) = order.at(i);
+            let product = order.product(&gemm, z);
             for half in 0..2 {
                 let at = (row0, col0 + half * BN / 2);
-                unsafe { one_stage_tile::<T, Ldmatrix, { BN / 2 }, 4>(gemm, at) };
+                unsafe { one_stage_tile::<T, Ldmatrix, { BN / 2 }, 4>(product, at) };
             }
         }
         return;
@@ -154,78 +198,153 @@ pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: 
     let a_all = arena.aligned(ATOM, STAGES * A_STAGE);
     let b_all = arena.aligned(ATOM, STAGES * B_STAGE);
     let bars = arena.aligned(8, 2 * STAGES * 8).cast::<u64>();
-    let full = |s: u32| bars.wrapping_add(s as usize);
-    let empty = |s: u32| bars.wrapping_add((STAGES + s) as usize);
+    let pipe = Pipe { a_all, b_all, bars };
     if tid == 0 {
         for s in 0..STAGES {
             unsafe {
-                mbarrier::init(full(s), 1);
-                mbarrier::init(empty(s), CONSUMERS);
+                mbarrier::init(pipe.full(s), 1);
+                mbarrier::init(pipe.empty(s), CONSUMERS);
             }
         }
         mbarrier::fence_init();
     }
     sync_threads(); // the barriers are ready
     let phases = k.div_ceil(BK);
+    let strides = gemm.p.strides();
     if tid < 128 {
         wgmma::release_registers::<40>();
         if tid == 0 {
-            let maps = gemm.workspace.cast::<u8>().cast_const();
-            // Phases issued so far, over all tiles: stage `it % STAGES`, round `it / STAGES`.
-            let mut it = 0;
-            for i in 0..order.len() {
-                let (row0, col0) = order.at(i);
-                for phase in 0..phases {
-                    let s = it % STAGES;
-                    if it >= STAGES {
-                        // The consumers are done with this stage's previous round.
-                        unsafe { mbarrier::wait(empty(s), (it / STAGES - 1) % 2) };
-                    }
-                    let k0 = phase * BK;
-                    let a_s = a_all.wrapping_add((s * A_STAGE) as usize);
-                    let b_s = b_all.wrapping_add((s * B_STAGE) as usize);
-                    unsafe {
-                        mbarrier::arrive_expect_tx(full(s), A_STAGE + B_STAGE);
-                        tma::load_2d(a_s, maps, (k0, row0), full(s));
-                        for p in 0..BN / 64 {
-                            let panel = b_s.wrapping_add((p * PANEL) as usize);
-                            let at = (col0 + 64 * p, k0);
-                            tma::load_2d(panel, maps.wrapping_add(MAP_BYTES), at, full(s));
-                        }
-                    }
-                    it += 1;
-                }
-            }
+            unsafe { produce(&gemm, pipe, order, phases) };
         }
         return;
     }
     wgmma::claim_registers::<232>();
     let t = tid - 128;
     let warpgroup = t / 128;
-    let descriptors = Descriptors::of(a_all, b_all, warpgroup);
     let mut it = 0;
     for i in 0..order.len() {
-        let (row0, col0) = order.at(i);
-        let mut acc = [0.0f32; 128];
+        let (z, row0, col0) = order.at(i);
+        let out = order.product(&gemm, z).c_out();
+        let at = (row0 + warpgroup * 64, col0);
+        // A row-major A is K-major, a row-major B MN-major; each transpose swaps its
+        // operand. (The match is per tile and the epilogue after it: one copy of it.)
+        let run = (pipe, warpgroup, phases, &mut it);
+        let acc = unsafe {
+            match (strides.a_t, strides.b_t) {
+                (false, false) => mainloop::<T, false, true>(run),
+                (false, true) => mainloop::<T, false, false>(run),
+                (true, false) => mainloop::<T, true, true>(run),
+                (true, true) => mainloop::<T, true, false>(run),
+            }
+        };
+        unsafe { epilogue::<T>(&out, &acc, (m, n), at, t % 128) };
+    }
+}
+
+/// The stages and their mbarriers in shared memory.
+#[derive(Clone, Copy)]
+struct Pipe {
+    a_all: *mut u8,
+    b_all: *mut u8,
+    bars: *mut u64,
+}
+
+impl Pipe {
+    /// Completes when stage `s`'s bytes have landed.
+    #[inline(always)]
+    fn full(&self, s: u32) -> *mut u64 {
+        self.bars.wrapping_add(s as usize)
+    }
+
+    /// Completes when both consumer warpgroups are done with stage `s`.
+    #[inline(always)]
+    fn empty(&self, s: u32) -> *mut u64 {
+        self.bars.wrapping_add((STAGES + s) as usize)
+    }
+}
+
+/// The producer (one thread): per phase, A's 128 x 64 and B's 64 x 256 of the stage, each
+/// as stored: a row-major A as one K-major box, a transposed one as two 64-row panels; a
+/// row-major B as four 64-column panels, a transposed one as one K-major box of 256 rows.
+///
+/// # Safety
+/// The workspace holds A's and B's tensor maps for `gemm`'s form; the barriers are
+/// initialised.
+#[inline(always)]
+unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phases: u32) {
+    let maps = gemm.workspace.cast::<u8>().cast_const();
+    let (a_map, b_map) = (maps, maps.wrapping_add(MAP_BYTES));
+    let strides = gemm.p.strides();
+    // A shared operand (batch stride 0) has one plane.
+    let plane = |stride: u64, z: u32| if stride == 0 { 0 } else { z };
+    // Phases issued so far, over all tiles: stage `it % STAGES`, round `it / STAGES`.
+    let mut it = 0;
+    for i in 0..order.len() {
+        let (z, row0, col0) = order.at(i);
+        let (za, zb) = (plane(gemm.p.batch_stride_a, z), plane(gemm.p.batch_stride_b, z));
         for phase in 0..phases {
             let s = it % STAGES;
-            unsafe {
-                mbarrier::wait(full(s), (it / STAGES) % 2);
-                descriptors.multiply::<T>(&mut acc, s);
+            let full = pipe.full(s);
+            if it >= STAGES {
+                // The consumers are done with this stage's previous round.
+                unsafe { mbarrier::wait(pipe.empty(s), (it / STAGES - 1) % 2) };
             }
-            // The previous phase's wgmmas are done: its stage is free.
-            wgmma::wait_group::<1>(&mut acc);
-            if phase > 0 {
-                unsafe { mbarrier::arrive(empty((it - 1) % STAGES)) };
+            let k0 = phase * BK;
+            let a_s = pipe.a_all.wrapping_add((s * A_STAGE) as usize);
+            let b_s = pipe.b_all.wrapping_add((s * B_STAGE) as usize);
+            let panel = |base: *mut u8, p: u32| base.wrapping_add((p * PANEL) as usize);
+            unsafe {
+                mbarrier::arrive_expect_tx(full, A_STAGE + B_STAGE);
+                if strides.a_t {
+                    for p in 0..BM / 64 {
+                        tma::load_3d(panel(a_s, p), a_map, (row0 + 64 * p, k0, za), full);
+                    }
+                } else {
+                    tma::load_3d(a_s, a_map, (k0, row0, za), full);
+                }
+                if strides.b_t {
+                    tma::load_3d(b_s, b_map, (k0, col0, zb), full);
+                } else {
+                    for p in 0..BN / 64 {
+                        tma::load_3d(panel(b_s, p), b_map, (col0 + 64 * p, k0, zb), full);
+                    }
+                }
             }
             it += 1;
         }
-        wgmma::wait_group::<0>(&mut acc);
-        if phases > 0 {
-            unsafe { mbarrier::arrive(empty((it - 1) % STAGES)) };
-        }
-        unsafe { epilogue::<T>(c, &acc, (m, n), (row0 + warpgroup * 64, col0), t % 128) };
     }
+}
+
+/// A consumer warpgroup's mainloop over one tile: wait for each stage, multiply it (A and
+/// B MN-major as `A_MN` and `B_MN` say) and release it; `it` counts the phases consumed
+/// over all tiles. Returns the tile's accumulators.
+///
+/// # Safety
+/// The producer fills the stages as [`produce`] does, for the same tiles.
+#[inline(always)]
+unsafe fn mainloop<T: Element, const A_MN: bool, const B_MN: bool>(
+    (pipe, warpgroup, phases, it): (Pipe, u32, u32, &mut u32),
+) -> [f32; 128] {
+    let descriptors = Descriptors::<A_MN, B_MN>::of(pipe.a_all, pipe.b_all, warpgroup);
+    let mut acc = [0.0f32; 128];
+    for phase in 0..phases {
+        let s = *it % STAGES;
+        unsafe {
+            mbarrier::wait(pipe.full(s), (*it / STAGES) % 2);
+            descriptors.multiply::<T>(&mut acc, s);
+        }
+        // The previous phase's wgmmas are done: its stage is free.
+        wgmma::wait_group::<1>(&mut acc);
+        if phase > 0 {
+            unsafe { mbarrier::arrive(pipe.empty((*it - 1) % STAGES)) };
+        }
+        *it += 1;
+    }
+    wgmma::wait_group::<0>(&mut acc);
+    if phases > 0 {
+        unsafe { mbarrier::arrive(pipe.empty((*it - 1) % STAGES)) };
+    }
+    acc
 }
 
 entry_points!(wgmma_tma; wgmma_tma_f16: f16, wgmma_tma_bf16: Bf16, wgmma_tma_f16_f16: Narrow<f16>, wgmma_tma_bf16_bf16: Narrow<Bf16>);

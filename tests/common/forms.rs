@@ -40,6 +40,12 @@ fn storage() -> impl Strategy<Value = Storage> {
 impl Storage {
     /// The view of a logical `rows x cols` operand stored this way.
     pub fn view(&self, rows: usize, cols: usize) -> MatrixLayout {
+        self.view_aligned(rows, cols, 1)
+    }
+
+    /// [`Storage::view`] with the leading dimension and the offset multiples of `align`
+    /// elements (what tensor maps read).
+    pub fn view_aligned(&self, rows: usize, cols: usize, align: usize) -> MatrixLayout {
         let (r, c) = if self.transposed {
             (cols, rows)
         } else {
@@ -49,7 +55,8 @@ impl Storage {
             Layout::RowMajor => MatrixLayout::row_major(r, c),
             Layout::ColMajor => MatrixLayout::col_major(r, c),
         };
-        let stored = base.with_ld(base.ld + self.pad).at(self.offset);
+        let ld = (base.ld + self.pad).next_multiple_of(align);
+        let stored = base.with_ld(ld).at(self.offset * align);
         if self.transposed { stored.t() } else { stored }
     }
 }
@@ -122,10 +129,21 @@ fn case(max_side: usize, batches: bool, general: bool) -> impl Strategy<Value = 
         )
 }
 
-/// Elements of one operand's buffer: every product of the batch, products 16-byte
-/// apart in the plain form.
-fn stride_of(view: &MatrixLayout, shared: bool, count: usize, align: usize) -> (usize, usize) {
-    let one = view.extent().unwrap().max(1);
+/// The batch stride and the elements of one operand's buffer: every product of the batch,
+/// products 16-byte apart in the plain form, and (`whole`) at least all their lines apart,
+/// as tensor maps need.
+fn stride_of(
+    view: &MatrixLayout,
+    (shared, whole): (bool, bool),
+    count: usize,
+    align: usize,
+) -> (usize, usize) {
+    let lines = match view.layout {
+        Layout::RowMajor => view.rows,
+        Layout::ColMajor => view.cols,
+    };
+    let span = if whole { lines * view.ld + view.offset } else { 0 };
+    let one = view.extent().unwrap().max(span).max(1);
     let stride = if shared {
         0
     } else {
@@ -164,11 +182,18 @@ pub fn one<T: Element, O: Output<T>>(
     tolerance: crate::Arith,
 ) -> Result<(), String> {
     let (m, n, k) = case.mnk;
-    let (la, lb, lc) = (case.a.view(m, k), case.b.view(k, n), case.c.view(m, n));
     let align = 16 / std::mem::size_of::<T>().min(std::mem::size_of::<O>());
-    let (sa, len_a) = stride_of(&la, case.shared.0, case.count, align);
-    let (sb, len_b) = stride_of(&lb, case.shared.1, case.count, align);
-    let (sc, len_c) = stride_of(&lc, false, case.count, align);
+    // A kernel reading through tensor maps takes A and B in 16-byte units.
+    let units = match kernel.and_then(|k| k.spec().tma) {
+        Some(_) => 16 / std::mem::size_of::<T>(),
+        None => 1,
+    };
+    let (la, lb) = (case.a.view_aligned(m, k, units), case.b.view_aligned(k, n, units));
+    let lc = case.c.view(m, n);
+    let whole = units > 1;
+    let (sa, len_a) = stride_of(&la, (case.shared.0, whole), case.count, align);
+    let (sb, len_b) = stride_of(&lb, (case.shared.1, whole), case.count, align);
+    let (sc, len_c) = stride_of(&lc, (false, false), case.count, align);
     let batch = Batch::strided(case.count, (sa, sb, sc));
     let a: Vec<T> = rgemm::gemm::random_buffer(len_a, case.seed);
     let b: Vec<T> = rgemm::gemm::random_buffer(len_b, case.seed ^ 0x9e37_79b9);
@@ -686,4 +711,46 @@ pub fn aligned_edges(be: &Backend) -> Result<(), String> {
     each::<f32>(be)?;
     each::<f64>(be)?;
     each::<rgemm::bf16>(be)
+}
+
+/// The products of a batch closer together than a whole operand (each A^T one stored row of
+/// 8, rows 16 elements apart, products 8 apart): tensor maps read such planes wrong on an
+/// H200 though the driver encodes them, so the TMA kernels refuse the form with a typed
+/// error, and the rule's choice computes it exactly (small integers).
+pub fn close_planes(be: &Backend) -> Result<(), String> {
+    use rgemm::bf16;
+    let la = MatrixLayout::row_major(1, 8).with_ld(16).t();
+    let lb = MatrixLayout::row_major(1, 8).with_ld(8);
+    let lc = MatrixLayout::row_major(8, 8);
+    let batch = Batch::strided(2, (8, 8, 64));
+    let int = |i: usize| bf16::from_f64((i % 7) as f64 - 3.0);
+    let a: Vec<bf16> = (0..24).map(int).collect();
+    let b: Vec<bf16> = (0..16).map(|i| int(i + 3)).collect();
+    let c0 = vec![f32::NAN; 128];
+    let mut want = c0.clone();
+    let fail = |e: rgemm::Error| e.to_string();
+    rgemm::gemm_reference(
+        (1.0, 0.0),
+        &MatrixView::new(&a, la).map_err(fail)?,
+        &MatrixView::new(&b, lb).map_err(fail)?,
+        &mut MatrixViewMut::new(&mut want, lc).map_err(fail)?,
+        batch,
+    )
+    .map_err(fail)?;
+    for kernel in [Kernel::WgmmaTma, Kernel::WgmmaPersistent] {
+        let got = be.gemm::<bf16, f32>(Some(kernel), (1.0, 0.0), (&a, la), (&b, lb), (&c0, lc), batch);
+        match got {
+            Err(rgemm::Error::UnsupportedForm { .. }) => {}
+            other => return Err(format!("{kernel}: {other:?}, expected UnsupportedForm")),
+        }
+    }
+    if let Backend::Gpu(_) = be {
+        let got = be
+            .gemm::<bf16, f32>(None, (1.0, 0.0), (&a, la), (&b, lb), (&c0, lc), batch)
+            .map_err(fail)?;
+        if got != want {
+            return Err(format!("rule's choice: {got:?}, reference {want:?}"));
+        }
+    }
+    Ok(())
 }

@@ -245,6 +245,7 @@ fn rule_against_tuned(
         (1, 4096, 4096, 1),
         (64, 4096, 4096, 1),
         (512, 512, 512, 64),
+        (128, 128, 128, 512),
     ] {
         let (r, t) = (
             chosen::<rgemm::bf16, f32>(ctx, shape)?,
@@ -320,13 +321,14 @@ fn main() -> rgemm::Result<()> {
             row("f32", &form, run::<f32, f32>(&ctx, &blas, &form, kernel)?);
         }
     }
+    for form in forms_of(4096) {
+        for kernel in [None, Some(Kernel::WgmmaTma)] {
+            let r = run::<rgemm::bf16, f32>(&ctx, &blas, &form, kernel)?;
+            row("bf16", &form, r);
+        }
+    }
     for form in forms_of(4096).into_iter().take(5) {
         row("f64", &form, run::<f64, f64>(&ctx, &blas, &form, None)?);
-        row(
-            "bf16",
-            &form,
-            run::<rgemm::bf16, f32>(&ctx, &blas, &form, None)?,
-        );
     }
     let batched = |(count, s): (usize, usize), ta: bool| Form {
         name: if ta {
@@ -348,11 +350,18 @@ fn main() -> rgemm::Result<()> {
         }
         let form = batched(shape, false);
         row("f64", &form, run::<f64, f64>(&ctx, &blas, &form, None)?);
-        row(
-            "bf16",
-            &form,
-            run::<rgemm::bf16, f32>(&ctx, &blas, &form, None)?,
-        );
+        for kernel in [
+            None,
+            Some(Kernel::WgmmaPersistent),
+            Some(Kernel::WgmmaTma),
+            Some(Kernel::WgmmaAsync),
+        ] {
+            let r = run::<rgemm::bf16, f32>(&ctx, &blas, &form, kernel)?;
+            row("bf16", &form, r);
+        }
+        let form = batched(shape, true);
+        let r = run::<rgemm::bf16, f32>(&ctx, &blas, &form, None)?;
+        row("bf16", &form, r);
     }
     let tuned = Context::new(0)?;
     tuned.set_tuning(true);

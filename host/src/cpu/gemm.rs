@@ -2,7 +2,7 @@
 //! ([`Kernel::launches`]) as on the GPU.
 use super::executor::{CpuExecutor, CpuLaunch};
 use crate::element::{Element, Output};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gemm::Normalized;
 use crate::kernels::{Kernel, Launches};
 use crate::matrix::Matrix;
@@ -167,17 +167,26 @@ impl CpuExecutor {
         launches: &Launches,
     ) -> Result<()> {
         let p = &launches.problem;
-        let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
         let mut workspace = vec![<T::Out as Default>::default(); launches.workspace.max(1)];
         if let Some(maps) = kernel.spec().tma {
-            let ptrs = (a.as_ptr() as u64, b.as_ptr() as u64);
             let size = std::mem::size_of::<T>();
-            if let Some(maps) = crate::tma::emulated_maps(maps, ptrs, (m, n, k), size) {
+            let at = |x: &[T], offset: usize| x.as_ptr().wrapping_add(offset) as u64;
+            let ptrs = (at(a, offsets.0), at(b, offsets.1));
+            match crate::tma::emulated_maps(maps, ptrs, p, size) {
                 // SAFETY: `launches` sizes the workspace to hold the maps' bytes.
-                unsafe {
+                Some(maps) => unsafe {
                     let to = workspace.as_mut_ptr().cast::<u8>();
                     std::ptr::copy_nonoverlapping(maps.as_ptr(), to, maps.len());
+                },
+                // Host memory need not be aligned as device buffers are: the kernel's
+                // other path computes only the dense product.
+                None if !p.is_dense_unscaled() => {
+                    return Err(Error::UnsupportedForm {
+                        kernel: kernel.to_string(),
+                        reason: "its tensor maps need 16-byte aligned operands, and these host buffers are not".into(),
+                    });
                 }
+                None => {}
             }
         }
         let globals = [region(a), region(b), region(out), region(&workspace)];

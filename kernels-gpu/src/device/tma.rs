@@ -1,6 +1,6 @@
-//! The Tensor Memory Accelerator (sm_90): `cp.async.bulk.tensor.2d` copies a box of a 2D
-//! tensor from global to shared memory as one asynchronous operation, described by a tensor
-//! map the host made (`cuTensorMapEncodeTiled`: base, sizes, row stride, box, swizzle),
+//! The Tensor Memory Accelerator (sm_90): `cp.async.bulk.tensor.{2d,3d}` copies a box of a
+//! 2D or 3D tensor from global to shared memory as one asynchronous operation, described by a
+//! tensor map the host made (`cuTensorMapEncodeTiled`: base, sizes, strides, box, swizzle),
 //! which the kernel reads from global memory. Elements of the box outside the tensor are
 //! filled with zeros, so edge tiles need no checks. The copy's bytes count towards an
 //! [`mbarrier`](super::mbarrier)'s transaction count; waiting on that barrier's phase makes
@@ -15,15 +15,16 @@
 //! copy gathers the box (zeros outside the tensor, every global read checked), swizzles it,
 //! and hands it to the block's barrier state, which delivers it when the phase completes.
 
-/// The host's tensor map (CPU executor only): a row-major 2D tensor of `elem_bytes`
-/// elements, `dims = [columns, rows]`, `row_stride` bytes apart, copied in boxes of
-/// `boxes = [columns, rows]`; `swizzle` is 128 (bytes) or 0.
+/// The host's tensor map (CPU executor only): `dims[2]` planes (a batch of matrices,
+/// `strides[1]` bytes apart) of a row-major tensor of `elem_bytes` elements, `dims[0..2] =
+/// [columns, rows]`, rows `strides[0]` bytes apart, copied in boxes of `boxes = [columns,
+/// rows]` (one plane deep); `swizzle` is 128 (bytes) or 0. A 2D map has one plane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C, align(64))]
 pub struct EmulatedMap {
     pub base: u64,
-    pub dims: [u64; 2],
-    pub row_stride: u64,
+    pub dims: [u64; 3],
+    pub strides: [u64; 2],
     pub boxes: [u32; 2],
     pub elem_bytes: u32,
     pub swizzle: u32,
@@ -37,13 +38,14 @@ impl EmulatedMap {
     /// The map as the global memory the kernel reads holds it (native byte order).
     pub fn to_bytes(&self) -> [u8; MAP_BYTES] {
         let mut out = [0u8; MAP_BYTES];
-        let words = [self.base, self.dims[0], self.dims[1], self.row_stride];
+        let [x, y, z] = self.dims;
+        let words = [self.base, x, y, z, self.strides[0], self.strides[1]];
         for (i, w) in words.iter().enumerate() {
             out[8 * i..8 * i + 8].copy_from_slice(&w.to_ne_bytes());
         }
         let halves = [self.boxes[0], self.boxes[1], self.elem_bytes, self.swizzle];
         for (i, h) in halves.iter().enumerate() {
-            out[32 + 4 * i..36 + 4 * i].copy_from_slice(&h.to_ne_bytes());
+            out[48 + 4 * i..52 + 4 * i].copy_from_slice(&h.to_ne_bytes());
         }
         out
     }
@@ -76,12 +78,71 @@ pub unsafe fn load_2d(dst: *mut u8, map: *const u8, (x, y): (u32, u32), bar: *mu
         );
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    emulate(to, map, (x, y), at);
+    emulate(to, map, (x, y, 0), at);
+}
+
+/// [`load_2d`] from plane `z` of a 3D tensor (a batch of matrices): the box at column `x`,
+/// row `y` of matrix `z`.
+///
+/// # Safety
+/// As [`load_2d`], the map a 3D one.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn load_3d(dst: *mut u8, map: *const u8, (x, y, z): (u32, u32, u32), bar: *mut u64) {
+    let (to, at) = (
+        super::shared::shared_address(dst),
+        super::shared::shared_address(bar),
+    );
+    #[cfg(target_arch = "nvptx64")]
+    unsafe {
+        core::arch::asm!(
+            "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}, {z}}}], [{b}];",
+            d = in(reg32) to,
+            m = in(reg64) map as u64,
+            x = in(reg32) x,
+            y = in(reg32) y,
+            z = in(reg32) z,
+            b = in(reg32) at,
+        );
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    emulate(to, map, (x, y, z), at);
+}
+
+/// Whether TMA reads the A and B of `p` at `a` and `b` (addresses) through 16-bit tensor
+/// maps: bases 16-byte aligned, every row and batch stride a whole number of 16-byte units
+/// below 2^40 bytes (the driver's rules), and the products of a batch (unless shared) at
+/// least a whole operand apart, rows times leading dimension: planes closer than that read
+/// wrong elements on an H200 (product 1 of two 1 x 8 rows 16 bytes apart, rows 32 bytes
+/// apart), though the driver encodes the map. The host makes maps exactly where this holds,
+/// and the kernels take their other path where it does not.
+#[inline(always)]
+pub fn reads(p: &crate::problem::Problem, (a, b): (u64, u64), elem_bytes: u64) -> bool {
+    let stride = |elems: u64| {
+        let bytes = elems * elem_bytes;
+        bytes.is_multiple_of(16) && bytes < 1 << 40
+    };
+    let s = p.strides();
+    let (a_rows, b_rows) = match (s.a_t, s.b_t) {
+        (false, false) => (p.m, p.k),
+        (false, true) => (p.m, p.n),
+        (true, false) => (p.k, p.k),
+        (true, true) => (p.k, p.n),
+    };
+    let apart = |batch_stride: u64, rows: u32, ld: u32| {
+        stride(batch_stride) && (batch_stride == 0 || batch_stride >= rows as u64 * ld as u64)
+    };
+    a.is_multiple_of(16)
+        && b.is_multiple_of(16)
+        && stride(p.lda as u64)
+        && stride(p.ldb as u64)
+        && (p.batch <= 1
+            || (apart(p.batch_stride_a, a_rows, p.lda) && apart(p.batch_stride_b, b_rows, p.ldb)))
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
 #[track_caller]
-fn emulate(to: u32, map: *const u8, (x, y): (u32, u32), bar: u32) {
+fn emulate(to: u32, map: *const u8, (x, y, z): (u32, u32, u32), bar: u32) {
     use super::host::{block_async, check_global};
     check_global(map as usize, MAP_BYTES, "read (tensor map)");
     // SAFETY: 128 readable bytes (checked); the executor wrote an `EmulatedMap` there.
@@ -96,14 +157,15 @@ fn emulate(to: u32, map: *const u8, (x, y): (u32, u32), bar: u32) {
     let mut data = vec![0u8; row_bytes * box_y];
     for r in 0..box_y {
         let row = y as u64 + r as u64;
-        if row >= map.dims[1] {
+        if row >= map.dims[1] || z as u64 >= map.dims[2] {
             continue; // zeros outside the tensor
         }
         let inside = (map.dims[0].saturating_sub(x as u64) as usize).min(box_x);
         if inside == 0 {
             continue;
         }
-        let src = (map.base + row * map.row_stride + x as u64 * e as u64) as usize;
+        let plane = z as u64 * map.strides[1];
+        let src = (map.base + plane + row * map.strides[0] + x as u64 * e as u64) as usize;
         check_global(src, inside * e, "read (TMA)");
         for b in 0..inside * e {
             let plain = r * row_bytes + b;

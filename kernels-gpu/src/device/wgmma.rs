@@ -97,12 +97,14 @@ macro_rules! mma_asm {
             concat!(
                 "{{ .reg .pred %wg_d; setp.ne.b32 %wg_d, {one}, 0; ",
                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.", $ty, ".", $ty,
-                " {{{", $first, "}", $(", {", $i, "}",)* "}}, {a}, {b}, %wg_d, 1, 1, 0, 1; }}"
+                " {{{", $first, "}", $(", {", $i, "}",)* "}}, {a}, {b}, %wg_d, 1, 1, {ta}, {tb}; }}"
             ),
             inout(reg32) $acc[$first], $(inout(reg32) $acc[$i],)*
             a = in(reg64) $a,
             b = in(reg64) $b,
             one = in(reg32) 1u32,
+            ta = const A_MN as u32,
+            tb = const B_MN as u32,
         )
     };
 }
@@ -159,15 +161,22 @@ macro_rules! mma_m64n256k16 {
     ($(#[$doc:meta])* $name:ident, $ty:literal, $widen:expr) => {
         $(#[$doc])*
         ///
+        /// `A_MN` and `B_MN` are the transpose immediates: A (64 x 16) is MN-major where
+        /// `A_MN` (K-major otherwise), B (16 x 256) where `B_MN`.
+        ///
         /// # Safety
         /// Every thread of the warpgroup calls it with the same descriptors, after
-        /// [`fence`]; A (64 x 16, K-major) and B (16 x 256, N-major) lie in the block's
-        /// shared memory as the descriptors say, written and made visible to the
-        /// asynchronous proxy before the last barrier, and stay unchanged until a
-        /// [`wait_group`] covers this operation; the accumulators are not touched before it.
+        /// [`fence`]; A and B lie in the block's shared memory as the descriptors say,
+        /// written and made visible to the asynchronous proxy before the last barrier, and
+        /// stay unchanged until a [`wait_group`] covers this operation; the accumulators are
+        /// not touched before it.
         #[inline(always)]
         #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-        pub unsafe fn $name(acc: &mut [f32; 128], a: Descriptor, b: Descriptor) {
+        pub unsafe fn $name<const A_MN: bool, const B_MN: bool>(
+            acc: &mut [f32; 128],
+            a: Descriptor,
+            b: Descriptor,
+        ) {
             #[cfg(target_arch = "nvptx64")]
             {
                 let (a, b) = (a.0, b.0);
@@ -175,14 +184,14 @@ macro_rules! mma_m64n256k16 {
                 unsafe { with_accumulators!(mma_asm!($ty, acc, a, b)) }
             }
             #[cfg(not(target_arch = "nvptx64"))]
-            emulate(acc, a, b, $widen)
+            emulate(acc, (a, A_MN), (b, B_MN), $widen)
         }
     };
 }
 
 mma_m64n256k16!(
-    /// `wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16`, D += A B, A K-major and B
-    /// N-major (transposed: a row-major `K x N` tile).
+    /// `wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16`, D += A B (row-major A and
+    /// B: A K-major, B N-major).
     m64n256k16_bf16,
     "bf16",
     |bits| f32::from_bits((bits as u32) << 16)
@@ -228,7 +237,12 @@ pub fn element_address(d: Descriptor, mn: u32, k: u32, mn_major: bool) -> usize 
 /// The host's `wgmma` (see the module documentation).
 #[cfg(not(target_arch = "nvptx64"))]
 #[track_caller]
-fn emulate(acc: &mut [f32; 128], a: Descriptor, b: Descriptor, widen: fn(u16) -> f32) {
+fn emulate(
+    acc: &mut [f32; 128],
+    (a, a_mn): (Descriptor, bool),
+    (b, b_mn): (Descriptor, bool),
+    widen: fn(u16) -> f32,
+) {
     use super::host::{check_async_read, current, lane_id, warp_exchange, warpgroup_meet};
     let words = |d: Descriptor| [d.0 as u32, (d.0 >> 32) as u32];
     let ([a0, a1], [b0, b1]) = (words(a), words(b));
@@ -241,18 +255,26 @@ fn emulate(acc: &mut [f32; 128], a: Descriptor, b: Descriptor, widen: fn(u16) ->
     }
     warpgroup_meet();
     // Every chunk it reads must be ready for this thread: no TMA copy into it pending or
-    // delivered in a phase this thread has not waited for. (A: each row's two 16-byte
-    // chunks; B: each K row's 128-byte rows, which the swizzle permutes within.)
-    for mn in 0..64 {
-        for k in [0, 8] {
-            check_async_read((element_address(a, mn, k, false) & !15) as u32, 16);
+    // delivered in a phase this thread has not waited for. (K-major: each MN row's two
+    // 16-byte chunks; MN-major: each K row's 128-byte rows, which the swizzle permutes
+    // within.)
+    let check = |d: Descriptor, mn_major: bool, rows: u32| {
+        if mn_major {
+            for k in 0..16 {
+                for mn in (0..rows).step_by(64) {
+                    check_async_read((element_address(d, mn, k, true) & !127) as u32, 128);
+                }
+            }
+        } else {
+            for mn in 0..rows {
+                for k in [0, 8] {
+                    check_async_read((element_address(d, mn, k, false) & !15) as u32, 16);
+                }
+            }
         }
-    }
-    for k in 0..16 {
-        for mn in (0..256).step_by(64) {
-            check_async_read((element_address(b, mn, k, true) & !127) as u32, 128);
-        }
-    }
+    };
+    check(a, a_mn, 64);
+    check(b, b_mn, 256);
     let me = current();
     let read = |at: usize| -> f32 {
         assert!(
@@ -273,8 +295,8 @@ fn emulate(acc: &mut [f32; 128], a: Descriptor, b: Descriptor, widen: fn(u16) ->
         let (j, h, e) = (r as u32 / 4, (r as u32 / 2) % 2, r as u32 % 2);
         let (row, col) = (16 * warp + g + 8 * h, 8 * j + 2 * t + e);
         for k in 0..16 {
-            let x = read(element_address(a, row, k, false));
-            let y = read(element_address(b, col, k, true));
+            let x = read(element_address(a, row, k, a_mn));
+            let y = read(element_address(b, col, k, b_mn));
             *d = x.mul_add(y, *d);
         }
     }
