@@ -85,7 +85,7 @@ fn tma_then_wgmma(p: *mut f32, wait: bool) {
         sync_threads();
         if tid == 0 {
             mbarrier::arrive_expect_tx(bar, 8192);
-            tma::load_2d(tiles, p.cast::<u8>(), (0, 0), bar);
+            tma::load_3d(tiles, p.cast::<u8>(), (0, 0, 0), bar);
         }
         for i in 0..32 {
             let at = 8192 + 2 * (tid + 128 * i) as usize;

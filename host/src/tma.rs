@@ -36,7 +36,11 @@ fn operands(maps: TensorMaps, (a, b): (u64, u64), p: &Problem) -> [Operand; 2] {
     let s = p.strides();
     let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
     let one = |base: u64, (rows, cols): (usize, usize), ld: u32, stride: u64, boxed| {
-        let planes = if stride == 0 { 1 } else { p.batch.max(1) as usize };
+        let planes = if stride == 0 {
+            1
+        } else {
+            p.batch.max(1) as usize
+        };
         Operand {
             base,
             rows,
@@ -44,7 +48,11 @@ fn operands(maps: TensorMaps, (a, b): (u64, u64), p: &Problem) -> [Operand; 2] {
             ld: ld as usize,
             planes,
             // A single plane's stride is never used; any legal value will do.
-            plane_stride: if planes == 1 { rows * ld as usize } else { stride as usize },
+            plane_stride: if planes == 1 {
+                rows * ld as usize
+            } else {
+                stride as usize
+            },
             boxed,
         }
     };
@@ -74,7 +82,11 @@ pub(crate) fn device_maps(
         let mut map = sys::CUtensorMap { opaque: [0; 16] };
         // Sizes of at least one element: the driver refuses empty dimensions, and a launch
         // with an empty operand (K = 0) reads nothing through its map.
-        let global_dim = [op.cols.max(1) as u64, op.rows.max(1) as u64, op.planes as u64];
+        let global_dim = [
+            op.cols.max(1) as u64,
+            op.rows.max(1) as u64,
+            op.planes as u64,
+        ];
         let global_stride = [(op.ld * 2) as u64, (op.plane_stride.max(op.ld) * 2) as u64];
         let boxes = [op.boxed.1, op.boxed.0, 1];
         let element_strides = [1u32, 1, 1];

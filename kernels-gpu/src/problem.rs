@@ -194,7 +194,13 @@ impl<T: Element> Gemm<T> {
     /// The buffers hold `p.batch` products `batch_stride_*` elements apart.
     #[inline(always)]
     pub unsafe fn this_product(self) -> Self {
-        let z = crate::device::thread::block_idx_z() as usize;
+        self.product(crate::device::thread::block_idx_z())
+    }
+
+    /// The operands of product `z` of the batch (a kernel walking the batch itself).
+    #[inline(always)]
+    pub fn product(self, z: u32) -> Self {
+        let z = z as usize;
         let p = self.p;
         let (sa, sb, sc) = (p.batch_stride_a, p.batch_stride_b, p.batch_stride_c);
         // wrapping: the executor checks each access against the launch's buffers.

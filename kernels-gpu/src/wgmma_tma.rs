@@ -150,15 +150,7 @@ impl TileOrder {
         if !self.persistent {
             return *gemm;
         }
-        let z = z as usize;
-        let p = gemm.p;
-        let (sa, sb, sc) = (p.batch_stride_a, p.batch_stride_b, p.batch_stride_c);
-        Gemm {
-            a: gemm.a.wrapping_add(z * sa as usize),
-            b: gemm.b.wrapping_add(z * sb as usize),
-            c: gemm.c.wrapping_add(z * sc as usize),
-            ..*gemm
-        }
+        gemm.product(z)
     }
 }
 
@@ -281,7 +273,10 @@ unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phas
     let mut it = 0;
     for i in 0..order.len() {
         let (z, row0, col0) = order.at(i);
-        let (za, zb) = (plane(gemm.p.batch_stride_a, z), plane(gemm.p.batch_stride_b, z));
+        let (za, zb) = (
+            plane(gemm.p.batch_stride_a, z),
+            plane(gemm.p.batch_stride_b, z),
+        );
         for phase in 0..phases {
             let s = it % STAGES;
             let full = pipe.full(s);

@@ -142,7 +142,11 @@ fn stride_of(
         Layout::RowMajor => view.rows,
         Layout::ColMajor => view.cols,
     };
-    let span = if whole { lines * view.ld + view.offset } else { 0 };
+    let span = if whole {
+        lines * view.ld + view.offset
+    } else {
+        0
+    };
     let one = view.extent().unwrap().max(span).max(1);
     let stride = if shared {
         0
@@ -188,7 +192,10 @@ pub fn one<T: Element, O: Output<T>>(
         Some(_) => 16 / std::mem::size_of::<T>(),
         None => 1,
     };
-    let (la, lb) = (case.a.view_aligned(m, k, units), case.b.view_aligned(k, n, units));
+    let (la, lb) = (
+        case.a.view_aligned(m, k, units),
+        case.b.view_aligned(k, n, units),
+    );
     let lc = case.c.view(m, n);
     let whole = units > 1;
     let (sa, len_a) = stride_of(&la, (case.shared.0, whole), case.count, align);
@@ -738,7 +745,14 @@ pub fn close_planes(be: &Backend) -> Result<(), String> {
     )
     .map_err(fail)?;
     for kernel in [Kernel::WgmmaTma, Kernel::WgmmaPersistent] {
-        let got = be.gemm::<bf16, f32>(Some(kernel), (1.0, 0.0), (&a, la), (&b, lb), (&c0, lc), batch);
+        let got = be.gemm::<bf16, f32>(
+            Some(kernel),
+            (1.0, 0.0),
+            (&a, la),
+            (&b, lb),
+            (&c0, lc),
+            batch,
+        );
         match got {
             Err(rgemm::Error::UnsupportedForm { .. }) => {}
             other => return Err(format!("{kernel}: {other:?}, expected UnsupportedForm")),

@@ -1,5 +1,5 @@
-//! The Tensor Memory Accelerator (sm_90): `cp.async.bulk.tensor.{2d,3d}` copies a box of a
-//! 2D or 3D tensor from global to shared memory as one asynchronous operation, described by a
+//! The Tensor Memory Accelerator (sm_90): `cp.async.bulk.tensor.3d` copies a box of a
+//! 3D tensor (a 2D one is one plane deep) from global to shared memory as one asynchronous operation, described by a
 //! tensor map the host made (`cuTensorMapEncodeTiled`: base, sizes, strides, box, swizzle),
 //! which the kernel reads from global memory. Elements of the box outside the tensor are
 //! filled with zeros, so edge tiles need no checks. The copy's bytes count towards an
@@ -51,41 +51,15 @@ impl EmulatedMap {
     }
 }
 
-/// Starts copying the box at `(x, y)` (column, row: elements) of the tensor `map` describes
-/// into shared memory at `dst`, counting its bytes towards `bar`'s transaction count.
+/// Starts copying the box at column `x`, row `y` (elements) of plane `z` of the 3D tensor
+/// `map` describes (a batch of matrices) into shared memory at `dst`, counting its bytes
+/// towards `bar`'s transaction count.
 ///
 /// # Safety
-/// `map` points to a tensor map in global memory, 64-byte aligned; `dst` to the box's bytes
-/// in shared memory, 1024-byte aligned for the 128-byte swizzle (128 otherwise); `bar` is an
-/// initialised mbarrier whose phase expects these bytes; nobody reads `dst` before waiting
-/// for that phase.
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn load_2d(dst: *mut u8, map: *const u8, (x, y): (u32, u32), bar: *mut u64) {
-    let (to, at) = (
-        super::shared::shared_address(dst),
-        super::shared::shared_address(bar),
-    );
-    #[cfg(target_arch = "nvptx64")]
-    unsafe {
-        core::arch::asm!(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}}}], [{b}];",
-            d = in(reg32) to,
-            m = in(reg64) map as u64,
-            x = in(reg32) x,
-            y = in(reg32) y,
-            b = in(reg32) at,
-        );
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    emulate(to, map, (x, y, 0), at);
-}
-
-/// [`load_2d`] from plane `z` of a 3D tensor (a batch of matrices): the box at column `x`,
-/// row `y` of matrix `z`.
-///
-/// # Safety
-/// As [`load_2d`], the map a 3D one.
+/// `map` points to a 3D tensor map in global memory, 64-byte aligned; `dst` to the box's
+/// bytes in shared memory, 1024-byte aligned for the 128-byte swizzle (128 otherwise); `bar`
+/// is an initialised mbarrier whose phase expects these bytes; nobody reads `dst` before
+/// waiting for that phase.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_3d(dst: *mut u8, map: *const u8, (x, y, z): (u32, u32, u32), bar: *mut u64) {
