@@ -152,7 +152,7 @@ impl Normalized {
         let at = |offset: usize| (offset * bytes.0) as u64;
         if kernel.spec().tma.is_some()
             && !plain
-            && !crate::tma::usable(&self.problem, (at(oa), at(ob)), bytes.0)
+            && !rgemm_kernels::device::tma::reads(&self.problem, (at(oa), at(ob)), bytes.0 as u64)
         {
             return Err(Error::UnsupportedForm {
                 kernel: kernel.to_string(),

@@ -97,18 +97,16 @@ pub fn preference<T: Element>(
             // batches); the persistent grid leads, but not for batches of one-tile products,
             // where its walk through the batch lost (bf16, 512 x 128^3, H200: 56 against
             // `wgmma_tma`'s 61 TFLOP/s; 64 x 512^3: 318 against 303).
-            if hopper && problem.batch > 1 && m <= 128 && n <= 256 {
-                order.extend([
-                    Kernel::WgmmaTma,
-                    Kernel::WgmmaPersistent,
-                    Kernel::WgmmaAsync,
-                ]);
-            } else if hopper {
-                order.extend([
-                    Kernel::WgmmaPersistent,
-                    Kernel::WgmmaTma,
-                    Kernel::WgmmaAsync,
-                ]);
+            let mut wgmma = [
+                Kernel::WgmmaPersistent,
+                Kernel::WgmmaTma,
+                Kernel::WgmmaAsync,
+            ];
+            if problem.batch > 1 && m <= 128 && n <= 256 {
+                wgmma.swap(0, 1);
+            }
+            if hopper {
+                order.extend(wgmma);
             }
             order.extend([
                 Kernel::MmaDeep,

@@ -9,7 +9,7 @@
 use crate::error::Result;
 use cudarc::driver::sys;
 use rgemm_kernels::catalogue::TensorMaps;
-use rgemm_kernels::device::tma::{EmulatedMap, MAP_BYTES};
+use rgemm_kernels::device::tma::{EmulatedMap, MAP_BYTES, reads};
 use rgemm_kernels::problem::Problem;
 
 /// One operand as TMA sees it: its base address, `planes` matrices `plane_stride` elements
@@ -23,11 +23,6 @@ struct Operand {
     planes: usize,
     plane_stride: usize,
     boxed: (u32, u32),
-}
-
-/// Whether TMA can read the A and B of `problem` at these addresses (the kernels' rule).
-pub(crate) fn usable(problem: &Problem, (a, b): (u64, u64), elem_bytes: usize) -> bool {
-    rgemm_kernels::device::tma::reads(problem, (a, b), elem_bytes as u64)
 }
 
 /// A's and B's operands as stored: A `m x k` (`k x m` transposed), B `k x n` (`n x k`), each
@@ -47,9 +42,10 @@ fn operands(maps: TensorMaps, (a, b): (u64, u64), p: &Problem) -> [Operand; 2] {
             cols,
             ld: ld as usize,
             planes,
-            // A single plane's stride is never used; any legal value will do.
+            // A single plane's stride is never used; any legal value will do (the driver
+            // wants one at least a row).
             plane_stride: if planes == 1 {
-                rows * ld as usize
+                rows.max(1) * ld as usize
             } else {
                 stride as usize
             },
@@ -74,7 +70,7 @@ pub(crate) fn device_maps(
     ptrs: (u64, u64),
     problem: &Problem,
 ) -> Result<Option<[u8; TensorMaps::BYTES]>> {
-    if !usable(problem, ptrs, 2) {
+    if !reads(problem, ptrs, 2) {
         return Ok(None);
     }
     let mut out = [0u8; TensorMaps::BYTES];
@@ -87,7 +83,7 @@ pub(crate) fn device_maps(
             op.rows.max(1) as u64,
             op.planes as u64,
         ];
-        let global_stride = [(op.ld * 2) as u64, (op.plane_stride.max(op.ld) * 2) as u64];
+        let global_stride = [(op.ld * 2) as u64, (op.plane_stride * 2) as u64];
         let boxes = [op.boxed.1, op.boxed.0, 1];
         let element_strides = [1u32, 1, 1];
         // SAFETY: every pointer is to a live local of the length the call reads (rank 3);
@@ -125,7 +121,7 @@ pub(crate) fn emulated_maps(
     problem: &Problem,
     elem_bytes: usize,
 ) -> Option<[u8; TensorMaps::BYTES]> {
-    if !usable(problem, ptrs, elem_bytes) {
+    if !reads(problem, ptrs, elem_bytes as u64) {
         return None;
     }
     let mut out = [0u8; TensorMaps::BYTES];
