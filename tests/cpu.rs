@@ -196,7 +196,9 @@ fn readme_rows() -> Vec<String> {
             };
             let shared = match (kernel, spec.shared) {
                 (Kernel::TiledDynamic(_), _) => "2 w^2 x acc".into(),
-                (_, rgemm_kernels::catalogue::Shared::InputElements(_)) => {
+                (_, rgemm_kernels::catalogue::Shared::InputElements(_))
+                    if spec.elements != [rgemm::Elem::F32] =>
+                {
                     format!("{} (16-bit inputs)", kernel.shared_bytes::<f16>())
                 }
                 _ if spec.elements == [rgemm::Elem::F64] => {
@@ -466,6 +468,30 @@ fn the_tensor_core_rungs_use_their_instructions() {
                 assert!(!text.contains(op), "{kernel}_{t} has {op}");
             }
         }
+        // TF32 on wgmma: one K-major mainloop (4 K steps of 8 a stage), A's box and B^T's
+        // box per stage; the pack launch rounds each element once (`cvt.rna`, 16 a thread)
+        // between its two passes over a shared square.
+        if t == "bf16" {
+            let text = entry_in(sm90, "wgmma_tf32_f32");
+            let tf32 = "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32";
+            assert_eq!(text.matches(tf32).count(), 4, "wgmma_tf32_f32");
+            assert_eq!(
+                text.matches("cp.async.bulk.tensor.3d").count(),
+                2,
+                "wgmma_tf32_f32"
+            );
+            for op in ["ld.local", "st.local", "mma.sync", "m64n256k16"] {
+                assert!(!text.contains(op), "wgmma_tf32_f32 has {op}");
+            }
+            let pack = entry_in(sm90, "pack_tf32_f32");
+            assert_eq!(
+                pack.matches("cvt.rna.tf32.f32").count(),
+                16,
+                "pack_tf32_f32"
+            );
+            assert_eq!(pack.matches("bar.sync").count(), 1, "pack_tf32_f32");
+            assert!(!pack.contains(".local"), "pack_tf32_f32");
+        }
         // Every K step of 16: 6 ldmatrix for 16 mma (A: 4, B: 2).
         let text = entry_in(sm80, &format!("mma_ldmatrix_{t}"));
         assert_eq!(
@@ -505,8 +531,8 @@ fn launch_bounds_in_the_ptx_follow_the_specs() {
         }
     }
     assert_eq!(
-        bounded, 49,
-        "12 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, the 5 \
+        bounded, 50,
+        "12 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, the 6 \
          one-type kernels of the 32/64-bit tensor cores, and the f64 entries of \
          `stream_k_64` and `stream_k_32`"
     );
@@ -551,6 +577,8 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 // After the mbarriers' init, and the one-stage loop's two for each half of
                 // the tile (none in the mainloop: the stages hand over through mbarriers).
                 Kernel::WgmmaTma | Kernel::WgmmaPersistent => 5,
+                // After the mbarriers' init only (the pack launch made the maps' operands).
+                Kernel::WgmmaTf32 => 1,
                 // One in each of the three row counts' passes (the pipelines drained, their
                 // bytes become the sums), four in the body: the sums in, the rendezvous's
                 // two, the end of a pass.
@@ -564,7 +592,9 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 _ => 2,
             };
             assert_eq!(barriers, expected, "{name}: barriers");
-            let reads = text.contains("ld.shared") || text.contains("ldmatrix");
+            let reads = text.contains("ld.shared")
+                || text.contains("ldmatrix")
+                || text.contains("wgmma.mma_async");
             let writes = text.contains("st.shared") || text.contains("cp.async");
             assert!(writes && reads, "{name}");
             assert!(
@@ -578,7 +608,10 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
         // Fused multiply-adds (or tensor-core ones), no stack frame, no calls (panic paths
         // all compiled away).
         match kernel.spec().tensor_cores {
-            true => assert!(text.contains("mma.sync.aligned.m16n8k"), "{name}: no mma"),
+            true => assert!(
+                text.contains("mma.sync.aligned.m16n8k") || text.contains("wgmma.mma_async"),
+                "{name}: no mma"
+            ),
             false => assert!(text.contains("fma.rn.f"), "{name}: no fma"),
         }
         assert!(!text.contains(".local") && !text.contains("call"), "{name}");

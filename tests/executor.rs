@@ -98,7 +98,7 @@ fn tma_then_wgmma(p: *mut f32, wait: bool) {
         let mut acc = [0.0f32; 128];
         let a = Descriptor::new(shared_address(tiles), 16, 1024, Swizzle::B128);
         let b = Descriptor::new(shared_address(tiles) + 8192, 2048, 1024, Swizzle::B128);
-        Bf16::wgmma_m64n256k16::<false, true>(&mut acc, a, b);
+        Bf16::wgmma_m64n256::<false, true>(&mut acc, a, b);
     }
 }
 
@@ -295,7 +295,7 @@ fn checks() -> Vec<Trial> {
                         let mut acc = [0.0f32; 128];
                         let a = Descriptor::new(0, 16, 1024, Swizzle::B128);
                         let b = Descriptor::new(8192, 2048, 1024, Swizzle::B128);
-                        Bf16::wgmma_m64n256k16::<false, true>(&mut acc, a, b);
+                        Bf16::wgmma_m64n256::<false, true>(&mut acc, a, b);
                     }
                 });
                 match fault_of(r)? {
@@ -345,7 +345,7 @@ fn checks() -> Vec<Trial> {
                 let a = Descriptor::new(shared_address(base), 16, 1024, Swizzle::B128);
                 let b = Descriptor::new(shared_address(base) + 8192, 2048, 1024, Swizzle::B128);
                 wgmma::fence(&mut acc);
-                Bf16::wgmma_m64n256k16::<false, true>(&mut acc, a, b);
+                Bf16::wgmma_m64n256::<false, true>(&mut acc, a, b);
                 wgmma::commit_group();
                 wgmma::wait_group::<0>(&mut acc);
                 let (w, g, t) = (tid / 32, (tid % 32) / 4, tid % 4);

@@ -16,6 +16,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 use rgemm_kernels::catalogue::TensorMaps;
 use rgemm_kernels::problem::Problem;
+use rgemm_kernels::wgmma_tf32::Packing;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -151,7 +152,7 @@ impl Workspace {
         &mut self,
         stream: &Arc<CudaStream>,
         bytes: usize,
-        maps: Option<[u8; TensorMaps::BYTES]>,
+        maps: impl FnOnce(u64) -> Result<Option<[u8; TensorMaps::BYTES]>>,
         zeroed: usize,
     ) -> Result<&mut CudaSlice<u8>> {
         if self.buf.as_ref().is_none_or(|w| w.len() < bytes) {
@@ -164,6 +165,7 @@ impl Workspace {
             self.buf = Some(unsafe { stream.alloc::<u8>(bytes.max(TensorMaps::BYTES)) }?);
         }
         let buf = self.buf.as_mut().expect("just set");
+        let maps = maps(buf.device_ptr(stream).0)?;
         if zeroed > 0 {
             if self.zero < zeroed {
                 stream.memset_zeros(&mut buf.slice_mut(..zeroed))?;
@@ -526,9 +528,20 @@ impl Context {
         ready: &Resolved,
         launches: &Launches,
     ) -> Result<()> {
-        let maps = match kernel.spec().tma {
-            Some(maps) => crate::tma::device_maps(maps, (pa, pb), &launches.problem)?,
-            None => None,
+        // A packing kernel's main launch reads the packed operands, as its own problem says.
+        let packing = launches.pack.map(|_| Packing::of(&launches.problem));
+        let main_problem = match packing {
+            Some(packing) => packing.problem(&launches.problem),
+            None => launches.problem,
+        };
+        let operands = |base: u64| match packing {
+            Some(packing) => (base + packing.a_at as u64, base + packing.b_at as u64),
+            None => (pa, pb),
+        };
+        let elem = std::mem::size_of::<T>();
+        let maps = |base: u64| match kernel.spec().tma {
+            Some(maps) => crate::tma::device_maps(maps, operands(base), &main_problem, elem),
+            None => Ok(None),
         };
         // Held until every launch is queued; later users of it queue after them on the same
         // stream, so they cannot overwrite it early.
@@ -540,9 +553,18 @@ impl Context {
             Some(workspace) => Some(workspace.ready(&self.stream, bytes, maps, zeroed)?),
             None => None,
         };
-        let problem = ProblemArg(launches.problem);
+        let base = match scratch.as_deref() {
+            Some(scratch) => scratch.device_ptr(&self.stream).0,
+            None => 0,
+        };
+        let (ka, kb) = operands(base);
         let null = 0u64;
-        let mut queue = |func: &CudaFunction, cfg: LaunchConfig| -> Result<()> {
+        let mut queue = |func: &CudaFunction,
+                         cfg: LaunchConfig,
+                         (pa, pb): (u64, u64),
+                         problem: Problem|
+         -> Result<()> {
+            let problem = ProblemArg(problem);
             let mut builder = self.stream.launch_builder(func);
             builder.arg(&pa).arg(&pb).arg(&pc);
             match scratch.as_deref_mut() {
@@ -557,9 +579,12 @@ impl Context {
             unsafe { builder.launch(cfg) }?;
             Ok(())
         };
-        queue(&ready.main, launches.main)?;
+        if let (Some(cfg), Some(func)) = (launches.pack, &ready.fixup) {
+            queue(func, cfg, (pa, pb), launches.problem)?;
+        }
+        queue(&ready.main, launches.main, (ka, kb), main_problem)?;
         if let (Some(cfg), Some(func)) = (launches.fixup, &ready.fixup) {
-            queue(func, cfg)?;
+            queue(func, cfg, (pa, pb), launches.problem)?;
         }
         Ok(())
     }

@@ -150,7 +150,8 @@ impl Normalized {
         // Device buffers start 256-byte aligned: the offsets decide the operands' alignment.
         let (oa, ob, _) = self.offsets;
         let at = |offset: usize| (offset * bytes.0) as u64;
-        if kernel.spec().tma.is_some()
+        // (A kernel that packs A and B first reads the packed copies through its maps.)
+        if kernel.spec().tma.is_some_and(|maps| maps.pack.is_none())
             && !plain
             && !rgemm_kernels::device::tma::reads(&self.problem, (at(oa), at(ob)), bytes.0 as u64)
         {

@@ -9,6 +9,7 @@ use cudarc::driver::LaunchConfig;
 use rgemm_kernels::catalogue::{Candidate, Grid, KernelSpec, Shared, TensorMaps, Threads, Tile};
 use rgemm_kernels::problem::{Body, Problem};
 use rgemm_kernels::stream_k::{self, Schedule};
+use rgemm_kernels::wgmma_tf32::{PACK_BLOCK, PACK_SHARED, Packing};
 use rgemm_kernels::{decode, decode_async};
 
 pub use rgemm_kernels::catalogue::{Arch, Elem, Precision};
@@ -84,6 +85,10 @@ pub struct Launches {
     /// A second launch that finishes the product (`stream_k`'s fix-up), where the shape
     /// needs one.
     pub fixup: Option<LaunchConfig>,
+    /// A launch before the main one that packs A and B into the workspace
+    /// ([`TensorMaps::pack`]): the main launch then reads them there, with
+    /// [`Packing::problem`] as its problem block.
+    pub pack: Option<LaunchConfig>,
     /// Accumulators of scratch memory the launches use (0: none): `stream_k`'s and
     /// `decode`'s partial sums, or the two tensor maps (256 bytes) of a TMA kernel.
     pub workspace: usize,
@@ -116,13 +121,11 @@ impl Kernel {
     /// The second launch's entry point for inputs `T` and C of type `O`: by the
     /// accumulator type, or `<fixup>_bf16_bf16` for a 16-bit C.
     pub fn fixup_entry_for<T: Element, O: Output<T>>(&self) -> Option<String> {
-        match self.spec().grid {
-            Grid::StreamK { fixup } | Grid::SplitK { fixup } => Some(match O::NARROW {
-                true => format!("{fixup}_{}", O::SUFFIX),
-                false => format!("{fixup}_{}", T::ELEM.acc().suffix()),
-            }),
-            Grid::Tiles | Grid::Persistent | Grid::SplitKLastBlock => None,
-        }
+        let second = self.spec().second_launch()?;
+        Some(match O::NARROW {
+            true => format!("{second}_{}", O::SUFFIX),
+            false => format!("{second}_{}", T::ELEM.acc().suffix()),
+        })
     }
 
     /// Launch rule: the block shape `(x, y)`; for 2D blocks x runs along N (columns of C)
@@ -340,7 +343,7 @@ impl Kernel {
             None => 0,
         };
         let mut zeroed = 0;
-        let (grid, fixup, workspace) = match self.spec().grid {
+        let (grid, fixup, mut workspace) = match self.spec().grid {
             Grid::Tiles => (
                 (n.div_ceil(cols as usize), m.div_ceil(rows as usize)),
                 None,
@@ -407,6 +410,23 @@ impl Kernel {
                 ((s.whole as usize + sharing as usize, 1), fixup, workspace)
             }
         };
+        let mut pack = None;
+        if let Some(TensorMaps { pack: Some(_), .. }) = self.spec().tma {
+            let packing = Packing::of(&problem);
+            workspace = packing.bytes.div_ceil(std::mem::size_of::<T::Out>());
+            let (x, y, z) = packing.grid(&problem);
+            if x > props.max_grid_dim.0 || y > props.max_grid_dim.1 {
+                return Err(too_large(format!(
+                    "{self} packs its operands on a {x}x{y} grid; the device allows {}x{}",
+                    props.max_grid_dim.0, props.max_grid_dim.1
+                )));
+            }
+            pack = Some(LaunchConfig {
+                grid_dim: (x, y, z),
+                block_dim: (PACK_BLOCK.0, PACK_BLOCK.1, 1),
+                shared_mem_bytes: PACK_SHARED,
+            });
+        }
         if grid.0 > props.max_grid_dim.0 as usize || grid.1 > props.max_grid_dim.1 as usize {
             return Err(too_large(format!(
                 "needs a {}x{} grid of {rows}x{cols} block tiles; the device allows {}x{}",
@@ -416,6 +436,7 @@ impl Kernel {
         Ok(Launches {
             main: block(grid),
             fixup,
+            pack,
             workspace,
             zeroed,
             problem,

@@ -64,15 +64,22 @@ fn operands(maps: TensorMaps, (a, b): (u64, u64), p: &Problem) -> [Operand; 2] {
     ]
 }
 
-/// The driver's maps of A and B (16-bit elements), or `None` where TMA cannot read them.
+/// The driver's maps of A and B (elements of `elem_bytes`: 2, or 4 for TF32), or `None`
+/// where TMA cannot read them.
 pub(crate) fn device_maps(
     maps: TensorMaps,
     ptrs: (u64, u64),
     problem: &Problem,
+    elem_bytes: usize,
 ) -> Result<Option<[u8; TensorMaps::BYTES]>> {
-    if !reads(problem, ptrs, 2) {
+    if !reads(problem, ptrs, elem_bytes as u64) {
         return Ok(None);
     }
+    // Bits as they are: no conversion on the way.
+    let data_type = match elem_bytes {
+        2 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+        _ => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+    };
     let mut out = [0u8; TensorMaps::BYTES];
     for (i, op) in operands(maps, ptrs, problem).into_iter().enumerate() {
         let mut map = sys::CUtensorMap { opaque: [0; 16] };
@@ -83,7 +90,10 @@ pub(crate) fn device_maps(
             op.rows.max(1) as u64,
             op.planes as u64,
         ];
-        let global_stride = [(op.ld * 2) as u64, (op.plane_stride * 2) as u64];
+        let global_stride = [
+            (op.ld * elem_bytes) as u64,
+            (op.plane_stride * elem_bytes) as u64,
+        ];
         let boxes = [op.boxed.1, op.boxed.0, 1];
         let element_strides = [1u32, 1, 1];
         // SAFETY: every pointer is to a live local of the length the call reads (rank 3);
@@ -91,7 +101,7 @@ pub(crate) fn device_maps(
         unsafe {
             sys::cuTensorMapEncodeTiled(
                 &mut map,
-                sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+                data_type,
                 3,
                 op.base as *mut std::ffi::c_void,
                 global_dim.as_ptr(),

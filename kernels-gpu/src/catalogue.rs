@@ -336,6 +336,10 @@ pub struct TensorMaps {
     pub b_box: (u32, u32),
     pub a_t_box: (u32, u32),
     pub b_t_box: (u32, u32),
+    /// A first launch (`<pack>_<element>`, the kernel's second body) that copies A and B
+    /// into the workspace in the layout the maps read (`wgmma_tf32`: K-major, rounded to
+    /// TF32); the main launch then takes the packed operands and their problem block.
+    pub pack: Option<&'static str>,
 }
 
 impl TensorMaps {
@@ -350,6 +354,15 @@ impl KernelSpec {
     /// the tiles of every product.
     pub const fn batched(&self) -> bool {
         matches!(self.grid, Grid::Tiles | Grid::Persistent)
+    }
+
+    /// The family name of the second launch's entry points, if the kernel has one.
+    pub const fn second_launch(&self) -> Option<&'static str> {
+        match (self.grid, self.tma) {
+            (Grid::StreamK { fixup } | Grid::SplitK { fixup }, _) => Some(fixup),
+            (_, Some(TensorMaps { pack, .. })) => pack,
+            _ => None,
+        }
     }
 
     /// Block tile rows and columns of a fixed tile (0 for the others): for kernel code that
@@ -401,13 +414,11 @@ impl KernelSpec {
             .chain(own)
     }
 
-    /// The second launch's entry points (`stream_k`'s fix-up): one per accumulator type of
-    /// its elements, and one per 16-bit element for C in that type.
+    /// The second launch's entry points (`stream_k`'s fix-up after the main launch, or a
+    /// pack before it, [`TensorMaps::pack`]): one per accumulator type of its elements, and
+    /// one per 16-bit element for C in that type.
     pub fn fixup_entries(&self) -> impl Iterator<Item = EntryName> + '_ {
-        let fixup = match self.grid {
-            Grid::StreamK { fixup } | Grid::SplitK { fixup } => Some(fixup),
-            Grid::Tiles | Grid::Persistent | Grid::SplitKLastBlock => None,
-        };
+        let fixup = self.second_launch();
         let by_acc = [Elem::F32, Elem::F64]
             .into_iter()
             .filter(move |acc| self.elements.iter().any(|e| e.acc() == *acc))
@@ -558,6 +569,10 @@ macro_rules! for_each_kernel {
                 /// `dmma_warps` on 64 x 64 block tiles, 3 blocks per SM (`dmma_small.rs`;
                 /// f64, 9.0 only).
                 DmmaSmall => $crate::dmma_small::SPEC, $crate::dmma_small::dmma_small;
+                /// f32 in TF32 on Hopper's `wgmma`, only when asked: operands packed by a
+                /// first launch (`wgmma_tf32.rs`; `Precision::Tf32`, 9.0 only).
+                WgmmaTf32 => $crate::wgmma_tf32::SPEC, $crate::wgmma_tf32::wgmma_tf32,
+                    $crate::wgmma_tf32::pack_tf32;
                 /// f32 in TF32, only when asked (`mma_tf32.rs`; `Precision::Tf32`, 8.0+).
                 MmaTf32 => $crate::mma_tf32::SPEC, $crate::mma_tf32::mma_tf32;
                 /// f32 as three TF32 products, only when asked (`mma_3xtf32.rs`;

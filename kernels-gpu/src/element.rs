@@ -193,13 +193,15 @@ pub trait Element: Copy + Pack4 {
     /// .row.col.f32.<type>.<type>.f32`), with the fragments each lane holds as the PTX ISA
     /// lays them out; see [`crate::device::mma`]. Wider types: traps.
     fn mma_m16n8k16(a: [u32; 4], b: [u32; 2], c: [Self::Acc; 4]) -> [Self::Acc; 4];
-    /// `D += A B` for a 64 x 256 x 16 tile on Hopper's tensor cores (`wgmma.mma_async
-    /// .m64n256k16`, A MN-major where `A_MN`, else K-major, and B likewise); see
-    /// [`crate::device::wgmma`]. Other modules and wider types: traps.
+    /// `D += A B` for a 64 x 256 tile and one 32-byte K slice of the operands on Hopper's
+    /// tensor cores: K = 16 for 16-bit types (`wgmma.mma_async.m64n256k16`, A MN-major where
+    /// `A_MN`, else K-major, and B likewise), K = 8 in TF32 for f32 (`m64n256k8.tf32`, both
+    /// K-major: the transposes trap), the f32 entries of TF32 kernels only; see
+    /// [`crate::device::wgmma`]. Other modules and f64: traps.
     ///
     /// # Safety
     /// As `device::wgmma::m64n256k16_bf16`.
-    unsafe fn wgmma_m64n256k16<const A_MN: bool, const B_MN: bool>(
+    unsafe fn wgmma_m64n256<const A_MN: bool, const B_MN: bool>(
         acc: &mut [f32; 128],
         a: Wgmma,
         b: Wgmma,
@@ -217,20 +219,27 @@ pub type Wgmma = u64;
 /// the element types it has entry points for), so reaching one is a bug, reported by a trap.
 macro_rules! no_tensor_cores {
     () => {
+        no_16bit_tensor_cores!();
+        #[inline(always)]
+        unsafe fn wgmma_m64n256<const A_MN: bool, const B_MN: bool>(
+            _: &mut [f32; 128],
+            _: Wgmma,
+            _: Wgmma,
+        ) {
+            crate::device::thread::trap()
+        }
+    };
+}
+
+/// The 16-bit fragment operations of a type without them (f32, f64).
+macro_rules! no_16bit_tensor_cores {
+    () => {
         #[inline(always)]
         fn bits16(self) -> u16 {
             crate::device::thread::trap()
         }
         #[inline(always)]
         fn mma_m16n8k16(_: [u32; 4], _: [u32; 2], _: [Self::Acc; 4]) -> [Self::Acc; 4] {
-            crate::device::thread::trap()
-        }
-        #[inline(always)]
-        unsafe fn wgmma_m64n256k16<const A_MN: bool, const B_MN: bool>(
-            _: &mut [f32; 128],
-            _: Wgmma,
-            _: Wgmma,
-        ) {
             crate::device::thread::trap()
         }
     };
@@ -257,7 +266,7 @@ macro_rules! tensor_cores {
         }
         #[inline(always)]
         #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-        unsafe fn wgmma_m64n256k16<const A_MN: bool, const B_MN: bool>(
+        unsafe fn wgmma_m64n256<const A_MN: bool, const B_MN: bool>(
             acc: &mut [f32; 128],
             a: Wgmma,
             b: Wgmma,
@@ -293,7 +302,22 @@ impl Element for f32 {
     fn widen(self) -> f32 {
         self
     }
-    no_tensor_cores!();
+    no_16bit_tensor_cores!();
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn wgmma_m64n256<const A_MN: bool, const B_MN: bool>(
+        acc: &mut [f32; 128],
+        a: Wgmma,
+        b: Wgmma,
+    ) {
+        #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+        if !A_MN && !B_MN {
+            // SAFETY: the caller's contract.
+            return unsafe { crate::device::wgmma::m64n256k8_tf32(acc, a, b) };
+        }
+        let _ = (acc, a, b);
+        crate::device::thread::trap()
+    }
 }
 
 impl Element for f64 {

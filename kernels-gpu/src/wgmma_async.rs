@@ -194,17 +194,18 @@ impl<const A_MN: bool, const B_MN: bool> Descriptors<A_MN, B_MN> {
         }
     }
 
-    /// Issues stage `s`'s four `wgmma`s (K = 64) as one batch.
+    /// Issues stage `s`'s four `wgmma`s (one per 32-byte K slice of the 128-byte rows: K = 64
+    /// of a 16-bit type, 32 of TF32) as one batch.
     ///
     /// # Safety
-    /// As [`Element::wgmma_m64n256k16`]: the stage is complete and visible to `wgmma`.
+    /// As [`Element::wgmma_m64n256`]: the stage is complete and visible to `wgmma`.
     #[inline(always)]
     pub(crate) unsafe fn multiply<T: Element>(&self, acc: &mut [f32; 128], s: u32) {
         wgmma::fence(acc);
         for step in 0..BK / 16 {
             let a_k = self.a.advanced(s * A_STAGE + Self::step(A_MN) * step);
             let b_k = self.b.advanced(s * B_STAGE + Self::step(B_MN) * step);
-            unsafe { T::wgmma_m64n256k16::<A_MN, B_MN>(acc, a_k, b_k) };
+            unsafe { T::wgmma_m64n256::<A_MN, B_MN>(acc, a_k, b_k) };
         }
         wgmma::commit_group();
     }

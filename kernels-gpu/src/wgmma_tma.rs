@@ -74,6 +74,7 @@ pub const SPEC: KernelSpec = KernelSpec {
         b_box: (BK, 64),
         a_t_box: (BK, 64),
         b_t_box: (BN, BK),
+        pack: None,
     }),
     precision: Precision::Exact,
     strided: true,
@@ -154,6 +155,12 @@ impl TileOrder {
     }
 }
 
+/// K elements of a stage: one 128-byte row of each operand (64 16-bit elements, 32 TF32).
+#[inline(always)]
+pub(crate) const fn stage_k<T>() -> u32 {
+    128 / size_of::<T>() as u32
+}
+
 /// The warp-specialised TMA kernel over the tiles of a [`TileOrder`]: one tile per block,
 /// or (`PERSISTENT`) every `gridDim.x`-th tile in grouped order, the pipeline running on
 /// across tiles so that the producer loads the next tile while the consumers store one.
@@ -163,6 +170,9 @@ impl TileOrder {
 /// in the other orientation and multiplied with the other transpose immediate, and the
 /// epilogue applies alpha and beta at C's leading dimension.
 ///
+/// Elements of 4 bytes (f32) are TF32, both operands K-major with maps always present (the
+/// host packs them so: `wgmma_tf32`).
+///
 /// # Safety
 /// As [`wgmma_tma`].
 #[inline(always)]
@@ -170,7 +180,8 @@ pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: 
     let (a, b, _, m, n, k) = gemm.plain();
     let order = TileOrder::new(PERSISTENT, (m, n), gemm.p.batch);
     let elem = size_of::<T>() as u64;
-    if !tma::reads(&gemm.p, (a as u64, b as u64), elem) {
+    // (TF32's packed operands always have maps.)
+    if !T::IS_ACC && !tma::reads(&gemm.p, (a as u64, b as u64), elem) {
         // Dense, row-major `C = A B` only (the host makes maps for every other form). In two
         // halves of 128 columns: 64 accumulators a thread, which fit the launch bounds' 168
         // registers (the whole tile's 128 spilled).
@@ -201,7 +212,7 @@ pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: 
         mbarrier::fence_init();
     }
     sync_threads(); // the barriers are ready
-    let phases = k.div_ceil(BK);
+    let phases = k.div_ceil(stage_k::<T>());
     let strides = gemm.p.strides();
     if tid < 128 {
         wgmma::release_registers::<40>();
@@ -223,6 +234,8 @@ pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: 
         let run = (pipe, warpgroup, phases, &mut it);
         let acc = unsafe {
             match (strides.a_t, strides.b_t) {
+                // TF32: A and B^T, K-major both (the other arms would trap).
+                _ if T::IS_ACC => mainloop::<T, false, false>(run),
                 (false, false) => mainloop::<T, false, true>(run),
                 (false, true) => mainloop::<T, false, false>(run),
                 (true, false) => mainloop::<T, true, true>(run),
@@ -284,20 +297,21 @@ unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phas
                 // The consumers are done with this stage's previous round.
                 unsafe { mbarrier::wait(pipe.empty(s), (it / STAGES - 1) % 2) };
             }
-            let k0 = phase * BK;
+            let k0 = phase * stage_k::<T>();
             let a_s = pipe.a_all.wrapping_add((s * A_STAGE) as usize);
             let b_s = pipe.b_all.wrapping_add((s * B_STAGE) as usize);
             let panel = |base: *mut u8, p: u32| base.wrapping_add((p * PANEL) as usize);
             unsafe {
                 mbarrier::arrive_expect_tx(full, A_STAGE + B_STAGE);
-                if strides.a_t {
+                // (TF32: A and B^T, as packed.)
+                if !T::IS_ACC && strides.a_t {
                     for p in 0..BM / 64 {
                         tma::load_3d(panel(a_s, p), a_map, (row0 + 64 * p, k0, za), full);
                     }
                 } else {
                     tma::load_3d(a_s, a_map, (k0, row0, za), full);
                 }
-                if strides.b_t {
+                if T::IS_ACC || strides.b_t {
                     tma::load_3d(b_s, b_map, (k0, col0, zb), full);
                 } else {
                     for p in 0..BN / 64 {

@@ -187,10 +187,11 @@ pub fn one<T: Element, O: Output<T>>(
 ) -> Result<(), String> {
     let (m, n, k) = case.mnk;
     let align = 16 / std::mem::size_of::<T>().min(std::mem::size_of::<O>());
-    // A kernel reading through tensor maps takes A and B in 16-byte units.
+    // A kernel reading the caller's A and B through tensor maps takes them in 16-byte
+    // units (one that packs them first takes any view).
     let units = match kernel.and_then(|k| k.spec().tma) {
-        Some(_) => 16 / std::mem::size_of::<T>(),
-        None => 1,
+        Some(maps) if maps.pack.is_none() => 16 / std::mem::size_of::<T>(),
+        _ => 1,
     };
     let (la, lb) = (
         case.a.view_aligned(m, k, units),

@@ -11,6 +11,7 @@ use crate::reference::{check_output_shape, check_product_shape};
 use crate::view::{Batch, MatrixView, MatrixViewMut};
 use rgemm_kernels::device::host::GlobalRegion;
 use rgemm_kernels::problem::Gemm;
+use rgemm_kernels::wgmma_tf32::Packing;
 
 /// Raw pointers a kernel closure shares across the executor's OS threads; the kernels'
 /// indexing keeps threads' writes to distinct elements.
@@ -167,12 +168,20 @@ impl CpuExecutor {
         launches: &Launches,
     ) -> Result<()> {
         let p = &launches.problem;
-        let mut workspace = vec![<T::Out as Default>::default(); launches.workspace.max(1)];
+        // 16-byte aligned, as a device allocation is (tensor maps and packed operands).
+        let bytes = launches.workspace.max(1) * std::mem::size_of::<T::Out>();
+        let mut workspace = vec![0u128; bytes.div_ceil(16)];
+        let base = workspace.as_mut_ptr() as u64;
+        let packing = launches.pack.map(|_| Packing::of(p));
+        let main_problem = packing.map_or(*p, |packing| packing.problem(p));
+        let at = |x: &[T], offset: usize| x.as_ptr().wrapping_add(offset) as u64;
+        let ptrs = match packing {
+            Some(packing) => (base + packing.a_at as u64, base + packing.b_at as u64),
+            None => (at(a, offsets.0), at(b, offsets.1)),
+        };
         if let Some(maps) = kernel.spec().tma {
             let size = std::mem::size_of::<T>();
-            let at = |x: &[T], offset: usize| x.as_ptr().wrapping_add(offset) as u64;
-            let ptrs = (at(a, offsets.0), at(b, offsets.1));
-            match crate::tma::emulated_maps(maps, ptrs, p, size) {
+            match crate::tma::emulated_maps(maps, ptrs, &main_problem, size) {
                 // SAFETY: `launches` sizes the workspace to hold the maps' bytes.
                 Some(maps) => unsafe {
                     let to = workspace.as_mut_ptr().cast::<u8>();
@@ -180,7 +189,7 @@ impl CpuExecutor {
                 },
                 // Host memory need not be aligned as device buffers are: the kernel's
                 // other path computes only the dense product.
-                None if !p.is_dense_unscaled() => {
+                None if !p.is_dense_unscaled() || packing.is_some() => {
                     return Err(Error::UnsupportedForm {
                         kernel: kernel.to_string(),
                         reason: "its tensor maps need 16-byte aligned operands, and these host buffers are not".into(),
@@ -199,6 +208,20 @@ impl CpuExecutor {
         });
         let name = kernel.entry_for::<T, O>();
         let body = kernel.body::<O::Device>();
+        if let (Some(cfg), Some(pack)) = (launches.pack, kernel.fixup_body::<O::Device>()) {
+            let name = kernel.fixup_entry_for::<T, O>().unwrap_or_default();
+            self.launch(&CpuLaunch::of(&name, &cfg, &globals), &move || {
+                // SAFETY: as below; the pack reads the caller's A and B and writes the
+                // workspace, which `launches` sized for it.
+                unsafe { pack(gemm.get().this_product()) }
+            })?;
+        }
+        let main = Shared(Gemm::<O::Device> {
+            a: ptrs.0 as *const _,
+            b: ptrs.1 as *const _,
+            p: main_problem,
+            ..gemm.get()
+        });
         self.launch(
             &CpuLaunch::of(&name, &launches.main, &globals),
             &move || {
@@ -206,7 +229,7 @@ impl CpuExecutor {
                 // callers), of layout-identical types (O::Device is the device twin of T
                 // with C in O), the workspace what `launches` asks for; the launch follows
                 // `kernel`'s spec. The executor checks every access against `globals`.
-                unsafe { body(gemm.get().this_product()) }
+                unsafe { body(main.get().this_product()) }
             },
         )?;
         if let (Some(cfg), Some(fixup)) = (launches.fixup, kernel.fixup_body::<O::Device>()) {

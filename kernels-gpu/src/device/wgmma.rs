@@ -1,6 +1,7 @@
 //! Hopper's warpgroup matrix multiply-accumulate, `wgmma.mma_async` (sm_90a only): the four
 //! warps of a warpgroup (128 threads, warps `4 i .. 4 i + 3` of the block) compute
-//! `D += A B` for a 64 x N tile of D with K = 16, reading A and B from shared memory through
+//! `D += A B` for a 64 x N tile of D with K = 16 (16-bit types; K = 8 for TF32, whose
+//! operands are both K-major, [`m64n256k8_tf32`]), reading A and B from shared memory through
 //! 64-bit matrix descriptors, asynchronously: the instruction returns at once and
 //! [`wait_group`] says when its results (and its reads of shared memory) are done.
 //!
@@ -109,6 +110,24 @@ macro_rules! mma_asm {
     };
 }
 
+/// `m64n256k8` on TF32 operands: no transpose immediates (TF32 reads both operands K-major).
+#[cfg(target_arch = "nvptx64")]
+macro_rules! mma_tf32_asm {
+    ($acc:ident, $a:ident, $b:ident; $first:literal $($i:literal)*) => {
+        core::arch::asm!(
+            concat!(
+                "{{ .reg .pred %wg_d; setp.ne.b32 %wg_d, {one}, 0; ",
+                "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32",
+                " {{{", $first, "}", $(", {", $i, "}",)* "}}, {a}, {b}, %wg_d, 1, 1; }}"
+            ),
+            inout(reg32) $acc[$first], $(inout(reg32) $acc[$i],)*
+            a = in(reg64) $a,
+            b = in(reg64) $b,
+            one = in(reg32) 1u32,
+        )
+    };
+}
+
 /// `wgmma.fence.sync.aligned`: orders this thread's earlier accesses to the accumulators
 /// before the next `wgmma`.
 #[inline(always)]
@@ -184,7 +203,7 @@ macro_rules! mma_m64n256k16 {
                 unsafe { with_accumulators!(mma_asm!($ty, acc, a, b)) }
             }
             #[cfg(not(target_arch = "nvptx64"))]
-            emulate(acc, (a, A_MN), (b, B_MN), $widen)
+            emulate(acc, (a, A_MN), (b, B_MN), Operand::Bits16($widen))
         }
     };
 }
@@ -203,10 +222,60 @@ mma_m64n256k16!(
     |bits| f16::from_bits(bits) as f32
 );
 
+/// `wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32`, D += A B for a 64 x 256 x 8 tile
+/// of TF32 operands (32-bit elements of which the instruction reads the sign, exponent and
+/// upper 10 mantissa bits), both K-major: one 32-byte K slice of 128-byte rows, as
+/// `m64n256k16`'s K-major operands. The host reads the same 19 bits (the low 13 dropped).
+///
+/// # Safety
+/// As [`m64n256k16_bf16`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn m64n256k8_tf32(acc: &mut [f32; 128], a: Descriptor, b: Descriptor) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (a, b) = (a.0, b.0);
+        // SAFETY: the caller's contract.
+        unsafe { with_accumulators!(mma_tf32_asm!(acc, a, b)) }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    emulate(acc, (a, false), (b, false), Operand::Tf32)
+}
+
+/// The element types the host's `wgmma` reads: 16-bit ones (K = 16 per instruction), widened
+/// by the function, or TF32 in 32-bit words (K = 8).
+#[cfg(not(target_arch = "nvptx64"))]
+#[derive(Clone, Copy)]
+enum Operand {
+    Bits16(fn(u16) -> f32),
+    Tf32,
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Operand {
+    const fn bytes(self) -> usize {
+        match self {
+            Operand::Bits16(_) => 2,
+            Operand::Tf32 => 4,
+        }
+    }
+}
+
 /// Where element `(mn, k)` of an operand lies in shared memory (a byte offset of the block's
 /// shared region), as its descriptor says; `mn_major` is the transpose immediate.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn element_address(d: Descriptor, mn: u32, k: u32, mn_major: bool) -> usize {
+    element_address_of(d, (mn, k), mn_major, 2)
+}
+
+/// [`element_address`] for elements of `bytes` (2, or 4 for TF32, K-major only).
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn element_address_of(
+    d: Descriptor,
+    (mn, k): (u32, u32),
+    mn_major: bool,
+    bytes: usize,
+) -> usize {
     let field = |shift: u32| (((d.0 >> shift) & 0x3FFF) << 4) as usize;
     let (start, lbo, sbo) = (field(0), field(16), field(32));
     let base_offset = (d.0 >> 49) & 7;
@@ -225,11 +294,16 @@ pub fn element_address(d: Descriptor, mn: u32, k: u32, mn_major: bool) -> usize 
         ),
     };
     let (mn, k) = (mn as usize, k as usize);
+    assert!(
+        !mn_major || bytes == 2,
+        "wgmma descriptor {:#x}: MN-major operands are 16-bit only",
+        d.0
+    );
     let plain = if mn_major {
         let per_row = width / 2;
         start + (mn / per_row) * lbo + (k / 8) * sbo + (k % 8) * width + (mn % per_row) * 2
     } else {
-        start + (mn / 8) * sbo + (mn % 8) * width + k * 2
+        start + (mn / 8) * sbo + (mn % 8) * width + k * bytes
     };
     plain ^ (((plain >> 7) & (width / 16 - 1)) << 4)
 }
@@ -241,7 +315,7 @@ fn emulate(
     acc: &mut [f32; 128],
     (a, a_mn): (Descriptor, bool),
     (b, b_mn): (Descriptor, bool),
-    widen: fn(u16) -> f32,
+    operand: Operand,
 ) {
     use super::host::{check_async_read, current, lane_id, warp_exchange, warpgroup_meet};
     let words = |d: Descriptor| [d.0 as u32, (d.0 >> 32) as u32];
@@ -258,6 +332,10 @@ fn emulate(
     // delivered in a phase this thread has not waited for. (K-major: each MN row's two
     // 16-byte chunks; MN-major: each K row's 128-byte rows, which the swizzle permutes
     // within.)
+    let (bytes, depth) = (operand.bytes(), 32 / operand.bytes() as u32);
+    let address = |d: Descriptor, mn: u32, k: u32, mn_major: bool| {
+        element_address_of(d, (mn, k), mn_major, bytes)
+    };
     let check = |d: Descriptor, mn_major: bool, rows: u32| {
         if mn_major {
             for k in 0..16 {
@@ -267,8 +345,8 @@ fn emulate(
             }
         } else {
             for mn in 0..rows {
-                for k in [0, 8] {
-                    check_async_read((element_address(d, mn, k, false) & !15) as u32, 16);
+                for k in [0, depth / 2] {
+                    check_async_read((address(d, mn, k, false) & !15) as u32, 16);
                 }
             }
         }
@@ -278,14 +356,21 @@ fn emulate(
     let me = current();
     let read = |at: usize| -> f32 {
         assert!(
-            at + 2 <= me.shared_len,
+            at + bytes <= me.shared_len,
             "wgmma operand out of bounds: byte {at} of a {}-byte shared region",
             me.shared_len
         );
         // SAFETY: inside the block's shared region (checked above), which lives as long as
         // the block.
-        let bits = unsafe { me.shared.add(at).cast::<u16>().read_unaligned() };
-        widen(bits)
+        match operand {
+            Operand::Bits16(widen) => {
+                widen(unsafe { me.shared.add(at).cast::<u16>().read_unaligned() })
+            }
+            Operand::Tf32 => {
+                let word = unsafe { me.shared.add(at).cast::<u32>().read_unaligned() };
+                f32::from_bits(word & !0x1FFF)
+            }
+        }
     };
     let linear = me.thread_idx[0]
         + me.block_dim[0] * (me.thread_idx[1] + me.block_dim[1] * me.thread_idx[2]);
@@ -294,9 +379,9 @@ fn emulate(
     for (r, d) in acc.iter_mut().enumerate() {
         let (j, h, e) = (r as u32 / 4, (r as u32 / 2) % 2, r as u32 % 2);
         let (row, col) = (16 * warp + g + 8 * h, 8 * j + 2 * t + e);
-        for k in 0..16 {
-            let x = read(element_address(a, row, k, a_mn));
-            let y = read(element_address(b, col, k, b_mn));
+        for k in 0..depth {
+            let x = read(address(a, row, k, a_mn));
+            let y = read(address(b, col, k, b_mn));
             *d = x.mul_add(y, *d);
         }
     }

@@ -1,0 +1,215 @@
+//! f32 products in TF32 on Hopper's `wgmma` ([`Precision::Tf32`], only when asked):
+//! `wgmma_persistent`'s pipeline (TMA, warp-specialised, persistent grid) with
+//! `wgmma.mma_async.m64n256k8.f32.tf32.tf32`, after a pack launch.
+//!
+//! Why a pack launch: TF32 `wgmma` reads both operands K-major only (no transpose
+//! immediates), so a row-major B (N contiguous) cannot be read as it is stored; and TF32
+//! means each input rounded to nearest (`cvt.rna.tf32.f32`), which the instruction does not
+//! do (it reads the upper 19 bits). [`pack_tf32`] therefore writes, into the launch's
+//! workspace, A as `m x k` and B as `n x k` (B^T), both row-major with rows of
+//! [`Packing::row`] elements (16-byte units), every element rounded to TF32, whatever
+//! the caller's layout, transposes, leading dimensions and batch strides: every form
+//! of the product becomes one K-major pair. It reads and writes each operand once (for
+//! 4096^3, 256 MB: ~60 us on an H200 against ~400 us of multiplying).
+//!
+//! The main launch's problem block describes the packed operands (A row-major, B
+//! transposed, leading dimensions [`Packing::row`], one plane per product or one for a
+//! shared operand); its tensor maps read them with boxes of 128 x 32 and 256 x 32 elements
+//! (128-byte rows, swizzled as `wgmma` reads them); C is the caller's, alpha and beta
+//! applied by the same epilogue as the 16-bit kernels.
+//!
+//! Launch rules ([`SPEC`]): the pack, grid `ceil(row / 64) x (ceil(m / 64) + ceil(n /
+//! 64)) x batch` blocks of 32 x 8 threads, 16,640 shared bytes; then as `wgmma_persistent`
+//! (4 stages of 48 KiB, TF32 elements 4 bytes); the workspace holds the two maps and the
+//! packed operands ([`Packing`]); f32 only, sm_90a.
+use crate::catalogue::{Elem, Grid, KernelSpec, Precision, Shared, TensorMaps};
+use crate::device::global::{load, store};
+use crate::device::shared::SharedArena;
+use crate::device::thread::{
+    block_idx_x, block_idx_y, block_idx_z, sync_threads, thread_idx_x, thread_idx_y,
+};
+use crate::element::{Accumulator, Element};
+use crate::problem::{Gemm, Problem, TRANSPOSED_B, entry_points};
+use crate::wgmma_async::{ATOM, BM, BN, STAGES};
+use crate::wgmma_tma::{stage_k, warp_specialised};
+
+/// K elements of a stage: 32 TF32 elements, one 128-byte row.
+const BK: u32 = stage_k::<f32>();
+
+pub const SPEC: KernelSpec = KernelSpec {
+    name: "wgmma_tf32",
+    file: file!(),
+    idea: "f32 in TF32 when asked: operands packed K-major and rounded (`cvt.rna`) by a first launch, then `wgmma_persistent`'s pipeline with `wgmma` m64n256k8 tf32",
+    grid: Grid::Persistent,
+    shared: Shared::InputElements(STAGES * (BM * BK + BK * BN) + ATOM / 4 + 2 * 2 * STAGES),
+    elements: &[Elem::F32],
+    tma: Some(TensorMaps {
+        a_box: (BM, BK),
+        // The packed B is always B^T; A never transposed.
+        b_box: (BN, BK),
+        a_t_box: (BM, BK),
+        b_t_box: (BN, BK),
+        pack: Some("pack_tf32"),
+    }),
+    precision: Precision::Tf32,
+    ..crate::wgmma_tma::SPEC
+};
+
+/// Threads of a pack block (32 x 8) and the side of its square of elements (16 a thread,
+/// all loaded before any is stored: 32 x 32 squares, 4 a thread, moved 2.1 TB/s on an H200).
+pub const PACK_BLOCK: (u32, u32) = (32, 8);
+const SIDE: u32 = 64;
+/// Shared bytes of a pack block: its square, rows padded by one word (no bank conflicts
+/// either way it is read).
+pub const PACK_SHARED: u32 = SIDE * (SIDE + 1) * 4;
+
+/// Where [`pack_tf32`] puts the packed operands: byte offsets in the workspace (after the
+/// two tensor maps), each `planes x rows x row` 4-byte elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packing {
+    /// Elements of a packed row: K rounded up to 4 (16 bytes).
+    pub row: u32,
+    pub a_at: usize,
+    pub b_at: usize,
+    /// Planes of each: the batch, or 1 for a shared operand (batch stride 0).
+    pub planes: (u32, u32),
+    /// Workspace bytes in all.
+    pub bytes: usize,
+}
+
+impl Packing {
+    #[inline(always)]
+    pub fn of(p: &Problem) -> Self {
+        // (At least one 16-byte unit: a tensor map's row stride cannot be 0, and K = 0
+        // still launches the main kernel, which then reads nothing.)
+        let row = p.k.div_ceil(4).max(1) * 4;
+        let planes = |stride: u64| if stride == 0 { 1 } else { p.batch };
+        let planes = (planes(p.batch_stride_a), planes(p.batch_stride_b));
+        let a_bytes = planes.0 as usize * p.m as usize * row as usize * 4;
+        let b_bytes = planes.1 as usize * p.n as usize * row as usize * 4;
+        let a_at = TensorMaps::BYTES;
+        let b_at = a_at + a_bytes.div_ceil(256) * 256;
+        Self {
+            row,
+            a_at,
+            b_at,
+            planes,
+            bytes: b_at + b_bytes,
+        }
+    }
+
+    /// The main launch's problem: `p` over the packed operands (A row-major, B transposed,
+    /// both `row` apart; a plane per product unless shared).
+    #[inline(always)]
+    pub fn problem(&self, p: &Problem) -> Problem {
+        let plane = |planes: u32, rows: u32| match planes {
+            1 => 0,
+            _ => rows as u64 * self.row as u64,
+        };
+        Problem {
+            lda: self.row,
+            ldb: self.row,
+            layout: TRANSPOSED_B,
+            batch_stride_a: plane(self.planes.0, p.m),
+            batch_stride_b: plane(self.planes.1, p.n),
+            ..*p
+        }
+    }
+
+    /// The pack launch's grid.
+    pub fn grid(&self, p: &Problem) -> (u32, u32, u32) {
+        (
+            self.row.div_ceil(SIDE),
+            p.m.div_ceil(SIDE) + p.n.div_ceil(SIDE),
+            p.batch,
+        )
+    }
+}
+
+/// The main launch: the packed operands through their tensor maps.
+///
+/// # Safety
+/// See the entry points; 384 threads per block; T is f32; the workspace holds the maps and
+/// the operands [`pack_tf32`] wrote for this problem (the block is [`Packing::problem`]).
+#[inline(always)]
+pub unsafe fn wgmma_tf32<T: Element>(gemm: Gemm<T>) {
+    unsafe { warp_specialised::<T, true>(gemm) }
+}
+
+/// The pack launch: block `(x, y, z)` writes a 64 x 64 square of product `z`'s packed A
+/// (the first `ceil(m / 64)` rows of blocks) or B^T (the others), elements `(r, q)` = `(row
+/// of A or column of B, K)`, zeros past K up to the packed row. Each square is read along
+/// whichever of its two indices is contiguous in the caller's layout, and written along K.
+///
+/// # Safety
+/// See the entry points; 32 x 8 threads, [`PACK_SHARED`] bytes; T is f32; the block is the
+/// caller's problem, the workspace [`Packing::bytes`] long.
+#[inline(always)]
+pub unsafe fn pack_tf32<T: Element>(gemm: Gemm<T>) {
+    let p = gemm.p;
+    let (s, pack) = (p.strides(), Packing::of(&p));
+    let (tx, ty) = (thread_idx_x(), thread_idx_y());
+    let (z, tiles_m) = (block_idx_z(), p.m.div_ceil(SIDE));
+    let is_a = block_idx_y() < tiles_m;
+    let (rows, stride, at, r0) = match is_a {
+        true => (p.m, p.batch_stride_a, pack.a_at, block_idx_y() * SIDE),
+        false => (
+            p.n,
+            p.batch_stride_b,
+            pack.b_at,
+            (block_idx_y() - tiles_m) * SIDE,
+        ),
+    };
+    if stride == 0 && z > 0 {
+        return; // a shared operand: product 0's blocks pack its one plane
+    }
+    let q0 = block_idx_x() * SIDE;
+    // The caller's element (r, q), op(A)(r, q) or op(B)(q, r), at `r sr + q sq` from
+    // `base` (one expression for every layout: the loads need no branches between them).
+    let (base, ld, along_k) = match is_a {
+        true => (gemm.a, s.lda as usize, !s.a_t),
+        false => (gemm.b, s.ldb as usize, s.b_t),
+    };
+    let (sr, sq) = if along_k { (ld, 1) } else { (1, ld) };
+    let words = gemm.workspace.cast::<u8>();
+    let plane = (rows as usize) * (pack.row as usize) * 4;
+    let dst = words.wrapping_add(at + z as usize * plane).cast::<u32>();
+    // SAFETY: the launch provides PACK_SHARED bytes.
+    let square = unsafe { SharedArena::<u32>::launch_sized() }.tile(SIDE, SIDE + 1);
+    let place = |e: u32| {
+        let (i, j) = (e / 2, e % 2);
+        match along_k {
+            true => (ty + 8 * i, tx + 32 * j),
+            false => (tx + 32 * j, ty + 8 * i),
+        }
+    };
+    // All 16 loads in flight before the first store.
+    let mut x = [T::Acc::ZERO; (SIDE * SIDE / 256) as usize];
+    for (e, x) in x.iter_mut().enumerate() {
+        let (r, q) = place(e as u32);
+        let (gr, gq) = (r0 + r, q0 + q);
+        if gr < rows && gq < p.k {
+            // SAFETY: inside the caller's view of product z (the host checked it).
+            *x = unsafe { load(base, gr as usize * sr + gq as usize * sq) }.widen();
+        }
+    }
+    for (e, x) in x.into_iter().enumerate() {
+        let (r, q) = place(e as u32);
+        unsafe { square.set(r, q, x.tf32()) };
+    }
+    sync_threads();
+    for i in 0..SIDE / 8 {
+        for j in 0..SIDE / 32 {
+            let (r, q) = (ty + 8 * i, tx + 32 * j);
+            let (gr, gq) = (r0 + r, q0 + q);
+            if gr < rows && gq < pack.row {
+                let at = gr as usize * pack.row as usize + gq as usize;
+                // SAFETY: inside the packed plane (Packing::of sized the workspace).
+                unsafe { store(dst, at, square.get(r, q)) };
+            }
+        }
+    }
+}
+
+entry_points!(wgmma_tf32; wgmma_tf32_f32: f32);
+entry_points!(pack_tf32; pack_tf32_f32: f32);
