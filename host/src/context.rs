@@ -16,7 +16,6 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 use rgemm_kernels::catalogue::TensorMaps;
 use rgemm_kernels::problem::Problem;
-use rgemm_kernels::wgmma_tf32::Packing;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -529,18 +528,12 @@ impl Context {
         launches: &Launches,
     ) -> Result<()> {
         // A packing kernel's main launch reads the packed operands, as its own problem says.
-        let packing = launches.pack.map(|_| Packing::of(&launches.problem));
-        let main_problem = match packing {
-            Some(packing) => packing.problem(&launches.problem),
-            None => launches.problem,
-        };
-        let operands = |base: u64| match packing {
-            Some(packing) => (base + packing.a_at as u64, base + packing.b_at as u64),
-            None => (pa, pb),
-        };
         let elem = std::mem::size_of::<T>();
         let maps = |base: u64| match kernel.spec().tma {
-            Some(maps) => crate::tma::device_maps(maps, operands(base), &main_problem, elem),
+            Some(maps) => {
+                let (operands, problem) = launches.main_operands((pa, pb), base);
+                crate::tma::device_maps(maps, operands, &problem, elem)
+            }
             None => Ok(None),
         };
         // Held until every launch is queued; later users of it queue after them on the same
@@ -557,7 +550,7 @@ impl Context {
             Some(scratch) => scratch.device_ptr(&self.stream).0,
             None => 0,
         };
-        let (ka, kb) = operands(base);
+        let ((ka, kb), main_problem) = launches.main_operands((pa, pb), base);
         let null = 0u64;
         let mut queue = |func: &CudaFunction,
                          cfg: LaunchConfig,

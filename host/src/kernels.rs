@@ -444,6 +444,29 @@ impl Kernel {
     }
 }
 
+impl Launches {
+    /// The main launch's A, B and problem block, given the caller's A and B (`pa`, `pb`) and
+    /// the workspace's address: the packed operands and [`Packing::problem`] where a pack
+    /// launch runs first, else the caller's and [`Launches::problem`].
+    pub(crate) fn main_operands(
+        &self,
+        (pa, pb): (u64, u64),
+        workspace: u64,
+    ) -> ((u64, u64), Problem) {
+        match self.pack {
+            Some(_) => {
+                let packing = Packing::of(&self.problem);
+                let at = |offset: usize| workspace + offset as u64;
+                (
+                    (at(packing.a_at), at(packing.b_at)),
+                    packing.problem(&self.problem),
+                )
+            }
+            None => ((pa, pb), self.problem),
+        }
+    }
+}
+
 /// A kernel by the name [`Kernel`]'s `Display` gives it: `paired_lanes`, `tiled_dyn(12)`.
 impl std::str::FromStr for Kernel {
     type Err = Error;

@@ -11,7 +11,6 @@ use crate::reference::{check_output_shape, check_product_shape};
 use crate::view::{Batch, MatrixView, MatrixViewMut};
 use rgemm_kernels::device::host::GlobalRegion;
 use rgemm_kernels::problem::Gemm;
-use rgemm_kernels::wgmma_tf32::Packing;
 
 /// Raw pointers a kernel closure shares across the executor's OS threads; the kernels'
 /// indexing keeps threads' writes to distinct elements.
@@ -172,13 +171,9 @@ impl CpuExecutor {
         let bytes = launches.workspace.max(1) * std::mem::size_of::<T::Out>();
         let mut workspace = vec![0u128; bytes.div_ceil(16)];
         let base = workspace.as_mut_ptr() as u64;
-        let packing = launches.pack.map(|_| Packing::of(p));
-        let main_problem = packing.map_or(*p, |packing| packing.problem(p));
         let at = |x: &[T], offset: usize| x.as_ptr().wrapping_add(offset) as u64;
-        let ptrs = match packing {
-            Some(packing) => (base + packing.a_at as u64, base + packing.b_at as u64),
-            None => (at(a, offsets.0), at(b, offsets.1)),
-        };
+        let caller = (at(a, offsets.0), at(b, offsets.1));
+        let (ptrs, main_problem) = launches.main_operands(caller, base);
         if let Some(maps) = kernel.spec().tma {
             let size = std::mem::size_of::<T>();
             match crate::tma::emulated_maps(maps, ptrs, &main_problem, size) {
@@ -189,7 +184,7 @@ impl CpuExecutor {
                 },
                 // Host memory need not be aligned as device buffers are: the kernel's
                 // other path computes only the dense product.
-                None if !p.is_dense_unscaled() || packing.is_some() => {
+                None if !p.is_dense_unscaled() || launches.pack.is_some() => {
                     return Err(Error::UnsupportedForm {
                         kernel: kernel.to_string(),
                         reason: "its tensor maps need 16-byte aligned operands, and these host buffers are not".into(),
