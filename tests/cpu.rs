@@ -491,6 +491,30 @@ fn the_tensor_core_rungs_use_their_instructions() {
             );
             assert_eq!(pack.matches("bar.sync").count(), 1, "pack_tf32_f32");
             assert!(!pack.contains(".local"), "pack_tf32_f32");
+            // 3xTF32 on wgmma: per stage, 4 K steps of three m64n128k8 (partial sums from
+            // zero: `scale-d` from a register), 4 more of the repair's big x big; both parts
+            // of A and B^T per stage (4 copies, in each of the producer's two compiled
+            // loops); the pack splits each element (`cvt.rna` of x and of the rest: 32 a
+            // thread).
+            let text = entry_in(sm90, "wgmma_3xtf32_f32");
+            let n128 = "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32";
+            assert_eq!(text.matches(n128).count(), 12 + 4, "wgmma_3xtf32_f32");
+            let copies = text.matches("cp.async.bulk.tensor.3d").count();
+            assert!(
+                copies > 0 && copies.is_multiple_of(4),
+                "wgmma_3xtf32_f32: {copies}"
+            );
+            for op in ["ld.local", "st.local", "mma.sync", "m64n256"] {
+                assert!(!text.contains(op), "wgmma_3xtf32_f32 has {op}");
+            }
+            let pack = entry_in(sm90, "pack_3xtf32_f32");
+            assert_eq!(
+                pack.matches("cvt.rna.tf32.f32").count(),
+                32,
+                "pack_3xtf32_f32"
+            );
+            assert_eq!(pack.matches("bar.sync").count(), 1, "pack_3xtf32_f32");
+            assert!(!pack.contains(".local"), "pack_3xtf32_f32");
         }
         // Every K step of 16: 6 ldmatrix for 16 mma (A: 4, B: 2).
         let text = entry_in(sm80, &format!("mma_ldmatrix_{t}"));
@@ -531,8 +555,8 @@ fn launch_bounds_in_the_ptx_follow_the_specs() {
         }
     }
     assert_eq!(
-        bounded, 50,
-        "12 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, the 6 \
+        bounded, 51,
+        "12 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, the 7 \
          one-type kernels of the 32/64-bit tensor cores, and the f64 entries of \
          `stream_k_64` and `stream_k_32`"
     );
@@ -578,7 +602,7 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 // the tile (none in the mainloop: the stages hand over through mbarriers).
                 Kernel::WgmmaTma | Kernel::WgmmaPersistent => 5,
                 // After the mbarriers' init only (the pack launch made the maps' operands).
-                Kernel::WgmmaTf32 => 1,
+                Kernel::WgmmaTf32 | Kernel::Wgmma3xTf32 => 1,
                 // One in each of the three row counts' passes (the pipelines drained, their
                 // bytes become the sums), four in the body: the sums in, the rendezvous's
                 // two, the end of a pass.

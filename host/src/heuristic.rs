@@ -43,6 +43,7 @@ pub fn preference<T: Element>(
         // against `mma_tf32`'s 28%, docs/bench/bench_tf32_wgmma.md); `mma.sync` elsewhere.
         Precision::Tf32 if hopper => order.extend([Kernel::WgmmaTf32, Kernel::MmaTf32]),
         Precision::Tf32 => order.push(Kernel::MmaTf32),
+        Precision::Tf32x3 if hopper => order.extend([Kernel::Wgmma3xTf32, Kernel::Mma3xTf32]),
         Precision::Tf32x3 => order.push(Kernel::Mma3xTf32),
         Precision::Exact => {}
     }

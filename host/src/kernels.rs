@@ -89,6 +89,8 @@ pub struct Launches {
     /// ([`TensorMaps::pack`]): the main launch then reads them there, with
     /// [`Packing::problem`] as its problem block.
     pub pack: Option<LaunchConfig>,
+    /// Where the pack launch puts the packed operands (with `pack`).
+    pub packing: Option<Packing>,
     /// Accumulators of scratch memory the launches use (0: none): `stream_k`'s and
     /// `decode`'s partial sums, or the two tensor maps (256 bytes) of a TMA kernel.
     pub workspace: usize,
@@ -410,9 +412,12 @@ impl Kernel {
                 ((s.whole as usize + sharing as usize, 1), fixup, workspace)
             }
         };
-        let mut pack = None;
-        if let Some(TensorMaps { pack: Some(_), .. }) = self.spec().tma {
-            let packing = Packing::of(&problem);
+        let (mut pack, mut packed) = (None, None);
+        if let Some(TensorMaps {
+            pack: Some(how), ..
+        }) = self.spec().tma
+        {
+            let packing = Packing::of(&problem, how.parts);
             workspace = packing.bytes.div_ceil(std::mem::size_of::<T::Out>());
             let (x, y, z) = packing.grid(&problem);
             if x > props.max_grid_dim.0 || y > props.max_grid_dim.1 {
@@ -424,8 +429,9 @@ impl Kernel {
             pack = Some(LaunchConfig {
                 grid_dim: (x, y, z),
                 block_dim: (PACK_BLOCK.0, PACK_BLOCK.1, 1),
-                shared_mem_bytes: PACK_SHARED,
+                shared_mem_bytes: PACK_SHARED * how.parts,
             });
+            packed = Some(packing);
         }
         if grid.0 > props.max_grid_dim.0 as usize || grid.1 > props.max_grid_dim.1 as usize {
             return Err(too_large(format!(
@@ -437,6 +443,7 @@ impl Kernel {
             main: block(grid),
             fixup,
             pack,
+            packing: packed,
             workspace,
             zeroed,
             problem,
@@ -453,9 +460,8 @@ impl Launches {
         (pa, pb): (u64, u64),
         workspace: u64,
     ) -> ((u64, u64), Problem) {
-        match self.pack {
-            Some(_) => {
-                let packing = Packing::of(&self.problem);
+        match self.packing {
+            Some(packing) => {
                 let at = |offset: usize| workspace + offset as u64;
                 (
                     (at(packing.a_at), at(packing.b_at)),

@@ -27,9 +27,14 @@ struct Operand {
 
 /// A's and B's operands as stored: A `m x k` (`k x m` transposed), B `k x n` (`n x k`), each
 /// with its leading dimension and batch stride (one plane where it is shared).
+///
+/// Packed operands of several parts ([`rgemm_kernels::catalogue::Pack`]) have each part's
+/// planes after the last part's: `parts` times the planes, a shared operand's one plane per
+/// part right after the other.
 fn operands(maps: TensorMaps, (a, b): (u64, u64), p: &Problem) -> [Operand; 2] {
     let s = p.strides();
     let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
+    let parts = maps.pack.map_or(1, |pack| pack.parts as usize);
     let one = |base: u64, (rows, cols): (usize, usize), ld: u32, stride: u64, boxed| {
         let planes = if stride == 0 {
             1
@@ -41,10 +46,11 @@ fn operands(maps: TensorMaps, (a, b): (u64, u64), p: &Problem) -> [Operand; 2] {
             rows,
             cols,
             ld: ld as usize,
-            planes,
-            // A single plane's stride is never used; any legal value will do (the driver
-            // wants one at least a row).
-            plane_stride: if planes == 1 {
+            planes: parts * planes,
+            // A single plane's stride is used only between parts (a packed plane is rows
+            // x ld); any legal value would do otherwise (the driver wants one at least a
+            // row).
+            plane_stride: if stride == 0 {
                 rows.max(1) * ld as usize
             } else {
                 stride as usize

@@ -339,7 +339,16 @@ pub struct TensorMaps {
     /// A first launch (`<pack>_<element>`, the kernel's second body) that copies A and B
     /// into the workspace in the layout the maps read (`wgmma_tf32`: K-major, rounded to
     /// TF32); the main launch then takes the packed operands and their problem block.
-    pub pack: Option<&'static str>,
+    pub pack: Option<Pack>,
+}
+
+/// A pack launch ([`TensorMaps::pack`]): its entry family, and the parts it splits each
+/// element into (1: TF32; 2: 3xTF32's big and small), each part a plane of its own after
+/// the operand's others, which the maps read as more of the batch's planes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pack {
+    pub name: &'static str,
+    pub parts: u32,
 }
 
 impl TensorMaps {
@@ -360,7 +369,12 @@ impl KernelSpec {
     pub const fn second_launch(&self) -> Option<&'static str> {
         match (self.grid, self.tma) {
             (Grid::StreamK { fixup } | Grid::SplitK { fixup }, _) => Some(fixup),
-            (_, Some(TensorMaps { pack, .. })) => pack,
+            (
+                _,
+                Some(TensorMaps {
+                    pack: Some(pack), ..
+                }),
+            ) => Some(pack.name),
             _ => None,
         }
     }
@@ -573,6 +587,11 @@ macro_rules! for_each_kernel {
                 /// first launch (`wgmma_tf32.rs`; `Precision::Tf32`, 9.0 only).
                 WgmmaTf32 => $crate::wgmma_tf32::SPEC, $crate::wgmma_tf32::wgmma_tf32,
                     $crate::wgmma_tf32::pack_tf32;
+                /// f32 as three TF32 products on Hopper's `wgmma`, only when asked: operands
+                /// packed as big and small parts by a first launch (`wgmma_3xtf32.rs`;
+                /// `Precision::Tf32x3`, 9.0 only).
+                Wgmma3xTf32 => $crate::wgmma_3xtf32::SPEC, $crate::wgmma_3xtf32::wgmma_3xtf32,
+                    $crate::wgmma_3xtf32::pack_3xtf32;
                 /// f32 in TF32, only when asked (`mma_tf32.rs`; `Precision::Tf32`, 8.0+).
                 MmaTf32 => $crate::mma_tf32::SPEC, $crate::mma_tf32::mma_tf32;
                 /// f32 as three TF32 products, only when asked (`mma_3xtf32.rs`;

@@ -155,7 +155,7 @@ pub unsafe fn wgmma_async<T: Element>(gemm: Gemm<T>) {
         wgmma::wait_group::<1>(&mut acc);
     }
     wgmma::wait_group::<0>(&mut acc);
-    unsafe { epilogue::<T>(&out, &acc, (m, n), at, tid % 128) };
+    unsafe { epilogue::<T, 128>(&out, &acc, (m, n), at, tid % 128) };
 }
 
 /// A warpgroup's operands in stage 0, as descriptors of the first K step, each operand as
@@ -211,7 +211,8 @@ impl<const A_MN: bool, const B_MN: bool> Descriptors<A_MN, B_MN> {
     }
 }
 
-/// Writes a warpgroup's 64 x 256 accumulators (whose first row is `row0`) to `out`'s C,
+/// Writes a warpgroup's 64 x 256 accumulators (`R` = 128 a thread; 64 x 128 where `R` is
+/// 64) (whose first row is `row0`) to `out`'s C,
 /// what lies inside `m x n`, finished with alpha and beta: thread `t` of the warpgroup
 /// holds, in register `4 j + 2 h + e`, row `16 (t / 32) + g + 8 h`, column `8 j + 2 tq + e`
 /// (g = t % 32 / 4, tq = t % 4). With beta, C is read 16 pairs at a time, all before their
@@ -221,9 +222,9 @@ impl<const A_MN: bool, const B_MN: bool> Descriptors<A_MN, B_MN> {
 /// # Safety
 /// `out.c` holds C's `m x n` elements `out.ldc` apart; no other thread writes these elements.
 #[inline(always)]
-pub(crate) unsafe fn epilogue<T: Element>(
+pub(crate) unsafe fn epilogue<T: Element, const R: usize>(
     out: &COut<T::Acc, T::Out>,
-    acc: &[f32; 128],
+    acc: &[f32; R],
     (m, n): (u32, u32),
     (row0, col0): (u32, u32),
     t: u32,
@@ -298,8 +299,11 @@ pub(crate) unsafe fn epilogue<T: Element>(
     }
     eight_columns!(0; 0 1 2 3 4 5 6 7);
     eight_columns!(8; 0 1 2 3 4 5 6 7);
-    eight_columns!(16; 0 1 2 3 4 5 6 7);
-    eight_columns!(24; 0 1 2 3 4 5 6 7);
+    // (A 64 x 128 tile, R = 64, ends here.)
+    if R == 128 {
+        eight_columns!(16; 0 1 2 3 4 5 6 7);
+        eight_columns!(24; 0 1 2 3 4 5 6 7);
+    }
 }
 
 entry_points!(wgmma_async; wgmma_async_f16: f16, wgmma_async_bf16: Bf16, wgmma_async_f16_f16: Narrow<f16>, wgmma_async_bf16_bf16: Narrow<Bf16>);

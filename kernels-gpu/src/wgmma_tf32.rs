@@ -22,7 +22,7 @@
 //! 64)) x batch` blocks of 32 x 8 threads, 16,640 shared bytes; then as `wgmma_persistent`
 //! (4 stages of 48 KiB, TF32 elements 4 bytes); the workspace holds the two maps and the
 //! packed operands ([`Packing`]); f32 only, sm_90a.
-use crate::catalogue::{Elem, Grid, KernelSpec, Precision, Shared, TensorMaps};
+use crate::catalogue::{Elem, Grid, KernelSpec, Pack, Precision, Shared, TensorMaps};
 use crate::device::global::{load, store};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{
@@ -49,7 +49,10 @@ pub const SPEC: KernelSpec = KernelSpec {
         b_box: (BN, BK),
         a_t_box: (BM, BK),
         b_t_box: (BN, BK),
-        pack: Some("pack_tf32"),
+        pack: Some(Pack {
+            name: "pack_tf32",
+            parts: 1,
+        }),
     }),
     precision: Precision::Tf32,
     ..crate::wgmma_tma::SPEC
@@ -59,34 +62,39 @@ pub const SPEC: KernelSpec = KernelSpec {
 /// all loaded before any is stored: 32 x 32 squares, 4 a thread, moved 2.1 TB/s on an H200).
 pub const PACK_BLOCK: (u32, u32) = (32, 8);
 const SIDE: u32 = 64;
-/// Shared bytes of a pack block: its square, rows padded by one word (no bank conflicts
-/// either way it is read).
+/// Shared bytes of a pack block per part: its square, rows padded by one word (no bank
+/// conflicts either way it is read).
 pub const PACK_SHARED: u32 = SIDE * (SIDE + 1) * 4;
 
-/// Where [`pack_tf32`] puts the packed operands: byte offsets in the workspace (after the
-/// two tensor maps), each `planes x rows x row` 4-byte elements.
+/// Where a pack launch ([`pack_tf32`], or 3xTF32's with two parts) puts the packed
+/// operands: byte offsets in the workspace (after the two tensor maps), each `parts x
+/// planes x rows x row` 4-byte elements, part `i` of product `z` at plane `i planes + z`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packing {
     /// Elements of a packed row: K rounded up to 4 (16 bytes).
     pub row: u32,
     pub a_at: usize,
     pub b_at: usize,
-    /// Planes of each: the batch, or 1 for a shared operand (batch stride 0).
+    /// Planes of each part: the batch, or 1 for a shared operand (batch stride 0).
     pub planes: (u32, u32),
+    /// Parts of each element (1: TF32; 2: big and small).
+    pub parts: u32,
     /// Workspace bytes in all.
     pub bytes: usize,
 }
 
 impl Packing {
     #[inline(always)]
-    pub fn of(p: &Problem) -> Self {
+    pub fn of(p: &Problem, parts: u32) -> Self {
         // (At least one 16-byte unit: a tensor map's row stride cannot be 0, and K = 0
         // still launches the main kernel, which then reads nothing.)
         let row = p.k.div_ceil(4).max(1) * 4;
         let planes = |stride: u64| if stride == 0 { 1 } else { p.batch };
         let planes = (planes(p.batch_stride_a), planes(p.batch_stride_b));
-        let a_bytes = planes.0 as usize * p.m as usize * row as usize * 4;
-        let b_bytes = planes.1 as usize * p.n as usize * row as usize * 4;
+        let part = |planes: u32, rows: u32| {
+            parts as usize * planes as usize * rows as usize * row as usize * 4
+        };
+        let (a_bytes, b_bytes) = (part(planes.0, p.m), part(planes.1, p.n));
         let a_at = TensorMaps::BYTES;
         let b_at = a_at + a_bytes.div_ceil(256) * 256;
         Self {
@@ -94,6 +102,7 @@ impl Packing {
             a_at,
             b_at,
             planes,
+            parts,
             bytes: b_at + b_bytes,
         }
     }
@@ -146,18 +155,36 @@ pub unsafe fn wgmma_tf32<T: Element>(gemm: Gemm<T>) {
 /// caller's problem, the workspace [`Packing::bytes`] long.
 #[inline(always)]
 pub unsafe fn pack_tf32<T: Element>(gemm: Gemm<T>) {
+    unsafe { pack::<T, 1>(gemm) }
+}
+
+/// The pack launch of `PARTS` parts (1: each element rounded to TF32; 2: 3xTF32's big =
+/// tf32(x) and small = tf32(x - big), in planes of their own, [`Packing`]), as
+/// [`pack_tf32`] says; `PARTS` squares of [`PACK_SHARED`] bytes.
+///
+/// # Safety
+/// As [`pack_tf32`], with `PARTS x PACK_SHARED` shared bytes.
+#[inline(always)]
+pub(crate) unsafe fn pack<T: Element, const PARTS: u32>(gemm: Gemm<T>) {
     let p = gemm.p;
-    let (s, pack) = (p.strides(), Packing::of(&p));
+    let (s, pack) = (p.strides(), Packing::of(&p, PARTS));
     let (tx, ty) = (thread_idx_x(), thread_idx_y());
     let (z, tiles_m) = (block_idx_z(), p.m.div_ceil(SIDE));
     let is_a = block_idx_y() < tiles_m;
-    let (rows, stride, at, r0) = match is_a {
-        true => (p.m, p.batch_stride_a, pack.a_at, block_idx_y() * SIDE),
+    let (rows, stride, at, r0, planes) = match is_a {
+        true => (
+            p.m,
+            p.batch_stride_a,
+            pack.a_at,
+            block_idx_y() * SIDE,
+            pack.planes.0,
+        ),
         false => (
             p.n,
             p.batch_stride_b,
             pack.b_at,
             (block_idx_y() - tiles_m) * SIDE,
+            pack.planes.1,
         ),
     };
     if stride == 0 && z > 0 {
@@ -173,9 +200,14 @@ pub unsafe fn pack_tf32<T: Element>(gemm: Gemm<T>) {
     let (sr, sq) = if along_k { (ld, 1) } else { (1, ld) };
     let words = gemm.workspace.cast::<u8>();
     let plane = (rows as usize) * (pack.row as usize) * 4;
-    let dst = words.wrapping_add(at + z as usize * plane).cast::<u32>();
-    // SAFETY: the launch provides PACK_SHARED bytes.
-    let square = unsafe { SharedArena::<u32>::launch_sized() }.tile(SIDE, SIDE + 1);
+    let dst = |part: u32| {
+        let at = at + (z + part * planes) as usize * plane;
+        words.wrapping_add(at).cast::<u32>()
+    };
+    // SAFETY: the launch provides PARTS x PACK_SHARED bytes.
+    let mut arena = unsafe { SharedArena::<u32>::launch_sized() };
+    let big = arena.tile(SIDE, SIDE + 1);
+    let small = arena.tile(SIDE, (SIDE + 1) * (PARTS - 1));
     let place = |e: u32| {
         let (i, j) = (e / 2, e % 2);
         match along_k {
@@ -195,7 +227,15 @@ pub unsafe fn pack_tf32<T: Element>(gemm: Gemm<T>) {
     }
     for (e, x) in x.into_iter().enumerate() {
         let (r, q) = place(e as u32);
-        unsafe { square.set(r, q, x.tf32()) };
+        if PARTS == 1 {
+            unsafe { big.set(r, q, x.tf32()) };
+        } else {
+            let [hi, lo] = split_tf32(x);
+            unsafe {
+                big.set(r, q, hi);
+                small.set(r, q, lo);
+            }
+        }
     }
     sync_threads();
     for i in 0..SIDE / 8 {
@@ -204,11 +244,35 @@ pub unsafe fn pack_tf32<T: Element>(gemm: Gemm<T>) {
             let (gr, gq) = (r0 + r, q0 + q);
             if gr < rows && gq < pack.row {
                 let at = gr as usize * pack.row as usize + gq as usize;
-                // SAFETY: inside the packed plane (Packing::of sized the workspace).
-                unsafe { store(dst, at, square.get(r, q)) };
+                // SAFETY: inside the packed planes (Packing::of sized the workspace).
+                unsafe {
+                    store(dst(0), at, big.get(r, q));
+                    if PARTS == 2 {
+                        store(dst(1), at, small.get(r, q));
+                    }
+                }
             }
         }
     }
+}
+
+/// 3xTF32's parts of `x`: big = tf32(x) and small = tf32(x - big), small 0 where x is
+/// not finite. Where rounding would carry a finite x past f32's range (|x| above
+/// `(2 - 2^-11) 2^127`), big is the largest TF32 of x's sign instead, and small one TF32
+/// step smaller in magnitude where big + small would still overflow, so that the sum stays
+/// within a few ulp of x (rounded to nearest, big would be Inf and the product Inf where
+/// FP32's is finite). Two roundings either way: the fix-ups are selects (sign and
+/// magnitude: one less in the bits is one TF32 step nearer zero, Inf's bits less one step
+/// the largest TF32).
+#[inline(always)]
+pub(crate) fn split_tf32<A: Accumulator>(x: A) -> [u32; 2] {
+    let rounded = x.tf32();
+    let past = !A::from_tf32(rounded).is_finite() && x.is_finite();
+    let big = rounded - 0x2000 * past as u32;
+    let rest = x - A::from_tf32(big);
+    let small = if rest.is_finite() { rest.tf32() } else { 0 };
+    let over = past && !(A::from_tf32(big) + A::from_tf32(small)).is_finite();
+    [big, small - 0x2000 * over as u32]
 }
 
 entry_points!(wgmma_tf32; wgmma_tf32_f32: f32);

@@ -97,6 +97,8 @@ const GROUP: u32 = 8;
 #[derive(Clone, Copy)]
 pub(crate) struct TileOrder {
     persistent: bool,
+    /// Columns of a block tile (`BN`, or `wgmma_3xtf32`'s 128).
+    cols: u32,
     tiles_m: u32,
     tiles_n: u32,
     /// Products a persistent grid walks through (one after the other); 1 otherwise.
@@ -106,10 +108,17 @@ pub(crate) struct TileOrder {
 impl TileOrder {
     #[inline(always)]
     pub(crate) fn new(persistent: bool, (m, n): (u32, u32), batch: u32) -> Self {
+        Self::of_width(persistent, (m, n), batch, BN)
+    }
+
+    /// As [`TileOrder::new`], for block tiles of `cols` columns.
+    #[inline(always)]
+    pub(crate) fn of_width(persistent: bool, (m, n): (u32, u32), batch: u32, cols: u32) -> Self {
         Self {
             persistent,
+            cols,
             tiles_m: m.div_ceil(BM),
-            tiles_n: n.div_ceil(BN),
+            tiles_n: n.div_ceil(cols),
             batch: if persistent { batch.max(1) } else { 1 },
         }
     }
@@ -131,7 +140,7 @@ impl TileOrder {
     #[inline(always)]
     pub(crate) fn at(&self, i: u32) -> (u32, u32, u32) {
         if !self.persistent {
-            return (block_idx_z(), block_idx_y() * BM, block_idx_x() * BN);
+            return (block_idx_z(), block_idx_y() * BM, block_idx_x() * self.cols);
         }
         let t = block_idx_x() + i * grid_dim_x();
         // (Divisors kept non-zero for the compiler: a launch has tiles, and `t` is one.)
@@ -141,7 +150,11 @@ impl TileOrder {
         let first_row = (t / per_group) * GROUP;
         let rows = self.tiles_m.saturating_sub(first_row).clamp(1, GROUP);
         let within = t % per_group;
-        (z, (first_row + within % rows) * BM, (within / rows) * BN)
+        (
+            z,
+            (first_row + within % rows) * BM,
+            (within / rows) * self.cols,
+        )
     }
 
     /// `gemm` moved to product `z` of the batch, where the entry point has not done it (a
@@ -242,7 +255,7 @@ pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: 
                 (true, true) => mainloop::<T, true, false>(run),
             }
         };
-        unsafe { epilogue::<T>(&out, &acc, (m, n), at, t % 128) };
+        unsafe { epilogue::<T, 128>(&out, &acc, (m, n), at, t % 128) };
     }
 }
 

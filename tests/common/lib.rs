@@ -689,6 +689,23 @@ pub fn fixed_cases() -> Vec<Case> {
                         }
                     }
                 }
+                // f32's largest magnitudes, which TF32 rounds to Inf: `wgmma_3xtf32` keeps
+                // them (its pack splits them toward zero), within 4 ulp, as exact f32 does.
+                // (`mma_3xtf32` splits in its mainloop, where that cost half its speed: Inf.)
+                let a = Matrix::from_vec(3, 1, vec![f32::MAX, -f32::MAX, f32::MAX * 0.75]).unwrap();
+                let one = Matrix::from_vec(1, 1, vec![1.0f32]).unwrap();
+                let wide = kernels_for::<f32>(3).filter(|kernel| {
+                    kernel.spec().precision != Precision::Tf32 && *kernel != Kernel::Mma3xTf32
+                });
+                for kernel in wide {
+                    let c = be.matmul_with(&a, &one, kernel).map_err(fail)?;
+                    for r in 0..3 {
+                        let (got, x) = (c.get(r, 0).unwrap(), a.get(r, 0).unwrap());
+                        if ((got - x) / x).abs() > 4.0 * f32::EPSILON {
+                            return Err(format!("{kernel}: {x:e} x 1 = {got:e}"));
+                        }
+                    }
+                }
                 Ok(())
             },
         ),

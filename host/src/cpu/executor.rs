@@ -454,9 +454,9 @@ impl<'l> Worker<'l> {
             // Warps whose lanes all wait at one warp-wide operation go on; a warp with a
             // lane there and another anywhere else can never complete it. Then the same for
             // warpgroups (every warp-wide wait is released or a fault by then).
-            let mut released = false;
+            let (mut released, mut held) = (false, false);
             for width in [32, 128] {
-                if released {
+                if released || held {
                     break;
                 }
                 for group in (0..self.threads).step_by(width) {
@@ -469,11 +469,22 @@ impl<'l> Worker<'l> {
                     }) else {
                         continue;
                     };
+                    // A lane whose mbarrier phase has completed since it began to wait is
+                    // on its way (released below): the others wait for it.
+                    let mut on_its_way = false;
                     for i in lanes.clone() {
                         let other = match state[i] {
                             State::Waits(Wait::Lanes { width: w, site: at })
                                 if w == width && same_site(at, site) =>
                             {
+                                continue;
+                            }
+                            // SAFETY: no simulated thread runs now; the state outlives the
+                            // block.
+                            State::Waits(Wait::Mbarrier { at, parity, .. })
+                                if unsafe { (*async_ptr).phase_done(at, parity) } == Some(true) =>
+                            {
+                                on_its_way = true;
                                 continue;
                             }
                             State::Waits(Wait::Lanes { site: at, .. })
@@ -490,6 +501,10 @@ impl<'l> Worker<'l> {
                                 other,
                             },
                         ));
+                    }
+                    if on_its_way {
+                        held = true;
+                        continue;
                     }
                     for i in lanes {
                         state[i] = State::Run;

@@ -77,6 +77,17 @@ macro_rules! with_accumulators {
     };
 }
 
+/// The 64 accumulator registers of an `m64n128` (`%0` .. `%63`).
+#[cfg(target_arch = "nvptx64")]
+macro_rules! with_accumulators_64 {
+    ($m:ident!($($args:tt)*)) => {
+        $m!($($args)*;
+            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+            32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60
+            61 62 63)
+    };
+}
+
 /// An instruction that only orders the accumulators: they are named as operands (in a PTX
 /// comment) so that the compiler keeps them in place around it.
 #[cfg(target_arch = "nvptx64")]
@@ -128,17 +139,68 @@ macro_rules! mma_tf32_asm {
     };
 }
 
+/// A warpgroup's accumulators of one `wgmma` shape: 128 registers a thread for
+/// `m64n256`, 64 for `m64n128`. [`fence`] and [`wait_group`] name them all, so that the
+/// compiler keeps them in place around the asynchronous instructions.
+pub trait Accumulators {
+    /// `wgmma.fence.sync.aligned` over these registers.
+    fn fence(&mut self);
+    /// `wgmma.wait_group.sync.aligned N` over these registers.
+    fn wait<const N: u32>(&mut self);
+}
+
+macro_rules! accumulators {
+    ($len:literal, $list:ident) => {
+        impl Accumulators for [f32; $len] {
+            #[inline(always)]
+            fn fence(&mut self) {
+                #[cfg(target_arch = "nvptx64")]
+                // SAFETY: an ordering instruction over registers; every thread of the
+                // warpgroup runs it.
+                unsafe {
+                    let acc = self;
+                    $list!(pinning!("wgmma.fence.sync.aligned;", acc,))
+                }
+            }
+
+            #[inline(always)]
+            fn wait<const N: u32>(&mut self) {
+                #[cfg(target_arch = "nvptx64")]
+                // SAFETY: waits for this warpgroup's own operations.
+                unsafe {
+                    let acc = self;
+                    $list!(pinning!("wgmma.wait_group.sync.aligned {n};", acc, n = N))
+                }
+            }
+        }
+    };
+}
+accumulators!(128, with_accumulators);
+accumulators!(64, with_accumulators_64);
+
+/// `m64n128k8` on TF32 operands, D = A B + (D where `scale_d` is not 0).
+#[cfg(target_arch = "nvptx64")]
+macro_rules! mma_tf32_n128_asm {
+    ($acc:ident, $a:ident, $b:ident, $scale_d:ident; $first:literal $($i:literal)*) => {
+        core::arch::asm!(
+            concat!(
+                "{{ .reg .pred %wg_d; setp.ne.b32 %wg_d, {scale_d}, 0; ",
+                "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32",
+                " {{{", $first, "}", $(", {", $i, "}",)* "}}, {a}, {b}, %wg_d, 1, 1; }}"
+            ),
+            inout(reg32) $acc[$first], $(inout(reg32) $acc[$i],)*
+            a = in(reg64) $a,
+            b = in(reg64) $b,
+            scale_d = in(reg32) $scale_d,
+        )
+    };
+}
+
 /// `wgmma.fence.sync.aligned`: orders this thread's earlier accesses to the accumulators
 /// before the next `wgmma`.
 #[inline(always)]
-pub fn fence(acc: &mut [f32; 128]) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: an ordering instruction over registers; every thread of the warpgroup runs it.
-    unsafe {
-        with_accumulators!(pinning!("wgmma.fence.sync.aligned;", acc,))
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    let _ = acc;
+pub fn fence(acc: &mut impl Accumulators) {
+    acc.fence()
 }
 
 /// `wgmma.commit_group.sync.aligned`: closes the batch of `wgmma`s issued since the last.
@@ -154,14 +216,8 @@ pub fn commit_group() {
 /// `wgmma.wait_group.sync.aligned N`: waits until at most `N` batches are in flight; the
 /// accumulators of the others are then final and their shared tiles free.
 #[inline(always)]
-pub fn wait_group<const N: u32>(acc: &mut [f32; 128]) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: waits for this warpgroup's own operations.
-    unsafe {
-        with_accumulators!(pinning!("wgmma.wait_group.sync.aligned {n};", acc, n = N))
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    let _ = acc;
+pub fn wait_group<const N: u32>(acc: &mut impl Accumulators) {
+    acc.wait::<N>()
 }
 
 /// `fence.proxy.async.shared::cta`: this thread's completed writes to shared memory
@@ -242,6 +298,31 @@ pub unsafe fn m64n256k8_tf32(acc: &mut [f32; 128], a: Descriptor, b: Descriptor)
     emulate(acc, (a, false), (b, false), Operand::Tf32)
 }
 
+/// `wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32`: as [`m64n256k8_tf32`] on a
+/// 64 x 128 tile of D (64 accumulators a thread, registers `4 j + 2 h + e` for `j < 16`),
+/// and D = A B where `accumulate` is false (the instruction's `scale-d` predicate: the
+/// accumulators' old values are not read).
+///
+/// # Safety
+/// As [`m64n256k16_bf16`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn m64n128k8_tf32(acc: &mut [f32; 64], a: Descriptor, b: Descriptor, accumulate: bool) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (a, b, scale_d) = (a.0, b.0, accumulate as u32);
+        // SAFETY: the caller's contract.
+        unsafe { with_accumulators_64!(mma_tf32_n128_asm!(acc, a, b, scale_d)) }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        if !accumulate {
+            acc.fill(0.0);
+        }
+        emulate(acc, (a, false), (b, false), Operand::Tf32)
+    }
+}
+
 /// The element types the host's `wgmma` reads: 16-bit ones (K = 16 per instruction), widened
 /// by the function, or TF32 in 32-bit words (K = 8).
 #[cfg(not(target_arch = "nvptx64"))]
@@ -312,7 +393,7 @@ pub fn element_address_of(
 #[cfg(not(target_arch = "nvptx64"))]
 #[track_caller]
 fn emulate(
-    acc: &mut [f32; 128],
+    acc: &mut [f32],
     (a, a_mn): (Descriptor, bool),
     (b, b_mn): (Descriptor, bool),
     operand: Operand,
@@ -351,8 +432,9 @@ fn emulate(
             }
         }
     };
+    // (A thread holds half a row of D: B has twice as many MN rows as it has registers.)
     check(a, a_mn, 64);
-    check(b, b_mn, 256);
+    check(b, b_mn, 2 * acc.len() as u32);
     let me = current();
     let read = |at: usize| -> f32 {
         assert!(
