@@ -354,6 +354,18 @@ pub struct Pack {
 impl TensorMaps {
     /// Workspace bytes of the two maps.
     pub const BYTES: usize = 256;
+
+    /// The maps of operands `pack` wrote: A and B^T, K-major both whatever the caller's
+    /// layout, in boxes of `rows x bk` and `cols x bk` for a `rows x cols` block tile.
+    pub const fn packed((rows, cols, bk): (u32, u32, u32), pack: Pack) -> Self {
+        Self {
+            a_box: (rows, bk),
+            b_box: (cols, bk),
+            a_t_box: (rows, bk),
+            b_t_box: (cols, bk),
+            pack: Some(pack),
+        }
+    }
 }
 
 impl KernelSpec {

@@ -38,7 +38,7 @@ use crate::wgmma_async::{ATOM, BM, epilogue};
 use crate::wgmma_tf32::pack;
 #[cfg(doc)]
 use crate::wgmma_tf32::split_tf32;
-use crate::wgmma_tma::{TileOrder, stage_k};
+use crate::wgmma_tma::{StageBarriers, TileOrder, consumes, stage_k};
 
 /// K elements of a stage: 32 TF32 elements, one 128-byte row of each part.
 const BK: u32 = stage_k::<f32>();
@@ -61,16 +61,13 @@ pub const SPEC: KernelSpec = KernelSpec {
     // Stages, the alignment slack, 7 mbarriers and the 2 verdict words, in 4-byte elements.
     shared: Shared::InputElements(STAGE / 4 * STAGES + ATOM / 4 + 2 * (2 * STAGES + 1) + 2),
     elements: &[Elem::F32],
-    tma: Some(TensorMaps {
-        a_box: (BM, BK),
-        b_box: (BN, BK),
-        a_t_box: (BM, BK),
-        b_t_box: (BN, BK),
-        pack: Some(Pack {
+    tma: Some(TensorMaps::packed(
+        (BM, BN, BK),
+        Pack {
             name: "pack_3xtf32",
             parts: 2,
-        }),
-    }),
+        },
+    )),
     precision: Precision::Tf32x3,
     ..crate::wgmma_tf32::SPEC
 };
@@ -89,28 +86,16 @@ pub unsafe fn pack_3xtf32<T: Element>(gemm: Gemm<T>) {
 #[derive(Clone, Copy)]
 struct Pipe {
     stages: *mut u8,
-    bars: *mut u64,
+    bars: StageBarriers<STAGES>,
     words: *mut u32,
 }
 
 impl Pipe {
-    /// Completes when stage `s`'s bytes have landed.
-    #[inline(always)]
-    fn full(&self, s: u32) -> *mut u64 {
-        self.bars.wrapping_add(s as usize)
-    }
-
-    /// Completes when both consumer warpgroups are done with stage `s`.
-    #[inline(always)]
-    fn empty(&self, s: u32) -> *mut u64 {
-        self.bars.wrapping_add((STAGES + s) as usize)
-    }
-
     /// Completes (phase `i`) when both consumer warpgroups have said whether tile `i` holds
     /// a NaN: in [`Pipe::word`] `i % 2`.
     #[inline(always)]
     fn verdict(&self) -> *mut u64 {
-        self.bars.wrapping_add(2 * STAGES as usize)
+        self.bars.0.wrapping_add(2 * STAGES as usize)
     }
 
     #[inline(always)]
@@ -136,7 +121,7 @@ pub unsafe fn wgmma_3xtf32<T: Element>(gemm: Gemm<T>) {
     // SAFETY: the launch provides the stages, the alignment slack, the barriers and words.
     let mut arena = unsafe { SharedArena::<u8>::launch_sized() };
     let stages = arena.aligned(ATOM, STAGES * STAGE);
-    let bars = arena.aligned(8, (2 * STAGES + 1) * 8).cast::<u64>();
+    let bars = StageBarriers(arena.aligned(8, (2 * STAGES + 1) * 8).cast::<u64>());
     let words = arena.aligned(4, 8).cast::<u32>();
     let pipe = Pipe {
         stages,
@@ -144,13 +129,8 @@ pub unsafe fn wgmma_3xtf32<T: Element>(gemm: Gemm<T>) {
         words,
     };
     if tid == 0 {
-        for s in 0..STAGES {
-            unsafe {
-                mbarrier::init(pipe.full(s), 1);
-                mbarrier::init(pipe.empty(s), CONSUMERS);
-            }
-        }
         unsafe {
+            bars.init(CONSUMERS);
             mbarrier::init(pipe.verdict(), CONSUMERS);
             pipe.word(0).write_volatile(0);
             pipe.word(1).write_volatile(0);
@@ -159,14 +139,9 @@ pub unsafe fn wgmma_3xtf32<T: Element>(gemm: Gemm<T>) {
     }
     sync_threads(); // the barriers and words are ready
     let phases = k.div_ceil(BK);
-    if tid < 128 {
-        wgmma::release_registers::<40>();
-        if tid == 0 {
-            unsafe { produce(&gemm, pipe, order, phases) };
-        }
+    if !consumes(tid, || unsafe { produce(&gemm, pipe, order, phases) }) {
         return;
     }
-    wgmma::claim_registers::<232>();
     let t = tid - 128;
     let warpgroup = t / 128;
     let operands = Operands::of(pipe, warpgroup);
@@ -179,9 +154,9 @@ pub unsafe fn wgmma_3xtf32<T: Element>(gemm: Gemm<T>) {
         for _ in 0..phases {
             let s = it % STAGES;
             unsafe {
-                mbarrier::wait(pipe.full(s), (it / STAGES) % 2);
+                mbarrier::wait(pipe.bars.full(s), (it / STAGES) % 2);
                 operands.three(&mut acc, &mut part, s);
-                mbarrier::arrive(pipe.empty(s));
+                mbarrier::arrive(pipe.bars.empty(s));
             }
             it += 1;
         }
@@ -232,10 +207,10 @@ unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phas
         while round < rounds {
             for phase in 0..phases {
                 let s = it % STAGES;
-                let full = pipe.full(s);
+                let full = pipe.bars.full(s);
                 if it >= STAGES {
                     // The consumers are done with this stage's previous round.
-                    unsafe { mbarrier::wait(pipe.empty(s), (it / STAGES - 1) % 2) };
+                    unsafe { mbarrier::wait(pipe.bars.empty(s), (it / STAGES - 1) % 2) };
                 }
                 let k0 = phase * BK;
                 let a_s = pipe.stage(s);
@@ -331,7 +306,7 @@ impl Operands {
     ) {
         for phase in 0..phases {
             let s = *it % STAGES;
-            unsafe { mbarrier::wait(pipe.full(s), (*it / STAGES) % 2) };
+            unsafe { mbarrier::wait(pipe.bars.full(s), (*it / STAGES) % 2) };
             wgmma::fence(part);
             for step in 0..BK / 8 {
                 let at = s * STAGE + 32 * step;
@@ -341,7 +316,7 @@ impl Operands {
             }
             wgmma::commit_group();
             wgmma::wait_group::<0>(part);
-            unsafe { mbarrier::arrive(pipe.empty(s)) };
+            unsafe { mbarrier::arrive(pipe.bars.empty(s)) };
             *it += 1;
         }
         for (sum, x) in acc.iter_mut().zip(part.iter()) {

@@ -43,17 +43,13 @@ pub const SPEC: KernelSpec = KernelSpec {
     grid: Grid::Persistent,
     shared: Shared::InputElements(STAGES * (BM * BK + BK * BN) + ATOM / 4 + 2 * 2 * STAGES),
     elements: &[Elem::F32],
-    tma: Some(TensorMaps {
-        a_box: (BM, BK),
-        // The packed B is always B^T; A never transposed.
-        b_box: (BN, BK),
-        a_t_box: (BM, BK),
-        b_t_box: (BN, BK),
-        pack: Some(Pack {
+    tma: Some(TensorMaps::packed(
+        (BM, BN, BK),
+        Pack {
             name: "pack_tf32",
             parts: 1,
-        }),
-    }),
+        },
+    )),
     precision: Precision::Tf32,
     ..crate::wgmma_tma::SPEC
 };

@@ -213,28 +213,18 @@ pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: 
     let mut arena = unsafe { SharedArena::<u8>::launch_sized() };
     let a_all = arena.aligned(ATOM, STAGES * A_STAGE);
     let b_all = arena.aligned(ATOM, STAGES * B_STAGE);
-    let bars = arena.aligned(8, 2 * STAGES * 8).cast::<u64>();
+    let bars = StageBarriers(arena.aligned(8, 2 * STAGES * 8).cast::<u64>());
     let pipe = Pipe { a_all, b_all, bars };
     if tid == 0 {
-        for s in 0..STAGES {
-            unsafe {
-                mbarrier::init(pipe.full(s), 1);
-                mbarrier::init(pipe.empty(s), CONSUMERS);
-            }
-        }
+        unsafe { bars.init(CONSUMERS) };
         mbarrier::fence_init();
     }
     sync_threads(); // the barriers are ready
     let phases = k.div_ceil(stage_k::<T>());
     let strides = gemm.p.strides();
-    if tid < 128 {
-        wgmma::release_registers::<40>();
-        if tid == 0 {
-            unsafe { produce(&gemm, pipe, order, phases) };
-        }
+    if !consumes(tid, || unsafe { produce(&gemm, pipe, order, phases) }) {
         return;
     }
-    wgmma::claim_registers::<232>();
     let t = tid - 128;
     let warpgroup = t / 128;
     let mut it = 0;
@@ -264,20 +254,55 @@ pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: 
 struct Pipe {
     a_all: *mut u8,
     b_all: *mut u8,
-    bars: *mut u64,
+    bars: StageBarriers<STAGES>,
 }
 
-impl Pipe {
-    /// Completes when stage `s`'s bytes have landed.
+/// The block's roles: the first warpgroup gives its registers away (down to 40) and its
+/// thread 0 runs `produce`, then it is done (false); the two others take them (up to 232)
+/// and consume (true: thread `tid - 128` of the consumers).
+#[inline(always)]
+pub(crate) fn consumes(tid: u32, produce: impl FnOnce()) -> bool {
+    if tid < 128 {
+        wgmma::release_registers::<40>();
+        if tid == 0 {
+            produce();
+        }
+        return false;
+    }
+    wgmma::claim_registers::<232>();
+    true
+}
+
+/// The mbarriers of a ring of `N` stages in shared memory: `full[s]`, then `empty[s]`.
+#[derive(Clone, Copy)]
+pub(crate) struct StageBarriers<const N: u32>(pub(crate) *mut u64);
+
+impl<const N: u32> StageBarriers<N> {
+    /// Completes when stage `s`'s bytes have landed (the producer's one arrival, with the
+    /// bytes it expects).
     #[inline(always)]
-    fn full(&self, s: u32) -> *mut u64 {
-        self.bars.wrapping_add(s as usize)
+    pub(crate) fn full(&self, s: u32) -> *mut u64 {
+        self.0.wrapping_add(s as usize)
     }
 
-    /// Completes when both consumer warpgroups are done with stage `s`.
+    /// Completes when the `consumers` of [`StageBarriers::init`] are done with stage `s`.
     #[inline(always)]
-    fn empty(&self, s: u32) -> *mut u64 {
-        self.bars.wrapping_add((STAGES + s) as usize)
+    pub(crate) fn empty(&self, s: u32) -> *mut u64 {
+        self.0.wrapping_add((N + s) as usize)
+    }
+
+    /// Initialises them (one thread, before the block barrier that publishes them).
+    ///
+    /// # Safety
+    /// `2 N` 8-byte aligned mbarriers lie at the pointer, used for nothing else.
+    #[inline(always)]
+    pub(crate) unsafe fn init(&self, consumers: u32) {
+        for s in 0..N {
+            unsafe {
+                mbarrier::init(self.full(s), 1);
+                mbarrier::init(self.empty(s), consumers);
+            }
+        }
     }
 }
 
@@ -305,10 +330,10 @@ unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phas
         );
         for phase in 0..phases {
             let s = it % STAGES;
-            let full = pipe.full(s);
+            let full = pipe.bars.full(s);
             if it >= STAGES {
                 // The consumers are done with this stage's previous round.
-                unsafe { mbarrier::wait(pipe.empty(s), (it / STAGES - 1) % 2) };
+                unsafe { mbarrier::wait(pipe.bars.empty(s), (it / STAGES - 1) % 2) };
             }
             let k0 = phase * stage_k::<T>();
             let a_s = pipe.a_all.wrapping_add((s * A_STAGE) as usize);
@@ -352,19 +377,19 @@ unsafe fn mainloop<T: Element, const A_MN: bool, const B_MN: bool>(
     for phase in 0..phases {
         let s = *it % STAGES;
         unsafe {
-            mbarrier::wait(pipe.full(s), (*it / STAGES) % 2);
+            mbarrier::wait(pipe.bars.full(s), (*it / STAGES) % 2);
             descriptors.multiply::<T>(&mut acc, s);
         }
         // The previous phase's wgmmas are done: its stage is free.
         wgmma::wait_group::<1>(&mut acc);
         if phase > 0 {
-            unsafe { mbarrier::arrive(pipe.empty((*it - 1) % STAGES)) };
+            unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % STAGES)) };
         }
         *it += 1;
     }
     wgmma::wait_group::<0>(&mut acc);
     if phases > 0 {
-        unsafe { mbarrier::arrive(pipe.empty((*it - 1) % STAGES)) };
+        unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % STAGES)) };
     }
     acc
 }
