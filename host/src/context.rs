@@ -572,8 +572,8 @@ impl Context {
             unsafe { builder.launch(cfg) }?;
             Ok(())
         };
-        if let (Some(cfg), Some(func)) = (launches.pack, &ready.fixup) {
-            queue(func, cfg, (pa, pb), launches.problem)?;
+        if let (Some(pack), Some(func)) = (launches.pack, &ready.fixup) {
+            queue(func, pack.config, (pa, pb), launches.problem)?;
         }
         queue(&ready.main, launches.main, (ka, kb), main_problem)?;
         if let (Some(cfg), Some(func)) = (launches.fixup, &ready.fixup) {

@@ -88,9 +88,7 @@ pub struct Launches {
     /// A launch before the main one that packs A and B into the workspace
     /// ([`TensorMaps::pack`]): the main launch then reads them there, with
     /// [`Packing::problem`] as its problem block.
-    pub pack: Option<LaunchConfig>,
-    /// Where the pack launch puts the packed operands (with `pack`).
-    pub packing: Option<Packing>,
+    pub pack: Option<PackLaunch>,
     /// Accumulators of scratch memory the launches use (0: none): `stream_k`'s and
     /// `decode`'s partial sums, or the two tensor maps (256 bytes) of a TMA kernel.
     pub workspace: usize,
@@ -99,6 +97,14 @@ pub struct Launches {
     pub zeroed: usize,
     /// The problem block both launches take.
     pub problem: Problem,
+}
+
+/// A pack launch ([`Launches::pack`]): its configuration, and where it puts the packed
+/// operands.
+#[derive(Clone, Copy, Debug)]
+pub struct PackLaunch {
+    pub config: LaunchConfig,
+    pub packing: Packing,
 }
 
 impl Kernel {
@@ -412,7 +418,7 @@ impl Kernel {
                 ((s.whole as usize + sharing as usize, 1), fixup, workspace)
             }
         };
-        let (mut pack, mut packed) = (None, None);
+        let mut pack = None;
         if let Some(TensorMaps {
             pack: Some(how), ..
         }) = self.spec().tma
@@ -426,12 +432,12 @@ impl Kernel {
                     props.max_grid_dim.0, props.max_grid_dim.1
                 )));
             }
-            pack = Some(LaunchConfig {
+            let config = LaunchConfig {
                 grid_dim: (x, y, z),
                 block_dim: (PACK_BLOCK.0, PACK_BLOCK.1, 1),
                 shared_mem_bytes: PACK_SHARED * how.parts,
-            });
-            packed = Some(packing);
+            };
+            pack = Some(PackLaunch { config, packing });
         }
         if grid.0 > props.max_grid_dim.0 as usize || grid.1 > props.max_grid_dim.1 as usize {
             return Err(too_large(format!(
@@ -443,7 +449,6 @@ impl Kernel {
             main: block(grid),
             fixup,
             pack,
-            packing: packed,
             workspace,
             zeroed,
             problem,
@@ -460,8 +465,8 @@ impl Launches {
         (pa, pb): (u64, u64),
         workspace: u64,
     ) -> ((u64, u64), Problem) {
-        match self.packing {
-            Some(packing) => {
+        match self.pack {
+            Some(PackLaunch { packing, .. }) => {
                 let at = |offset: usize| workspace + offset as u64;
                 (
                     (at(packing.a_at), at(packing.b_at)),

@@ -61,7 +61,9 @@ pub use element::{Element, Output, Scalar};
 pub use error::{Error, Result};
 pub use gemm::{GemmCall, gemm_reference};
 pub use half::{bf16, f16};
-pub use kernels::{Arch, ENTRY_PARAMS, Elem, Kernel, Launches, MAX_DIM, Precision, PtxParam};
+pub use kernels::{
+    Arch, ENTRY_PARAMS, Elem, Kernel, Launches, MAX_DIM, PackLaunch, Precision, PtxParam,
+};
 pub use matrix::{DeviceMatrix, Matrix};
 /// The ndarray the interop is built on (feature `ndarray`).
 #[cfg(feature = "ndarray")]

@@ -87,17 +87,13 @@ pub unsafe fn pack_3xtf32<T: Element>(gemm: Gemm<T>) {
 struct Pipe {
     stages: *mut u8,
     bars: StageBarriers<STAGES>,
+    /// Completes (phase `i`) when both consumer warpgroups have said whether tile `i` holds
+    /// a NaN: in [`Pipe::word`] `i % 2`.
+    verdict: *mut u64,
     words: *mut u32,
 }
 
 impl Pipe {
-    /// Completes (phase `i`) when both consumer warpgroups have said whether tile `i` holds
-    /// a NaN: in [`Pipe::word`] `i % 2`.
-    #[inline(always)]
-    fn verdict(&self) -> *mut u64 {
-        self.bars.0.wrapping_add(2 * STAGES as usize)
-    }
-
     #[inline(always)]
     fn word(&self, i: u32) -> *mut u32 {
         self.words.wrapping_add((i % 2) as usize)
@@ -121,17 +117,19 @@ pub unsafe fn wgmma_3xtf32<T: Element>(gemm: Gemm<T>) {
     // SAFETY: the launch provides the stages, the alignment slack, the barriers and words.
     let mut arena = unsafe { SharedArena::<u8>::launch_sized() };
     let stages = arena.aligned(ATOM, STAGES * STAGE);
-    let bars = StageBarriers(arena.aligned(8, (2 * STAGES + 1) * 8).cast::<u64>());
+    let bars = StageBarriers(arena.aligned(8, 2 * STAGES * 8).cast::<u64>());
+    let verdict = arena.aligned(8, 8).cast::<u64>();
     let words = arena.aligned(4, 8).cast::<u32>();
     let pipe = Pipe {
         stages,
         bars,
+        verdict,
         words,
     };
     if tid == 0 {
         unsafe {
             bars.init(CONSUMERS);
-            mbarrier::init(pipe.verdict(), CONSUMERS);
+            mbarrier::init(verdict, CONSUMERS);
             pipe.word(0).write_volatile(0);
             pipe.word(1).write_volatile(0);
         }
@@ -170,8 +168,8 @@ pub unsafe fn wgmma_3xtf32<T: Element>(gemm: Gemm<T>) {
             if nan {
                 pipe.word(i).write_volatile(1);
             }
-            mbarrier::arrive(pipe.verdict());
-            mbarrier::wait(pipe.verdict(), i % 2);
+            mbarrier::arrive(pipe.verdict);
+            mbarrier::wait(pipe.verdict, i % 2);
             pipe.word(i).read_volatile() != 0
         };
         if repair {
@@ -182,7 +180,7 @@ pub unsafe fn wgmma_3xtf32<T: Element>(gemm: Gemm<T>) {
     }
 }
 
-/// The producer (one thread): per phase, A's 128 x 32 and B^T's 256 x 32 boxes of both
+/// The producer (one thread): per phase, A's 128 x 32 and B^T's 128 x 32 boxes of both
 /// parts (part 1 of plane `z` is plane `z + planes`); after each tile the verdict, and the
 /// tile's phases once more where it asks for the repair.
 ///
@@ -202,9 +200,8 @@ unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phas
     for i in 0..order.len() {
         let (z, row0, col0) = order.at(i);
         let (za, zb) = (plane(p.batch_stride_a, z), plane(p.batch_stride_b, z));
-        let mut rounds = 1;
-        let mut round = 0;
-        while round < rounds {
+        // The tile's phases, into the stages as the consumers free them.
+        let mut load_tile = || {
             for phase in 0..phases {
                 let s = it % STAGES;
                 let full = pipe.bars.full(s);
@@ -226,18 +223,18 @@ unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phas
                 }
                 it += 1;
             }
-            if round == 0 {
-                // Wait for the verdict before loading anything past this tile; the
-                // consumers have read the other word (tile i - 1's) before arriving.
-                unsafe {
-                    mbarrier::wait(pipe.verdict(), i % 2);
-                    if pipe.word(i).read_volatile() != 0 {
-                        rounds = 2;
-                    }
-                    pipe.word(i + 1).write_volatile(0);
-                }
-            }
-            round += 1;
+        };
+        load_tile();
+        // The verdict before anything past this tile; the consumers have read the other
+        // word (tile i - 1's) before arriving, so it is cleared for tile i + 1.
+        let repair = unsafe {
+            mbarrier::wait(pipe.verdict, i % 2);
+            let repair = pipe.word(i).read_volatile() != 0;
+            pipe.word(i + 1).write_volatile(0);
+            repair
+        };
+        if repair {
+            load_tile();
         }
     }
 }

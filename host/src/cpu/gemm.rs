@@ -203,13 +203,16 @@ impl CpuExecutor {
         });
         let name = kernel.entry_for::<T, O>();
         let body = kernel.body::<O::Device>();
-        if let (Some(cfg), Some(pack)) = (launches.pack, kernel.fixup_body::<O::Device>()) {
+        if let (Some(launch), Some(pack)) = (launches.pack, kernel.fixup_body::<O::Device>()) {
             let name = kernel.fixup_entry_for::<T, O>().unwrap_or_default();
-            self.launch(&CpuLaunch::of(&name, &cfg, &globals), &move || {
-                // SAFETY: as below; the pack reads the caller's A and B and writes the
-                // workspace, which `launches` sized for it.
-                unsafe { pack(gemm.get().this_product()) }
-            })?;
+            self.launch(
+                &CpuLaunch::of(&name, &launch.config, &globals),
+                &move || {
+                    // SAFETY: as below; the pack reads the caller's A and B and writes the
+                    // workspace, which `launches` sized for it.
+                    unsafe { pack(gemm.get().this_product()) }
+                },
+            )?;
         }
         let main = Shared(Gemm::<O::Device> {
             a: ptrs.0 as *const _,
