@@ -448,6 +448,17 @@ fn main() {
         (cases(16), cases(6), 96),
         false,
     ));
+    // Batches of independent views (gemmBatched) on every kernel that takes them.
+    trials.extend(rgemm_tests::lists::trials(
+        &make,
+        (cases(4), cases(3), 64),
+        false,
+    ));
+    trials.extend(
+        rgemm_tests::lists::error_cases()
+            .into_iter()
+            .map(|(name, case)| trial(name, move || case(&backend()))),
+    );
     trials.push(trial("forms::close_planes", || {
         rgemm_tests::forms::close_planes(&backend())
     }));

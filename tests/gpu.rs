@@ -394,6 +394,20 @@ fn main() {
         true,
     ));
     trials.extend(rgemm_tests::forms::errors_gpu());
+    trials.extend(rgemm_tests::lists::trials(
+        &make,
+        (cases(12), cases(6), 300),
+        true,
+    ));
+    trials.extend(
+        rgemm_tests::lists::error_cases()
+            .into_iter()
+            .map(|(name, case)| gpu_trial(name, move |ctx| case(&Backend::Gpu(ctx.clone())))),
+    );
+    trials.push(gpu_trial(
+        "lists_error::a_stride_on_a_list",
+        lists_with_a_stride,
+    ));
     trials.push(gpu_trial("forms::aligned_edges", |ctx| {
         rgemm_tests::forms::aligned_edges(&Backend::Gpu(ctx.clone()))
     }));
@@ -573,4 +587,28 @@ fn ndarray_interop() -> Trial {
         }
         Ok(())
     })
+}
+
+/// A list of views is its own batch: adding a strided batch to it is an error, and an
+/// empty list does nothing.
+fn lists_with_a_stride(ctx: &std::sync::Arc<Context>) -> Result<(), String> {
+    let a = ctx
+        .upload(&Matrix::<f32>::random(4, 4, 1).map_err(fail)?)
+        .map_err(fail)?;
+    let mut c = ctx.zeros::<f32>(4, 4).map_err(fail)?;
+    let got = ctx
+        .gemm_batched([a.view()], [a.view()], [c.view_mut()])
+        .batch(rgemm::Batch::strided(2, (0, 0, 16)))
+        .run();
+    if !matches!(got, Err(rgemm::Error::BatchMismatch { .. })) {
+        return Err(format!("a stride on a list: {got:?}"));
+    }
+    let none: [rgemm::DeviceView<f32>; 0] = [];
+    let empty = ctx
+        .gemm_batched(none, none, Vec::<rgemm::DeviceViewMut<f32>>::new())
+        .run();
+    match empty {
+        Ok(None) => Ok(()),
+        other => Err(format!("an empty list: {other:?}")),
+    }
 }

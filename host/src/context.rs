@@ -127,6 +127,8 @@ pub struct Context {
     choices: Arc<Mutex<HashMap<ChoiceKey, Kernel>>>,
     /// Scratch memory for kernels that need it (partial sums, tensor maps).
     workspace: Mutex<Workspace>,
+    /// The table of a batch of views ([`Problem::batch_table`]), grown as needed.
+    table: Mutex<Option<CudaSlice<u64>>>,
     /// The tuner: on or off, and its choices per shape bucket.
     tuning: Arc<Mutex<crate::tuner::Tuning>>,
 }
@@ -238,6 +240,7 @@ impl Context {
             resolved: Default::default(),
             choices: Default::default(),
             workspace: Default::default(),
+            table: Default::default(),
             tuning: Default::default(),
         })
     }
@@ -276,6 +279,7 @@ impl Context {
             resolved: self.resolved.clone(),
             choices: self.choices.clone(),
             workspace: Default::default(),
+            table: Default::default(),
             tuning: self.tuning.clone(),
         })
     }
@@ -512,6 +516,27 @@ impl Context {
         let (pc, _rc) = c.buf.device_ptr_mut(&self.stream);
         // SAFETY: the buffers hold m k, k n and m n elements (checked by the callers).
         unsafe { self.launch_at::<T>(kernel, (pa, pb, pc), ready, launches) }
+    }
+
+    /// Copies a batch's table ([`Problem::batch_table`]) to the device, on the stream, and
+    /// returns its address and the lock on it: held until the product's launch is queued,
+    /// so that another thread's table cannot be copied over it before (later copies queue
+    /// after the launch on the same stream).
+    pub(crate) fn upload_table(
+        &self,
+        entries: &[u64],
+    ) -> Result<(u64, std::sync::MutexGuard<'_, Option<CudaSlice<u64>>>)> {
+        let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        if table.as_ref().is_none_or(|t| t.len() < entries.len()) {
+            // The old one's free is stream-ordered after its last use.
+            *table = None;
+            *table = Some(self.stream.alloc_zeros::<u64>(entries.len())?);
+        }
+        let buf = table.as_mut().expect("just set");
+        self.stream
+            .memcpy_htod(entries, &mut buf.slice_mut(..entries.len()))?;
+        let at = buf.device_ptr(&self.stream).0;
+        Ok((at, table))
     }
 
     /// Queues the launches of one product whose A, B and C start at device addresses

@@ -17,6 +17,8 @@ use cudarc::driver::{DevicePtr, DevicePtrMut};
 pub struct Cublas<'c> {
     ctx: &'c Context,
     blas: CudaBlas,
+    /// The device arrays of pointers of [`Cublas::gemm_batched_views`], grown as needed.
+    pointers: std::cell::RefCell<Option<cudarc::driver::CudaSlice<u64>>>,
 }
 
 impl<'c> Cublas<'c> {
@@ -29,6 +31,7 @@ impl<'c> Cublas<'c> {
         Ok(Self {
             ctx,
             blas: CudaBlas::new(ctx.stream().clone())?,
+            pointers: Default::default(),
         })
     }
 
@@ -117,6 +120,95 @@ impl<'c> Cublas<'c> {
                 compute,
                 cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
             )?;
+        }
+        Ok(())
+    }
+
+    /// A batch of independent products over lists of views, as
+    /// [`Context::gemm_batched`](crate::Context::gemm_batched) takes them:
+    /// `cublasGemmBatchedEx`, its arrays of pointers copied to the device on the stream
+    /// with each call (as a caller whose products move must).
+    pub fn gemm_batched_views<T: Element, O: Output<T>>(
+        &self,
+        (alpha, beta): (T::Out, T::Out),
+        (a, b): (&[DeviceView<T>], &[DeviceView<T>]),
+        c: &mut [DeviceViewMut<O>],
+    ) -> Result<()> {
+        use crate::element::Scalar;
+        use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_T;
+        let la: Vec<_> = a.iter().map(|v| (v.layout, v.len)).collect();
+        let lb: Vec<_> = b.iter().map(|v| (v.layout, v.len)).collect();
+        let lc: Vec<_> = c.iter().map(|v| (v.layout, v.len)).collect();
+        let scalars = (alpha.to_f64(), beta.to_f64());
+        let Some(indexed) = crate::batched::Indexed::new((&la, &lb, &lc), scalars)? else {
+            return Ok(());
+        };
+        let norm = indexed.norm;
+        if norm.nothing {
+            return Ok(());
+        }
+        let p = norm.problem;
+        let stream = self.ctx.stream();
+        let count = a.len();
+        let mut starts = Vec::with_capacity(count);
+        for z in 0..count {
+            let (pa, _) = a[z].buf.device_ptr(stream);
+            let (pb, _) = b[z].buf.device_ptr(stream);
+            let (pc, _) = c[z].buf.device_ptr_mut(stream);
+            starts.push((pa, pb, pc));
+        }
+        // Each product's own addresses: product 0's plus its table entry.
+        let (first, table) = indexed.table::<T, O>(&starts)?;
+        let (ea, ec) = (size_of::<T>() as u64, size_of::<O>() as u64);
+        let mut arrays = vec![0u64; 3 * count];
+        for z in 0..count {
+            let (oa, ob, oc) = match &table {
+                Some(t) => (t[3 * z], t[3 * z + 1], t[3 * z + 2]),
+                None => (0, 0, 0),
+            };
+            arrays[z] = first.0.wrapping_add(oa.wrapping_mul(ea));
+            arrays[count + z] = first.1.wrapping_add(ob.wrapping_mul(ea));
+            arrays[2 * count + z] = first.2.wrapping_add(oc.wrapping_mul(ec));
+        }
+        let mut pointers = self.pointers.borrow_mut();
+        if pointers.as_ref().is_none_or(|d| d.len() < arrays.len()) {
+            *pointers = None;
+            *pointers = Some(stream.alloc_zeros::<u64>(arrays.len())?);
+        }
+        let dev = pointers.as_mut().expect("just set");
+        stream.memcpy_htod(&arrays, &mut dev.slice_mut(..arrays.len()))?;
+        let base = dev.device_ptr(stream).0;
+        let at = |i: usize| (base + (i * count * 8) as u64) as *const *const std::ffi::c_void;
+        let op = |t: bool| if t { CUBLAS_OP_T } else { CUBLAS_OP_N };
+        let (a_t, b_t) = (p.layout & 1 != 0, p.layout & 2 != 0);
+        let (ab, _, compute) = T::CUBLAS;
+        // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B first.
+        // SAFETY: `Indexed::new` checked every product's views against their buffers; the
+        // arrays hold their addresses, copied before this call on the same stream.
+        unsafe {
+            cudarc::cublas::sys::cublasGemmBatchedEx(
+                *self.blas.handle(),
+                op(b_t),
+                op(a_t),
+                p.n as i32,
+                p.m as i32,
+                p.k as i32,
+                (&alpha) as *const T::Out as *const _,
+                at(1),
+                ab,
+                p.ldb.max(1) as i32,
+                at(0),
+                ab,
+                p.lda.max(1) as i32,
+                (&beta) as *const T::Out as *const _,
+                at(2) as *const *mut std::ffi::c_void,
+                O::CUBLAS_C,
+                p.ldc.max(1) as i32,
+                count as i32,
+                compute,
+                cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+            .result()?;
         }
         Ok(())
     }

@@ -89,6 +89,11 @@ pub enum Error {
     /// Two products of a batch would write the same elements of C.
     #[error("C's batch stride {stride} makes products {apart} apart overlap")]
     BatchOverlap { stride: usize, apart: usize },
+    /// The views of a batch of independent products do not make one batch: lists of
+    /// different lengths, products of different shapes, leading dimensions or layouts, or
+    /// a strided batch asked of a list.
+    #[error("a batch of views: {reason}")]
+    BatchMismatch { reason: String },
     /// A kernel that cannot compute this form of product (transposes, leading dimensions,
     /// alpha/beta, batches) was asked to.
     #[error("kernel {kernel} cannot compute this product: {reason}")]

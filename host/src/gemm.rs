@@ -3,6 +3,7 @@
 //!
 //! A column-major C is a row-major C^T: `C^T = op(B)^T op(A)^T`, so the kernels only ever
 //! write row-major C, and read A and B each row-major or transposed.
+use crate::batched::{DeviceLists, Indexed};
 use crate::context::{Context, LaunchPlan, plan};
 use crate::element::{Element, Output, Scalar};
 use crate::error::{Error, Result};
@@ -24,6 +25,11 @@ pub struct Normalized {
     pub offsets: (usize, usize, usize),
     /// Nothing to do: an empty C or batch, or `C = 1 C` (k = 0 or alpha = 0, beta = 1).
     pub nothing: bool,
+    /// A batch of independent views ([`Context::gemm_batched`]), whose products the
+    /// kernels find through a table of offsets: the greatest common divisor of the
+    /// products' offsets per operand (kernel order; 0 if all are 0), which says how they
+    /// are aligned. `None` for one product or a strided batch.
+    pub table: Option<(usize, usize, usize)>,
 }
 
 impl Normalized {
@@ -92,6 +98,7 @@ impl Normalized {
             batch_stride_a: strides.0 as u64,
             batch_stride_b: strides.1 as u64,
             batch_stride_c: batch.stride_c as u64,
+            batch_table: 0,
             alpha,
             beta,
         };
@@ -100,6 +107,7 @@ impl Normalized {
             swapped,
             offsets: (ka.offset, kb.offset, kc.offset),
             nothing,
+            table: None,
         })
     }
 
@@ -107,12 +115,25 @@ impl Normalized {
     /// whole buffers (elements of `in_bytes` and `out_bytes`). A batch of such products
     /// whose strides keep every product 16-byte aligned is plain too (the kernels whose
     /// grid is one block per tile run it).
+    ///
+    /// A batch of independent views is plain when it is dense and unscaled and every
+    /// product's operands start 16-byte aligned (device buffers start 256-byte aligned).
     pub fn is_plain(&self, (in_bytes, out_bytes): (usize, usize)) -> bool {
         let p = &self.problem;
-        let aligned = (p.batch_stride_a as usize * in_bytes).is_multiple_of(16)
-            && (p.batch_stride_b as usize * in_bytes).is_multiple_of(16)
-            && (p.batch_stride_c as usize * out_bytes).is_multiple_of(16);
-        p.is_dense_unscaled() && self.offsets == (0, 0, 0) && (p.batch == 1 || aligned)
+        let whole = |elements: usize, bytes: usize| (elements * bytes).is_multiple_of(16);
+        let aligned = |(a, b, c): (usize, usize, usize)| {
+            whole(a, in_bytes) && whole(b, in_bytes) && whole(c, out_bytes)
+        };
+        let strides = (
+            p.batch_stride_a as usize,
+            p.batch_stride_b as usize,
+            p.batch_stride_c as usize,
+        );
+        let products = match self.table {
+            Some(gcd) => aligned(gcd),
+            None => self.offsets == (0, 0, 0) && (p.batch == 1 || aligned(strides)),
+        };
+        p.is_dense_unscaled() && products
     }
 
     /// The kernels' A and B: the caller's, or the other way round for a column-major C.
@@ -145,6 +166,12 @@ impl Normalized {
             return Err(Error::UnsupportedForm {
                 kernel: kernel.to_string(),
                 reason: "it reads only dense, row-major operands from the start of their buffers and computes C = A B".into(),
+            });
+        }
+        if self.table.is_some() && kernel.spec().tma.is_some() {
+            return Err(Error::UnsupportedForm {
+                kernel: kernel.to_string(),
+                reason: "it reads A and B through tensor maps of one address each, and the products of a batch of views lie anywhere".into(),
             });
         }
         // Device buffers start 256-byte aligned: the offsets decide the operands' alignment.
@@ -217,9 +244,13 @@ pub fn random_buffer<T: Element>(len: usize, seed: u64) -> Vec<T> {
 #[must_use = "nothing runs until `run`"]
 pub struct GemmCall<'c, 'v, T: Element, O: Output<T>> {
     ctx: &'c Context,
-    a: DeviceView<'v, T>,
-    b: DeviceView<'v, T>,
-    c: DeviceViewMut<'v, O>,
+    /// One view per product: one for [`Context::gemm`], the list of
+    /// [`Context::gemm_batched`].
+    a: Vec<DeviceView<'v, T>>,
+    b: Vec<DeviceView<'v, T>>,
+    c: Vec<DeviceViewMut<'v, O>>,
+    /// Made by [`Context::gemm_batched`] (a list, whatever its length).
+    list: bool,
     alpha: f64,
     beta: f64,
     batch: Batch,
@@ -263,11 +294,18 @@ impl Context {
         b: DeviceView<'v, T>,
         c: DeviceViewMut<'v, O>,
     ) -> GemmCall<'c, 'v, T, O> {
+        GemmCall::of(self, (vec![a], vec![b], vec![c]), false)
+    }
+}
+
+impl<'c, 'v, T: Element, O: Output<T>> GemmCall<'c, 'v, T, O> {
+    pub(crate) fn of(ctx: &'c Context, (a, b, c): DeviceLists<'v, T, O>, list: bool) -> Self {
         GemmCall {
-            ctx: self,
+            ctx,
             a,
             b,
             c,
+            list,
             alpha: 1.0,
             beta: 0.0,
             batch: Batch::ONE,
@@ -295,7 +333,8 @@ impl<'c, 'v, T: Element, O: Output<T>> GemmCall<'c, 'v, T, O> {
         }
     }
 
-    /// A strided batch: the views are product 0's operands.
+    /// A strided batch: the views are product 0's operands (not for a list of views: an
+    /// [`Error::BatchMismatch`] at [`GemmCall::run`]).
     pub fn batch(self, batch: Batch) -> Self {
         Self { batch, ..self }
     }
@@ -318,25 +357,44 @@ impl<'c, 'v, T: Element, O: Output<T>> GemmCall<'c, 'v, T, O> {
     /// `beta = 1`). Errors leave C untouched.
     pub fn run(self) -> Result<Option<LaunchPlan>> {
         let ctx = self.ctx;
-        for owner in [
-            self.a.buf.context(),
-            self.b.buf.context(),
-            self.c.buf.context(),
-        ] {
+        let buffers = self.a.iter().map(|v| v.buf.context());
+        let buffers = buffers.chain(self.b.iter().map(|v| v.buf.context()));
+        for owner in buffers.chain(self.c.iter().map(|v| v.buf.context())) {
             if !Arc::ptr_eq(owner, ctx.cuda_context()) {
                 return Err(Error::ForeignMatrix);
             }
         }
-        let layouts = (self.a.layout, self.b.layout, self.c.layout);
-        let lens = (self.a.len, self.b.len, self.c.len);
-        let norm = Normalized::new(layouts, lens, self.batch, (self.alpha, self.beta))?;
+        let scalars = (self.alpha, self.beta);
+        let indexed = match self.list {
+            true => {
+                let a: Vec<_> = self.a.iter().map(|v| (v.layout, v.len)).collect();
+                let b: Vec<_> = self.b.iter().map(|v| (v.layout, v.len)).collect();
+                let c: Vec<_> = self.c.iter().map(|v| (v.layout, v.len)).collect();
+                if self.batch != Batch::ONE {
+                    return Err(Error::BatchMismatch {
+                        reason: "a list of views is its own batch; a stride cannot be added".into(),
+                    });
+                }
+                match Indexed::new((&a, &b, &c), scalars)? {
+                    Some(indexed) => indexed,
+                    None => return Ok(None),
+                }
+            }
+            false => {
+                let (a, b, c) = (&self.a[0], &self.b[0], &self.c[0]);
+                let layouts = (a.layout, b.layout, c.layout);
+                let lens = (a.len, b.len, c.len);
+                Indexed::one(Normalized::new(layouts, lens, self.batch, scalars)?)
+            }
+        };
+        let norm = indexed.norm;
         let bytes = (std::mem::size_of::<T>(), std::mem::size_of::<O>());
         let kernel = match self.kernel {
             Some(kernel) => kernel,
             None => ctx.choose_for::<T, O>(&norm, self.precision)?,
         };
         norm.check_kernel(kernel, bytes)?;
-        let launches = kernel.launches_for::<T>(ctx.props(), norm.problem)?;
+        let mut launches = kernel.launches_for::<T>(ctx.props(), norm.problem)?;
         if kernel.spec().precision != self.precision {
             return Err(Error::UnsupportedPrecision {
                 precision: self.precision.name(),
@@ -353,14 +411,25 @@ impl<'c, 'v, T: Element, O: Output<T>> GemmCall<'c, 'v, T, O> {
             return Ok(None);
         }
         let stream = ctx.stream();
-        let (pa, _ra) = self.a.buf.device_ptr(stream);
-        let (pb, _rb) = self.b.buf.device_ptr(stream);
-        let (pc, _rc) = self.c.buf.device_ptr_mut(stream);
-        let (pa, pb, pc) = norm.addresses::<T, O>((pa, pb, pc));
+        let a: Vec<_> = self.a.iter().map(|v| v.buf.device_ptr(stream)).collect();
+        let b: Vec<_> = self.b.iter().map(|v| v.buf.device_ptr(stream)).collect();
+        let mut c = self.c;
+        let c: Vec<_> = c.iter_mut().map(|v| v.buf.device_ptr_mut(stream)).collect();
+        let starts: Vec<_> = (0..c.len()).map(|z| (a[z].0, b[z].0, c[z].0)).collect();
+        let (first, table) = indexed.table::<T, O>(&starts)?;
+        let _table = match table {
+            Some(entries) => {
+                let (at, lock) = ctx.upload_table(&entries)?;
+                launches.problem.batch_table = at;
+                Some(lock)
+            }
+            None => None,
+        };
         // SAFETY: `Normalized::new` checked every product's views against their buffers,
         // and that C's products do not overlap; C is borrowed mutably, so no operand is in
-        // its buffer.
-        unsafe { ctx.launch_at::<T>(kernel, (pa, pb, pc), &ready, &launches)? };
+        // its buffer, and a list's Cs are each in a buffer of their own. The table, where
+        // there is one, gives each product's operands (`Indexed::table`).
+        unsafe { ctx.launch_at::<T>(kernel, first, &ready, &launches)? };
         Ok(Some(plan(kernel, &ready, &launches.main)))
     }
 }

@@ -31,6 +31,7 @@
 //! [`DeviceMatrix`] (row-major), [`Kernel`] (the catalogue: each kernel's [`KernelSpec`]
 //! and the launch rules it implies), [`Occupancy`] (the textbook's occupancy arithmetic), [`matmul_reference`] (the
 //! CPU reference), [`Cublas`] (the yardstick), [`Error`].
+pub mod batched;
 pub mod context;
 pub mod cpu;
 pub mod cublas;

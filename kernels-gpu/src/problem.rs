@@ -11,7 +11,7 @@
 use crate::element::Element;
 
 /// The problem block: shape, layouts and scalars of one product `C = alpha op(A) op(B) +
-/// beta C`. Identical layout for every element type (80 bytes), so the host fills one
+/// beta C`. Identical layout for every element type (88 bytes), so the host fills one
 /// struct for any entry.
 ///
 /// Packed to 4-byte alignment on purpose: rustc passes a by-value struct to a kernel in
@@ -51,6 +51,13 @@ pub struct Problem {
     pub batch_stride_a: u64,
     pub batch_stride_b: u64,
     pub batch_stride_c: u64,
+    /// A batch of independent products (cuBLAS's `gemmBatched`): the global address of
+    /// `batch` entries `[a, b, c]` of `i64`, product `z`'s operands as element offsets from
+    /// the entry's `a`, `b` and `c` (product 0's, so entry 0 is zeros), in place of the
+    /// strides; 0 for a strided batch. Offsets rather than pointers: an address computed
+    /// from a pointer parameter stays a global one to LLVM (`ld.global`), one loaded from
+    /// memory would be generic.
+    pub batch_table: u64,
     /// `C = alpha A B + beta C` (1 and 0: `C = A B`).
     pub alpha: f64,
     pub beta: f64,
@@ -162,6 +169,7 @@ impl Problem {
             batch_stride_a: 0,
             batch_stride_b: 0,
             batch_stride_c: 0,
+            batch_table: 0,
             alpha: 1.0,
             beta: 0.0,
         }
@@ -197,9 +205,37 @@ impl<T: Element> Gemm<T> {
         self.product(crate::device::thread::block_idx_z())
     }
 
-    /// The operands of product `z` of the batch (a kernel walking the batch itself).
+    /// The operands of product `z` of the batch (a kernel walking the batch itself): `z`
+    /// strides on, or where the batch's table says.
     #[inline(always)]
     pub fn product(self, z: u32) -> Self {
+        let p = self.p;
+        let (oa, ob, oc) = match p.batch_table {
+            0 => return self.strided_product(z),
+            table => {
+                let (table, at) = (table as usize as *const u64, 3 * z as usize);
+                // SAFETY: the host wrote `batch` entries there (`Problem::batch_table`).
+                unsafe {
+                    use crate::device::global::load;
+                    (load(table, at), load(table, at + 1), load(table, at + 2))
+                }
+            }
+        };
+        // wrapping (a table's offsets may be negative, as u64): the executor checks each
+        // access against the launch's buffers.
+        Self {
+            a: self.a.wrapping_add(oa as usize),
+            b: self.b.wrapping_add(ob as usize),
+            c: self.c.wrapping_add(oc as usize),
+            ..self
+        }
+    }
+
+    /// The operands of product `z` of a strided batch: for the kernels that never take a
+    /// table (the TMA kernels, whose maps give the batch a third dimension), so their tile
+    /// loops carry no branch for it.
+    #[inline(always)]
+    pub fn strided_product(self, z: u32) -> Self {
         let z = z as usize;
         let p = self.p;
         let (sa, sb, sc) = (p.batch_stride_a, p.batch_stride_b, p.batch_stride_c);
@@ -338,8 +374,18 @@ pub type Body<T> = unsafe fn(Gemm<T>);
 
 /// Declares one `extern "ptx-kernel"` entry point per element type for a kernel body taking
 /// [`Gemm`]: every entry has the parameters `(a, b, c, workspace, problem)`.
+///
+/// `entry_points!(strided body; ..)`: entries that move to product `blockIdx.z` of a strided
+/// batch only ([`Gemm::strided_product`]): the TMA kernels, which never take a batch's
+/// table, keep their code free of its branch.
 macro_rules! entry_points {
-    ($body:path; $($name:ident: $elem:ty),* $(,)?) => {$(
+    (strided $body:path; $($name:ident: $elem:ty),* $(,)?) => {
+        $crate::problem::entry_points!(@move strided_product, $body; $($name: $elem),*);
+    };
+    ($body:path; $($name:ident: $elem:ty),* $(,)?) => {
+        $crate::problem::entry_points!(@move product, $body; $($name: $elem),*);
+    };
+    (@move $to:ident, $body:path; $($name:ident: $elem:ty),*) => {$(
         #[cfg(target_arch = "nvptx64")]
         /// # Safety
         /// `a`, `b` and `c` hold `p.batch` products as `p` lays them out (row-major `m x
@@ -354,7 +400,8 @@ macro_rules! entry_points {
             p: $crate::problem::Problem,
         ) {
             let g = $crate::problem::Gemm { a, b, c, workspace, p };
-            unsafe { $body(g.this_product()) }
+            let z = $crate::device::thread::block_idx_z();
+            unsafe { $body(g.$to(z)) }
         }
     )*};
 }

@@ -146,7 +146,7 @@ pub unsafe fn wgmma_3xtf32<T: Element>(gemm: Gemm<T>) {
     let mut it = 0;
     for i in 0..order.len() {
         let (z, row0, col0) = order.at(i);
-        let out = gemm.product(z).c_out();
+        let out = gemm.strided_product(z).c_out();
         let mut acc = [0.0f32; 64];
         let mut part = [0.0f32; 64];
         for _ in 0..phases {
@@ -324,5 +324,5 @@ impl Operands {
     }
 }
 
-entry_points!(wgmma_3xtf32; wgmma_3xtf32_f32: f32);
-entry_points!(pack_3xtf32; pack_3xtf32_f32: f32);
+entry_points!(strided wgmma_3xtf32; wgmma_3xtf32_f32: f32);
+entry_points!(strided pack_3xtf32; pack_3xtf32_f32: f32);

@@ -32,4 +32,4 @@ pub unsafe fn wgmma_persistent<T: Element>(gemm: Gemm<T>) {
     unsafe { warp_specialised::<T, true>(gemm) }
 }
 
-entry_points!(wgmma_persistent; wgmma_persistent_f16: f16, wgmma_persistent_bf16: Bf16, wgmma_persistent_f16_f16: Narrow<f16>, wgmma_persistent_bf16_bf16: Narrow<Bf16>);
+entry_points!(strided wgmma_persistent; wgmma_persistent_f16: f16, wgmma_persistent_bf16: Bf16, wgmma_persistent_f16_f16: Narrow<f16>, wgmma_persistent_bf16_bf16: Narrow<Bf16>);

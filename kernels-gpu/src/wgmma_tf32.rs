@@ -271,5 +271,5 @@ pub(crate) fn split_tf32<A: Accumulator>(x: A) -> [u32; 2] {
     [big, small - 0x2000 * over as u32]
 }
 
-entry_points!(wgmma_tf32; wgmma_tf32_f32: f32);
-entry_points!(pack_tf32; pack_tf32_f32: f32);
+entry_points!(strided wgmma_tf32; wgmma_tf32_f32: f32);
+entry_points!(strided pack_tf32; pack_tf32_f32: f32);

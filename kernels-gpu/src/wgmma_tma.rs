@@ -164,7 +164,7 @@ impl TileOrder {
         if !self.persistent {
             return *gemm;
         }
-        gemm.product(z)
+        gemm.strided_product(z)
     }
 }
 
@@ -394,4 +394,4 @@ unsafe fn mainloop<T: Element, const A_MN: bool, const B_MN: bool>(
     acc
 }
 
-entry_points!(wgmma_tma; wgmma_tma_f16: f16, wgmma_tma_bf16: Bf16, wgmma_tma_f16_f16: Narrow<f16>, wgmma_tma_bf16_bf16: Narrow<Bf16>);
+entry_points!(strided wgmma_tma; wgmma_tma_f16: f16, wgmma_tma_bf16: Bf16, wgmma_tma_f16_f16: Narrow<f16>, wgmma_tma_bf16_bf16: Narrow<Bf16>);

@@ -76,7 +76,7 @@ pub struct Case {
     pub seed: u64,
 }
 
-fn case(max_side: usize, batches: bool, general: bool) -> impl Strategy<Value = Case> {
+pub(crate) fn case(max_side: usize, batches: bool, general: bool) -> impl Strategy<Value = Case> {
     let plain = Storage {
         transposed: false,
         layout: Layout::RowMajor,
@@ -238,7 +238,7 @@ pub fn one<T: Element, O: Output<T>>(
 }
 
 /// Every element of C's buffer: inside a view within the bound, outside untouched.
-fn compare<T: Element, O: Output<T>>(
+pub(crate) fn compare<T: Element, O: Output<T>>(
     case: &Case,
     (a, b): (&[T], &[T]),
     (c0, got, want): (&[O], &[O], &[O]),
@@ -400,7 +400,7 @@ pub fn trials(
 
 /// A check of one bad input: it must give the error `matches` accepts, before any work,
 /// leaving C as it was.
-type ErrorCase = (&'static str, fn(&Backend) -> Result<(), String>);
+pub type ErrorCase = (&'static str, fn(&Backend) -> Result<(), String>);
 
 /// Runs `C = A B`-shaped `kernel` over buffers of `lens` laid out as given, expecting an
 /// error that `want` accepts and C unchanged.

@@ -72,6 +72,7 @@ impl Backend {
 }
 
 pub mod forms;
+pub mod lists;
 
 impl Backend {
     /// `C = alpha op(A) op(B) + beta C` over views of the buffers `a`, `b` and `c` (laid out
@@ -112,6 +113,73 @@ impl Backend {
                 );
                 let mut vc = rgemm::MatrixViewMut::new(&mut out, lc)?;
                 cpu.gemm(kernel, (alpha, beta), (&va, &vb), &mut vc, batch)?;
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// A list of operands for [`Backend::gemm_batched`]: buffers, and per product the buffer
+/// its view is of and the view.
+pub type Operands<'a, X> = (&'a [Vec<X>], &'a [(usize, rgemm::MatrixLayout)]);
+
+impl Backend {
+    /// A batch of independent products over lists of views (`Context::gemm_batched`, or
+    /// `CpuExecutor::gemm_batched`); C's buffers are one per product, in order. Returns C's
+    /// buffers. `kernel: None` is the GPU's own choice (the CPU executor needs a kernel).
+    pub fn gemm_batched<T: Element, O: Output<T>>(
+        &self,
+        kernel: Option<Kernel>,
+        (alpha, beta): (f64, f64),
+        (a, va): Operands<T>,
+        (b, vb): Operands<T>,
+        (c, vc): (&[Vec<O>], &[rgemm::MatrixLayout]),
+    ) -> rgemm::Result<Vec<Vec<O>>> {
+        match self {
+            Backend::Gpu(ctx) => {
+                let up = |x: &[T]| ctx.upload(&Matrix::from_vec(1, x.len(), x.to_vec())?);
+                let da = a.iter().map(|x| up(x)).collect::<rgemm::Result<Vec<_>>>()?;
+                let db = b.iter().map(|x| up(x)).collect::<rgemm::Result<Vec<_>>>()?;
+                let mut dc = (c.iter())
+                    .map(|x| ctx.upload(&Matrix::from_vec(1, x.len(), x.to_vec())?))
+                    .collect::<rgemm::Result<Vec<_>>>()?;
+                fn views<'d, T>(
+                    d: &'d [rgemm::DeviceMatrix<T>],
+                    v: &[(usize, rgemm::MatrixLayout)],
+                ) -> rgemm::Result<Vec<rgemm::DeviceView<'d, T>>> {
+                    v.iter().map(|&(i, l)| d[i].view_as(l)).collect()
+                }
+                let (xa, xb) = (views(&da, va)?, views(&db, vb)?);
+                let xc = (dc.iter_mut().zip(vc))
+                    .map(|(d, &l)| d.view_mut_as(l))
+                    .collect::<rgemm::Result<Vec<_>>>()?;
+                let mut call = ctx
+                    .gemm_batched(xa, xb, xc)
+                    .alpha(<T::Out as Scalar>::from_f64(alpha))
+                    .beta(<T::Out as Scalar>::from_f64(beta));
+                if let Some(kernel) = kernel {
+                    call = call.kernel(kernel).precision(kernel.spec().precision);
+                }
+                call.run()?;
+                dc.iter().map(|d| Ok(ctx.download(d)?.into_vec())).collect()
+            }
+            Backend::Cpu(cpu) => {
+                let kernel = kernel.unwrap_or(Kernel::Tiled16);
+                let mut out: Vec<Vec<O>> = c.to_vec();
+                fn views<'d, T: Copy>(
+                    d: &'d [Vec<T>],
+                    v: &[(usize, rgemm::MatrixLayout)],
+                ) -> rgemm::Result<Vec<rgemm::MatrixView<'d, T>>> {
+                    v.iter()
+                        .map(|&(i, l)| rgemm::MatrixView::new(&d[i], l))
+                        .collect()
+                }
+                let (xa, xb) = (views(a, va)?, views(b, vb)?);
+                let mut xc = (out.iter_mut().zip(vc))
+                    .map(|(d, &l)| rgemm::MatrixViewMut::new(d, l))
+                    .collect::<rgemm::Result<Vec<_>>>()?;
+                cpu.gemm_batched(kernel, (alpha, beta), (&xa, &xb), &mut xc)?;
+                drop(xc);
                 Ok(out)
             }
         }

@@ -1,6 +1,7 @@
 //! The GEMM kernels on the CPU executor: the same kernel bodies, the same launch rules
 //! ([`Kernel::launches`]) as on the GPU.
 use super::executor::{CpuExecutor, CpuLaunch};
+use crate::batched::Indexed;
 use crate::element::{Element, Output};
 use crate::error::{Error, Result};
 use crate::gemm::Normalized;
@@ -156,6 +157,53 @@ impl CpuExecutor {
         Ok(())
     }
 
+    /// A batch of independent products over lists of host views with `kernel`, as
+    /// [`Context::gemm_batched`](crate::Context::gemm_batched) launches it on the GPU: the
+    /// same checks, the same table of offsets, one launch. On error every C is untouched.
+    pub fn gemm_batched<T: Element, O: Output<T>>(
+        &self,
+        kernel: Kernel,
+        (alpha, beta): (f64, f64),
+        (a, b): (&[MatrixView<T>], &[MatrixView<T>]),
+        c: &mut [MatrixViewMut<O>],
+    ) -> Result<()> {
+        let la: Vec<_> = a.iter().map(|v| (v.layout, v.data.len())).collect();
+        let lb: Vec<_> = b.iter().map(|v| (v.layout, v.data.len())).collect();
+        let lc: Vec<_> = c.iter().map(|v| (v.layout, v.data.len())).collect();
+        let Some(indexed) = Indexed::new((&la, &lb, &lc), (alpha, beta))? else {
+            return Ok(());
+        };
+        let norm = indexed.norm;
+        norm.check_kernel(kernel, (std::mem::size_of::<T>(), std::mem::size_of::<O>()))?;
+        let mut launches = kernel.launches_for::<T>(&self.props(), norm.problem)?;
+        if norm.nothing {
+            return Ok(());
+        }
+        // Work on copies, so a fault leaves every C as it was.
+        let mut outs: Vec<Vec<O>> = c.iter().map(|c| c.data.to_vec()).collect();
+        let starts: Vec<_> = (a.iter().zip(b).zip(&mut outs))
+            .map(|((a, b), out)| {
+                let (a, b) = (a.data.as_ptr() as u64, b.data.as_ptr() as u64);
+                (a, b, out.as_mut_ptr() as u64)
+            })
+            .collect();
+        let (first, table) = indexed.table::<T, O>(&starts)?;
+        let table = table.unwrap_or_default();
+        launches.problem.batch_table = match table.is_empty() {
+            true => 0,
+            false => table.as_ptr() as u64,
+        };
+        let mut globals: Vec<_> = a.iter().chain(b).map(|v| region(v.data)).collect();
+        globals.extend(outs.iter().map(|out| region(out)));
+        globals.push(region(&table));
+        let ptrs = (first.0 as *const T, first.1 as *const T, first.2 as *mut O);
+        self.run_launches_at::<T, O>(kernel, ptrs, globals, &launches)?;
+        for (c, out) in c.iter_mut().zip(&outs) {
+            c.data.copy_from_slice(out);
+        }
+        Ok(())
+    }
+
     /// Runs `launches` of `kernel` over A, B (the kernel's, from element `offsets.0` and
     /// `.1`) and `out` (C, from `offsets.2`), with a workspace of its own.
     fn run_launches<T: Element, O: Output<T>>(
@@ -166,13 +214,31 @@ impl CpuExecutor {
         out: &mut [O],
         launches: &Launches,
     ) -> Result<()> {
+        let ptrs = (
+            a.as_ptr().wrapping_add(offsets.0),
+            b.as_ptr().wrapping_add(offsets.1),
+            out.as_mut_ptr().wrapping_add(offsets.2),
+        );
+        let globals = vec![region(a), region(b), region(out)];
+        self.run_launches_at::<T, O>(kernel, ptrs, globals, launches)
+    }
+
+    /// Runs `launches` of `kernel` on the kernel's A, B and C at `(a, b, c)`, whose
+    /// accesses must fall in `globals` (the workspace is added), with a workspace of its
+    /// own.
+    fn run_launches_at<T: Element, O: Output<T>>(
+        &self,
+        kernel: Kernel,
+        (a, b, c): (*const T, *const T, *mut O),
+        mut globals: Vec<GlobalRegion>,
+        launches: &Launches,
+    ) -> Result<()> {
         let p = &launches.problem;
         // 16-byte aligned, as a device allocation is (tensor maps and packed operands).
         let bytes = launches.workspace.max(1) * std::mem::size_of::<T::Out>();
         let mut workspace = vec![0u128; bytes.div_ceil(16)];
         let base = workspace.as_mut_ptr() as u64;
-        let at = |x: &[T], offset: usize| x.as_ptr().wrapping_add(offset) as u64;
-        let caller = (at(a, offsets.0), at(b, offsets.1));
+        let caller = (a as u64, b as u64);
         let (ptrs, main_problem) = launches.main_operands(caller, base);
         if let Some(maps) = kernel.spec().tma {
             let size = std::mem::size_of::<T>();
@@ -193,11 +259,11 @@ impl CpuExecutor {
                 None => {}
             }
         }
-        let globals = [region(a), region(b), region(out), region(&workspace)];
+        globals.push(region(&workspace));
         let gemm = Shared(Gemm::<O::Device> {
-            a: a.as_ptr().wrapping_add(offsets.0).cast(),
-            b: b.as_ptr().wrapping_add(offsets.1).cast(),
-            c: out.as_mut_ptr().wrapping_add(offsets.2).cast(),
+            a: a.cast(),
+            b: b.cast(),
+            c: c.cast(),
             workspace: workspace.as_mut_ptr().cast(),
             p: launches.problem,
         });
