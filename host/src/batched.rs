@@ -112,18 +112,22 @@ impl Indexed {
         Ok(Some(Self { norm, offsets }))
     }
 
+    /// The kernels' A, B and C of product `z`, given where each product's caller buffers
+    /// start (as [`Indexed::table`]).
+    pub fn addresses<T, O>(&self, starts: &[(u64, u64, u64)], z: usize) -> (u64, u64, u64) {
+        let norm = Normalized {
+            offsets: self.offsets[z],
+            ..self.norm
+        };
+        norm.addresses::<T, O>(starts[z])
+    }
+
     /// Given where each product's caller buffers start (`starts[z]`: A's, B's and C's, of
     /// elements `T`, `T`, `O`), the kernels' A, B and C of product 0, and for a list of
     /// more than one product its table: per product the offsets of its A, B and C from
     /// product 0's, in elements, as `i64` bits.
     pub fn table<T, O>(&self, starts: &[(u64, u64, u64)]) -> Result<Table> {
-        let at = |z: usize| {
-            let norm = Normalized {
-                offsets: self.offsets[z],
-                ..self.norm
-            };
-            norm.addresses::<T, O>(starts[z])
-        };
+        let at = |z: usize| self.addresses::<T, O>(starts, z);
         let first = at(0);
         if self.norm.table.is_none() {
             return Ok((first, None));

@@ -157,18 +157,10 @@ impl<'c> Cublas<'c> {
             let (pc, _) = c[z].buf.device_ptr_mut(stream);
             starts.push((pa, pb, pc));
         }
-        // Each product's own addresses: product 0's plus its table entry.
-        let (first, table) = indexed.table::<T, O>(&starts)?;
-        let (ea, ec) = (size_of::<T>() as u64, size_of::<O>() as u64);
         let mut arrays = vec![0u64; 3 * count];
         for z in 0..count {
-            let (oa, ob, oc) = match &table {
-                Some(t) => (t[3 * z], t[3 * z + 1], t[3 * z + 2]),
-                None => (0, 0, 0),
-            };
-            arrays[z] = first.0.wrapping_add(oa.wrapping_mul(ea));
-            arrays[count + z] = first.1.wrapping_add(ob.wrapping_mul(ea));
-            arrays[2 * count + z] = first.2.wrapping_add(oc.wrapping_mul(ec));
+            let (ka, kb, kc) = indexed.addresses::<T, O>(&starts, z);
+            (arrays[z], arrays[count + z], arrays[2 * count + z]) = (ka, kb, kc);
         }
         let mut pointers = self.pointers.borrow_mut();
         if pointers.as_ref().is_none_or(|d| d.len() < arrays.len()) {
