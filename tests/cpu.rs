@@ -555,10 +555,10 @@ fn launch_bounds_in_the_ptx_follow_the_specs() {
         }
     }
     assert_eq!(
-        bounded, 51,
-        "12 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, the 7 \
+        bounded, 55,
+        "13 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, the 7 \
          one-type kernels of the 32/64-bit tensor cores, and the f64 entries of \
-         `stream_k_64` and `stream_k_32`"
+         `stream_k_64`, `stream_k_32` and `stream_k_narrow`"
     );
 }
 
@@ -591,8 +591,14 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 Kernel::PairedLanes if asynchronous => 18,
                 // Twice (whole tiles, shares): the asynchronous mainloop for operands as
                 // stored and on the EDGE path, the checked one; one before each piece.
-                Kernel::StreamK | Kernel::StreamK64 | Kernel::StreamK32 if asynchronous => 21,
-                Kernel::StreamK | Kernel::StreamK64 | Kernel::StreamK32 => 5,
+                Kernel::StreamK | Kernel::StreamK64 | Kernel::StreamK32 | Kernel::StreamKNarrow
+                    if asynchronous =>
+                {
+                    21
+                }
+                Kernel::StreamK | Kernel::StreamK64 | Kernel::StreamK32 | Kernel::StreamKNarrow => {
+                    5
+                }
                 Kernel::Thin => 3,
                 // One per phase in the pipeline, and the one-stage loop for other launches.
                 Kernel::MmaAsync | Kernel::MmaWide | Kernel::MmaDeep | Kernel::MmaDeep128 => 3,
@@ -1091,15 +1097,21 @@ fn the_rule_picks_the_measured_kernels() {
         (F32, (16, 4096, 4096), Kernel::StreamK32),
         (F32, (3000, 3000, 3000), Kernel::StreamK),
         (F32, (8, 4096, 4096), Kernel::Decode),
-        (F32, (4096, 16, 4096), Kernel::StreamK),
-        (F32, (4096, 8, 4096), Kernel::StreamK),
+        (F32, (4096, 16, 4096), Kernel::StreamKNarrow),
+        (F32, (4096, 8, 4096), Kernel::StreamKNarrow),
+        (F32, (4096, 64, 4096), Kernel::StreamKNarrow),
         (F32, (4096, 1, 4096), Kernel::Thin),
         (Bf16, (4096, 1, 4096), Kernel::Thin),
-        (Bf16, (4096, 16, 4096), Kernel::WgmmaPersistent),
+        (Bf16, (4096, 16, 4096), Kernel::WgmmaTma),
         (F32, (77, 4096, 4096), Kernel::StreamK),
         (F64, (64, 4096, 4096), Kernel::StreamK64),
         (F64, (4096, 4096, 4096), Kernel::DmmaWarps),
-        (Bf16, (64, 4096, 4096), Kernel::WgmmaPersistent),
+        (Bf16, (64, 4096, 4096), Kernel::WgmmaTma),
+        (Bf16, (1024, 1024, 1024), Kernel::WgmmaTma),
+        (Bf16, (2048, 2048, 2048), Kernel::WgmmaTma),
+        (Bf16, (4096, 4096, 4096), Kernel::WgmmaPersistent),
+        (F64, (8192, 64, 8192), Kernel::DmmaSmall),
+        (F64, (4096, 8, 4096), Kernel::DmmaSmall),
     ]
     .map(|(elem, (m, n, k), want)| (elem, (m, n, k, 1), want))
     .into_iter()

@@ -116,7 +116,12 @@ fn occupancy() -> Trial {
                 }
             }
             // A stream-K grid is one wave: its launch rule must be what the device holds.
-            for kernel in [Kernel::StreamK, Kernel::StreamK64, Kernel::StreamK32] {
+            for kernel in [
+                Kernel::StreamK,
+                Kernel::StreamK64,
+                Kernel::StreamK32,
+                Kernel::StreamKNarrow,
+            ] {
                 let rule = kernel.blocks_per_sm::<T>();
                 let driver = ctx.driver_blocks_per_sm::<T>(kernel).map_err(fail)?;
                 if rule != driver {
@@ -146,6 +151,7 @@ fn stream_k_whole_and_split() -> Trial {
                 (Kernel::StreamK, (17 * 128 - 5, 128)),
                 (Kernel::StreamK64, (17 * 64 - 4, 128)),
                 (Kernel::StreamK32, (17 * 32 - 4, 128)),
+                (Kernel::StreamKNarrow, (17 * 128 - 4, 64)),
             ] {
                 let ctas = (ctx.props().multiprocessors * kernel.blocks_per_sm::<T>()) as usize;
                 let n = (ctas * 3 / 2 + 1).div_ceil(17) * cols;

@@ -64,6 +64,14 @@ pub fn preference<T: Element>(
             _ => {}
         }
     }
+    // 3 to 64 columns of f32 under many rows: stream-K on 128 x 64 tiles. 128-column tiles
+    // computed 2-16 times the columns of C (H200, f32 x 4096 x N x 4096: `stream_k` 47-59%
+    // of cuBLAS for N = 8 to 64, `stream_k_narrow` 64-81%; 96 columns: 92% against 72%).
+    // f64 keeps its order: the DMMA kernels won from 8192 rows (H200, 8192 x 64 x 8192:
+    // `dmma_small` 55% of cuBLAS, `stream_k_narrow` 41%).
+    if (3..=64).contains(&n) && m > 64 && T::ELEM == Elem::F32 && plain {
+        order.push(Kernel::StreamKNarrow);
+    }
     if m <= 16 && problem.batch == 1 {
         // Decode shapes (few rows of C): the kernels that read B once at full bandwidth;
         // which one leads depends on the rows (bf16 on an H200: `decode_async` for 1-2,
@@ -106,7 +114,12 @@ pub fn preference<T: Element>(
                 Kernel::WgmmaTma,
                 Kernel::WgmmaAsync,
             ];
-            if problem.batch > 1 && m <= 128 && n <= 256 {
+            // At most one tile per SM: the persistent walk has nothing to overlap, and
+            // lost (bf16 1024^3, 32 tiles, H200: 92.9 against `wgmma_tma`'s 110.4 TFLOP/s;
+            // 64 x 4096 x 4096: 43.9 against 45.2).
+            let wgmma_tiles = m.div_ceil(128) * n.div_ceil(256) * problem.batch.max(1) as u64;
+            let one_wave = wgmma_tiles <= props.multiprocessors as u64;
+            if (problem.batch > 1 && m <= 128 && n <= 256) || one_wave {
                 wgmma.swap(0, 1);
             }
             if hopper {

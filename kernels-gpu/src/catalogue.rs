@@ -552,6 +552,11 @@ macro_rules! for_each_kernel {
                 /// `stream_k` on 32 x 128 tiles (`stream_k_short.rs`; 8.0+).
                 StreamK32 => $crate::stream_k_short::SPEC_32, $crate::stream_k_short::stream_k_32,
                     $crate::stream_k_short::stream_k_32_fixup;
+                /// `stream_k` on 128 x 64 tiles, for C with few columns
+                /// (`stream_k_short.rs`; 8.0+).
+                StreamKNarrow => $crate::stream_k_short::SPEC_NARROW,
+                    $crate::stream_k_short::stream_k_narrow,
+                    $crate::stream_k_short::stream_k_narrow_fixup;
                 /// Thin products: the K loop split among 1024 threads (`thin.rs`).
                 Thin => $crate::thin::SPEC, $crate::thin::thin;
                 /// Decode products (M <= 16): B read once, K split over blocks (`decode.rs`;

@@ -709,6 +709,7 @@ pub fn aligned_edges(be: &Backend) -> Result<(), String> {
                 Kernel::StreamK,
                 Kernel::StreamK64,
                 Kernel::StreamK32,
+                Kernel::StreamKNarrow,
             ] {
                 one::<T, T::Out>(be, Some(kernel), &case, crate::Arith::from(kernel))
                     .map_err(|e| format!("{kernel} {} {mnk:?} pad {pad}: {e}", T::NAME))?;
