@@ -555,10 +555,10 @@ fn launch_bounds_in_the_ptx_follow_the_specs() {
         }
     }
     assert_eq!(
-        bounded, 55,
-        "13 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, the 7 \
+        bounded, 59,
+        "14 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, the 7 \
          one-type kernels of the 32/64-bit tensor cores, and the f64 entries of \
-         `stream_k_64`, `stream_k_32` and `stream_k_narrow`"
+         `stream_k_64`, `stream_k_32` `stream_k_narrow` and `stream_k_narrow_32`"
     );
 }
 
@@ -591,14 +591,20 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 Kernel::PairedLanes if asynchronous => 18,
                 // Twice (whole tiles, shares): the asynchronous mainloop for operands as
                 // stored and on the EDGE path, the checked one; one before each piece.
-                Kernel::StreamK | Kernel::StreamK64 | Kernel::StreamK32 | Kernel::StreamKNarrow
+                Kernel::StreamK
+                | Kernel::StreamK64
+                | Kernel::StreamK32
+                | Kernel::StreamKNarrow
+                | Kernel::StreamKNarrow32
                     if asynchronous =>
                 {
                     21
                 }
-                Kernel::StreamK | Kernel::StreamK64 | Kernel::StreamK32 | Kernel::StreamKNarrow => {
-                    5
-                }
+                Kernel::StreamK
+                | Kernel::StreamK64
+                | Kernel::StreamK32
+                | Kernel::StreamKNarrow
+                | Kernel::StreamKNarrow32 => 5,
                 Kernel::Thin => 3,
                 // One per phase in the pipeline, and the one-stage loop for other launches.
                 Kernel::MmaAsync | Kernel::MmaWide | Kernel::MmaDeep | Kernel::MmaDeep128 => 3,
@@ -1097,8 +1103,8 @@ fn the_rule_picks_the_measured_kernels() {
         (F32, (16, 4096, 4096), Kernel::StreamK32),
         (F32, (3000, 3000, 3000), Kernel::StreamK),
         (F32, (8, 4096, 4096), Kernel::Decode),
-        (F32, (4096, 16, 4096), Kernel::StreamKNarrow),
-        (F32, (4096, 8, 4096), Kernel::StreamKNarrow),
+        (F32, (4096, 16, 4096), Kernel::StreamKNarrow32),
+        (F32, (4096, 8, 4096), Kernel::StreamKNarrow32),
         (F32, (4096, 64, 4096), Kernel::StreamKNarrow),
         (F32, (4096, 1, 4096), Kernel::Thin),
         (Bf16, (4096, 1, 4096), Kernel::Thin),
@@ -1111,7 +1117,9 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (2048, 2048, 2048), Kernel::WgmmaTma),
         (Bf16, (4096, 4096, 4096), Kernel::WgmmaPersistent),
         (F64, (8192, 64, 8192), Kernel::DmmaSmall),
-        (F64, (4096, 8, 4096), Kernel::DmmaSmall),
+        (F64, (4096, 8, 4096), Kernel::StreamKNarrow32),
+        (F64, (8192, 16, 8192), Kernel::StreamKNarrow32),
+        (F32, (2048, 16, 2048), Kernel::StreamKNarrow),
     ]
     .map(|(elem, (m, n, k), want)| (elem, (m, n, k, 1), want))
     .into_iter()

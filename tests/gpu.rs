@@ -121,6 +121,7 @@ fn occupancy() -> Trial {
                 Kernel::StreamK64,
                 Kernel::StreamK32,
                 Kernel::StreamKNarrow,
+                Kernel::StreamKNarrow32,
             ] {
                 let rule = kernel.blocks_per_sm::<T>();
                 let driver = ctx.driver_blocks_per_sm::<T>(kernel).map_err(fail)?;
@@ -152,6 +153,7 @@ fn stream_k_whole_and_split() -> Trial {
                 (Kernel::StreamK64, (17 * 64 - 4, 128)),
                 (Kernel::StreamK32, (17 * 32 - 4, 128)),
                 (Kernel::StreamKNarrow, (17 * 128 - 4, 64)),
+                (Kernel::StreamKNarrow32, (17 * 128 - 4, 32)),
             ] {
                 let ctas = (ctx.props().multiprocessors * kernel.blocks_per_sm::<T>()) as usize;
                 let n = (ctas * 3 / 2 + 1).div_ceil(17) * cols;

@@ -64,12 +64,17 @@ pub fn preference<T: Element>(
             _ => {}
         }
     }
-    // 3 to 64 columns of f32 under many rows: stream-K on 128 x 64 tiles. 128-column tiles
-    // computed 2-16 times the columns of C (H200, f32 x 4096 x N x 4096: `stream_k` 47-59%
-    // of cuBLAS for N = 8 to 64, `stream_k_narrow` 64-81%; 96 columns: 92% against 72%).
-    // f64 keeps its order: the DMMA kernels won from 8192 rows (H200, 8192 x 64 x 8192:
-    // `dmma_small` 55% of cuBLAS, `stream_k_narrow` 41%).
-    if (3..=64).contains(&n) && m > 64 && T::ELEM == Elem::F32 && plain {
+    // Few columns under many rows: stream-K on 128 x 64 tiles (3 to 64 columns, f32) or
+    // 128 x 32 (3 to 32, f32 from 4096 rows, and f64). 128-column tiles computed 2-16 times
+    // the columns of C (H200, f32 x 4096 x N x 4096: `stream_k` 47-61% of cuBLAS for N = 8
+    // to 64, `stream_k_narrow` 67-85%; 96 columns: 96% against 78%). f64 keeps the DMMA
+    // kernels from 33 columns (H200, 8192 x 64 x 8192: `dmma_small` 58%, `stream_k_narrow`
+    // 43%), and `stream_k_narrow_32` beats them below (4096 x 32 x 4096: 60% against 30%).
+    let f32 = T::ELEM == Elem::F32;
+    if (3..=32).contains(&n) && m > 64 && plain && (T::ELEM == Elem::F64 || (f32 && m >= 4096)) {
+        order.push(Kernel::StreamKNarrow32);
+    }
+    if (3..=64).contains(&n) && m > 64 && f32 && plain {
         order.push(Kernel::StreamKNarrow);
     }
     if m <= 16 && problem.batch == 1 {

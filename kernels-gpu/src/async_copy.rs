@@ -151,6 +151,12 @@ pub(crate) unsafe fn tile_product<
     phases: Option<(u32, u32)>,
     finish: impl FnOnce(&ThreadTile<T::Acc>),
 ) {
+    const {
+        assert!(
+            splits_into(BM, BN, BK, PARTS),
+            "PARTS must split the phase evenly"
+        )
+    };
     let k = mnk.2;
     if !EVERY_LAYOUT {
         // Transposed operands take the checked mainloop (`Block::as_stored`).

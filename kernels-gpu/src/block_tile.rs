@@ -1,7 +1,8 @@
 //! The block tile shared by the vectorized kernels (`vectorized`, `double_buffered`,
 //! `warp_tiled`, ...): its stage layout in shared memory, the phase's global loads
 //! (prologue/mainloop), the thread tile's multiply-adds and the epilogue, for a block tile of
-//! `BM x BN` stepping `BK` along K (const parameters; BM and BN multiples of 64, BK of 8).
+//! `BM x BN` stepping `BK` along K (const parameters; BM and BN multiples of 64, BK of 8;
+//! BN may be 32 under [`PairedLanes`]).
 //!
 //! `(BM / 8) * (BN / 8)` threads, each an 8 x 8 thread tile whose rows and columns come in
 //! runs of one 16-byte granule (`Accumulator::GRANULE`: 4 f32, 2 f64), the runs `BM / 2`
@@ -105,7 +106,7 @@ pub struct WarpTiled;
 impl ThreadMap for WarpTiled {
     #[inline(always)]
     fn coords<const BM: u32, const BN: u32>(tid: u32) -> (u32, u32) {
-        warp_patch::<BN>(tid, (tid % 32) / 8, tid % 8)
+        warp_patch::<BN, 8>(tid, (tid % 32) / 8, tid % 8)
     }
 }
 
@@ -122,22 +123,29 @@ impl ThreadMap for PairedLanes {
     #[inline(always)]
     fn coords<const BM: u32, const BN: u32>(tid: u32) -> (u32, u32) {
         let lane = tid % 32;
+        if BN == 32 {
+            // Four thread columns: an 8 x 4 patch, row from lane bits 1, 3 and 4, column
+            // from bits 0 and 2 (the same pairs: `n ^ 1` on a row, `n ^ 2` on a column).
+            let row = ((lane >> 1) & 1) | (((lane >> 3) & 3) << 1);
+            let col = (lane & 1) | (((lane >> 2) & 1) << 1);
+            return warp_patch::<BN, 4>(tid, row, col);
+        }
         // Row from lane bits 1 and 4, column from bits 0, 2 and 3.
         let row = ((lane >> 1) & 1) | (((lane >> 4) & 1) << 1);
         let col = (lane & 1) | (((lane >> 2) & 3) << 1);
-        warp_patch::<BN>(tid, row, col)
+        warp_patch::<BN, 8>(tid, row, col)
     }
 }
 
-/// Thread `tid`'s place in the thread grid when its warp owns a 4 x 8 patch of it and the
-/// lane sits at `(row, col)` of the patch.
+/// Thread `tid`'s place in the thread grid when its warp owns a `32 / PC x PC` patch of it
+/// and the lane sits at `(row, col)` of the patch.
 #[inline(always)]
-fn warp_patch<const BN: u32>(tid: u32, row: u32, col: u32) -> (u32, u32) {
+fn warp_patch<const BN: u32, const PC: u32>(tid: u32, row: u32, col: u32) -> (u32, u32) {
     let warp = tid / 32;
-    let warps_per_row = BN / 8 / 8;
+    let warps_per_row = BN / 8 / PC;
     (
-        (warp / warps_per_row) * 4 + row,
-        (warp % warps_per_row) * 8 + col,
+        (warp / warps_per_row) * (32 / PC) + row,
+        (warp % warps_per_row) * PC + col,
     )
 }
 

@@ -557,6 +557,11 @@ macro_rules! for_each_kernel {
                 StreamKNarrow => $crate::stream_k_short::SPEC_NARROW,
                     $crate::stream_k_short::stream_k_narrow,
                     $crate::stream_k_short::stream_k_narrow_fixup;
+                /// `stream_k` on 128 x 32 tiles, for C with fewer columns
+                /// (`stream_k_short.rs`; 8.0+).
+                StreamKNarrow32 => $crate::stream_k_short::SPEC_NARROW_32,
+                    $crate::stream_k_short::stream_k_narrow_32,
+                    $crate::stream_k_short::stream_k_narrow_32_fixup;
                 /// Thin products: the K loop split among 1024 threads (`thin.rs`).
                 Thin => $crate::thin::SPEC, $crate::thin::thin;
                 /// Decode products (M <= 16): B read once, K split over blocks (`decode.rs`;

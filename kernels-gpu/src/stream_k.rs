@@ -61,6 +61,8 @@ pub const SLOTS_PER_CTA: u32 = 2;
 /// Threads of a fix-up block, and how many elements of a tile each adds.
 pub const FIXUP_THREADS: u32 = 256;
 const FIXUP_PER_THREAD: u32 = 4;
+/// Parts of a tile a fix-up thread has in flight at once.
+const FIXUP_GROUP: u32 = 4;
 
 /// Fix-up blocks per split `rows x cols` tile.
 pub const fn fixup_chunks((rows, cols): (u32, u32)) -> u32 {
@@ -282,16 +284,33 @@ pub(crate) unsafe fn fixup_tiled<T: Element, const BM: u32, const BN: u32>(g: Ge
     let mut sum = [A::<T>::ZERO; FIXUP_PER_THREAD as usize];
     let at =
         |j: u32| chunk * (FIXUP_THREADS * FIXUP_PER_THREAD) + j * FIXUP_THREADS + thread_idx_x();
-    for cta in first..=last {
-        let (begin, end) = s.share(cta);
-        if begin == end {
-            continue; // an empty share (fewer phases than blocks) wrote nothing
+    // `FIXUP_GROUP` parts loaded before any is added (then added in K order): one part at a
+    // time waited a round trip to memory per part, and a few-column product has ~16 parts
+    // per tile (H200, f32 4096 x 16 x 4096 on 128 x 32 tiles: the fix-up 15.5 us of 93).
+    let mut cta = first;
+    while cta <= last {
+        let mut parts = [[A::<T>::ZERO; FIXUP_PER_THREAD as usize]; FIXUP_GROUP as usize];
+        let mut written = [false; FIXUP_GROUP as usize];
+        for u in 0..FIXUP_GROUP {
+            let (begin, end) = s.share(cta + u);
+            // An empty share (fewer phases than blocks) wrote nothing.
+            if cta + u <= last && begin != end {
+                written[u as usize] = true;
+                let base = s.slot(cta + u, t) as usize * (BM * BN) as usize;
+                for j in 0..FIXUP_PER_THREAD {
+                    parts[u as usize][j as usize] =
+                        unsafe { load(partials, base + at(j) as usize) };
+                }
+            }
         }
-        let base = s.slot(cta, t) as usize * (BM * BN) as usize;
-        for j in 0..FIXUP_PER_THREAD {
-            let part = unsafe { load(partials, base + at(j) as usize) };
-            sum[j as usize] = sum[j as usize] + part;
+        for u in 0..FIXUP_GROUP as usize {
+            if written[u] {
+                for j in 0..FIXUP_PER_THREAD as usize {
+                    sum[j] = sum[j] + parts[u][j];
+                }
+            }
         }
+        cta += FIXUP_GROUP;
     }
     let tile = s.whole + t;
     let tiles_n = s.tiles_n.max(1);

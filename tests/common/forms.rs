@@ -710,6 +710,7 @@ pub fn aligned_edges(be: &Backend) -> Result<(), String> {
                 Kernel::StreamK64,
                 Kernel::StreamK32,
                 Kernel::StreamKNarrow,
+                Kernel::StreamKNarrow32,
             ] {
                 one::<T, T::Out>(be, Some(kernel), &case, crate::Arith::from(kernel))
                     .map_err(|e| format!("{kernel} {} {mnk:?} pad {pad}: {e}", T::NAME))?;
