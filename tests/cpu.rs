@@ -1117,6 +1117,7 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (2048, 2048, 2048), Kernel::WgmmaTma),
         (Bf16, (4096, 4096, 4096), Kernel::WgmmaPersistent),
         (F64, (8192, 64, 8192), Kernel::DmmaSmall),
+        (F64, (4096, 64, 4096), Kernel::StreamKNarrow),
         (F64, (4096, 8, 4096), Kernel::StreamKNarrow32),
         (F64, (8192, 16, 8192), Kernel::StreamKNarrow32),
         (F32, (2048, 16, 2048), Kernel::StreamKNarrow),

@@ -68,13 +68,17 @@ pub fn preference<T: Element>(
     // 128 x 32 (3 to 32, f32 from 4096 rows, and f64). 128-column tiles computed 2-16 times
     // the columns of C (H200, f32 x 4096 x N x 4096: `stream_k` 47-61% of cuBLAS for N = 8
     // to 64, `stream_k_narrow` 67-85%; 96 columns: 96% against 78%). f64 keeps the DMMA
-    // kernels from 33 columns (H200, 8192 x 64 x 8192: `dmma_small` 58%, `stream_k_narrow`
-    // 43%), and `stream_k_narrow_32` beats them below (4096 x 32 x 4096: 60% against 30%).
+    // kernels from 33 columns at 8192 rows (H200, 8192 x 64 x 8192: `dmma_small` 58%,
+    // `stream_k_narrow` 43%), and `stream_k_narrow_32` beats them below 33 (4096 x 32 x
+    // 4096: 60% against 30%).
     let f32 = T::ELEM == Elem::F32;
     if (3..=32).contains(&n) && m > 64 && plain && (T::ELEM == Elem::F64 || (f32 && m >= 4096)) {
         order.push(Kernel::StreamKNarrow32);
     }
-    if (3..=64).contains(&n) && m > 64 && f32 && plain {
+    // f64 with 33 to 64 columns: the DMMA tiles fill the GPU from 8192 rows (8192 x 64 x
+    // 8192 above); at 4096 rows `stream_k_narrow` ran 46.1% against `dmma_small`'s 35.6%.
+    let f64_narrow = T::ELEM == Elem::F64 && m < 8192;
+    if (3..=64).contains(&n) && m > 64 && (f32 || f64_narrow) && plain {
         order.push(Kernel::StreamKNarrow);
     }
     if m <= 16 && problem.batch == 1 {
