@@ -558,7 +558,7 @@ fn launch_bounds_in_the_ptx_follow_the_specs() {
         bounded, 59,
         "14 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, the 7 \
          one-type kernels of the 32/64-bit tensor cores, and the f64 entries of \
-         `stream_k_64`, `stream_k_32` `stream_k_narrow` and `stream_k_narrow_32`"
+         `stream_k_64`, `stream_k_32`, `stream_k_narrow` and `stream_k_narrow_32`"
     );
 }
 
@@ -579,6 +579,7 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
             // `stream_k`: those of `paired_lanes` for whole tiles, and again, with one
             // before each piece, for a share of the split ones (shared memory is reused).
             let asynchronous = name.ends_with("_f32") || name.ends_with("_f64");
+            let stream_k = rgemm_tests::stream_k_kernels().any(|k| k == kernel);
             let expected = match kernel {
                 Kernel::WarpTiledK16 | Kernel::WarpTiled64 => 4,
                 // Two per mainloop: the checked one and the unchecked one of each layout of
@@ -591,20 +592,8 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 Kernel::PairedLanes if asynchronous => 18,
                 // Twice (whole tiles, shares): the asynchronous mainloop for operands as
                 // stored and on the EDGE path, the checked one; one before each piece.
-                Kernel::StreamK
-                | Kernel::StreamK64
-                | Kernel::StreamK32
-                | Kernel::StreamKNarrow
-                | Kernel::StreamKNarrow32
-                    if asynchronous =>
-                {
-                    21
-                }
-                Kernel::StreamK
-                | Kernel::StreamK64
-                | Kernel::StreamK32
-                | Kernel::StreamKNarrow
-                | Kernel::StreamKNarrow32 => 5,
+                _ if stream_k && asynchronous => 21,
+                _ if stream_k => 5,
                 Kernel::Thin => 3,
                 // One per phase in the pipeline, and the one-stage loop for other launches.
                 Kernel::MmaAsync | Kernel::MmaWide | Kernel::MmaDeep | Kernel::MmaDeep128 => 3,

@@ -116,13 +116,7 @@ fn occupancy() -> Trial {
                 }
             }
             // A stream-K grid is one wave: its launch rule must be what the device holds.
-            for kernel in [
-                Kernel::StreamK,
-                Kernel::StreamK64,
-                Kernel::StreamK32,
-                Kernel::StreamKNarrow,
-                Kernel::StreamKNarrow32,
-            ] {
+            for kernel in rgemm_tests::stream_k_kernels() {
                 let rule = kernel.blocks_per_sm::<T>();
                 let driver = ctx.driver_blocks_per_sm::<T>(kernel).map_err(fail)?;
                 if rule != driver {

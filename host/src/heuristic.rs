@@ -71,14 +71,14 @@ pub fn preference<T: Element>(
     // kernels from 33 columns at 8192 rows (H200, 8192 x 64 x 8192: `dmma_small` 58%,
     // `stream_k_narrow` 43%), and `stream_k_narrow_32` beats them below 33 (4096 x 32 x
     // 4096: 60% against 30%).
-    let f32 = T::ELEM == Elem::F32;
-    if (3..=32).contains(&n) && m > 64 && plain && (T::ELEM == Elem::F64 || (f32 && m >= 4096)) {
+    let (f32, f64) = (T::ELEM == Elem::F32, T::ELEM == Elem::F64);
+    let under_many_rows = m > 64 && plain;
+    if under_many_rows && (3..=32).contains(&n) && (f64 || (f32 && m >= 4096)) {
         order.push(Kernel::StreamKNarrow32);
     }
     // f64 with 33 to 64 columns: the DMMA tiles fill the GPU from 8192 rows (8192 x 64 x
     // 8192 above); at 4096 rows `stream_k_narrow` ran 46.1% against `dmma_small`'s 35.6%.
-    let f64_narrow = T::ELEM == Elem::F64 && m < 8192;
-    if (3..=64).contains(&n) && m > 64 && (f32 || f64_narrow) && plain {
+    if under_many_rows && (3..=64).contains(&n) && (f32 || (f64 && m < 8192)) {
         order.push(Kernel::StreamKNarrow);
     }
     if m <= 16 && problem.batch == 1 {
@@ -106,7 +106,13 @@ pub fn preference<T: Element>(
     // 128 x 128 tiles, two blocks per SM: less than half a wave of them, and a long K, and
     // stream-K shares the phases out instead of leaving SMs idle (f32 1000^3 on an H200:
     // 57% of cuBLAS against `paired_lanes`' 32%).
-    let tiles = m.div_ceil(128) * n.div_ceil(128) * problem.batch.max(1) as u64;
+    let tiles_of = |kernel: Kernel| {
+        let spec = kernel.spec();
+        m.div_ceil(spec.rows() as u64)
+            * n.div_ceil(spec.cols() as u64)
+            * problem.batch.max(1) as u64
+    };
+    let tiles = tiles_of(Kernel::StreamK);
     let slots = 2 * props.multiprocessors as u64;
     let few_tiles = 2 * tiles < slots && k >= 512;
     // Rows of A, B or C not in 16-byte groups: no block takes the vector path, and the
@@ -126,8 +132,7 @@ pub fn preference<T: Element>(
             // At most one tile per SM: the persistent walk has nothing to overlap, and
             // lost (bf16 1024^3, 32 tiles, H200: 92.9 against `wgmma_tma`'s 110.4 TFLOP/s;
             // 64 x 4096 x 4096: 43.9 against 45.2).
-            let wgmma_tiles = m.div_ceil(128) * n.div_ceil(256) * problem.batch.max(1) as u64;
-            let one_wave = wgmma_tiles <= props.multiprocessors as u64;
+            let one_wave = tiles_of(Kernel::WgmmaPersistent) <= props.multiprocessors as u64;
             if (problem.batch > 1 && m <= 128 && n <= 256) || one_wave {
                 wgmma.swap(0, 1);
             }

@@ -704,14 +704,10 @@ pub fn aligned_edges(be: &Backend) -> Result<(), String> {
                 beta: if i % 3 == 0 { 0.0 } else { -0.5 },
                 seed: 11 + i as u64,
             };
-            for kernel in [
-                Kernel::PairedLanes,
-                Kernel::StreamK,
-                Kernel::StreamK64,
-                Kernel::StreamK32,
-                Kernel::StreamKNarrow,
-                Kernel::StreamKNarrow32,
-            ] {
+            for kernel in [Kernel::PairedLanes]
+                .into_iter()
+                .chain(crate::stream_k_kernels())
+            {
                 one::<T, T::Out>(be, Some(kernel), &case, crate::Arith::from(kernel))
                     .map_err(|e| format!("{kernel} {} {mnk:?} pad {pad}: {e}", T::NAME))?;
             }

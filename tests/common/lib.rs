@@ -235,6 +235,16 @@ pub fn every_kernel(width: u32) -> impl Iterator<Item = Kernel> {
         .chain([Kernel::TiledDynamic(width)])
 }
 
+/// The stream-K kernels (a grid of one wave, and a fix-up launch for the split tiles).
+pub fn stream_k_kernels() -> impl Iterator<Item = Kernel> {
+    Kernel::FIXED.into_iter().filter(|k| {
+        matches!(
+            k.spec().grid,
+            rgemm_kernels::catalogue::Grid::StreamK { .. }
+        )
+    })
+}
+
 /// Every kernel with entry points for `T`, and the sized one at `width`.
 pub fn kernels_for<T: Element>(width: u32) -> impl Iterator<Item = Kernel> {
     every_kernel(width).filter(|k| k.supports::<T>())
