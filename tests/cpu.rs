@@ -555,10 +555,11 @@ fn launch_bounds_in_the_ptx_follow_the_specs() {
         }
     }
     assert_eq!(
-        bounded, 59,
+        bounded, 61,
         "14 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, the 7 \
-         one-type kernels of the 32/64-bit tensor cores, and the f64 entries of \
-         `stream_k_64`, `stream_k_32`, `stream_k_narrow` and `stream_k_narrow_32`"
+         one-type kernels of the 32/64-bit tensor cores, the f64 entries of \
+         `stream_k_64`, `stream_k_32`, `stream_k_narrow` and `stream_k_narrow_32`, and \
+         `few_columns`' two"
     );
 }
 
@@ -610,6 +611,9 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 Kernel::DecodeAsync => 7,
                 // One after the pipeline, four in the rendezvous's epilogue.
                 Kernel::DecodeMma => 5,
+                // Three in each of the three thread tiles' slices (the mainloop's one per
+                // stage, the stages drained, the K groups' sums in), two in the rendezvous.
+                Kernel::FewColumns => 11,
                 // One per phase (`cp.async` for every launch: 16-byte chunks or elements).
                 Kernel::Dmma | Kernel::DmmaWarps | Kernel::DmmaSmall | Kernel::MmaTf32 => 1,
                 // And the NaN repair's: the flag's two, its mainloop's one.
@@ -1092,8 +1096,11 @@ fn the_rule_picks_the_measured_kernels() {
         (F32, (16, 4096, 4096), Kernel::StreamK32),
         (F32, (3000, 3000, 3000), Kernel::StreamK),
         (F32, (8, 4096, 4096), Kernel::Decode),
-        (F32, (4096, 16, 4096), Kernel::StreamKNarrow32),
-        (F32, (4096, 8, 4096), Kernel::StreamKNarrow32),
+        (F32, (4096, 16, 4096), Kernel::FewColumns),
+        (F32, (4096, 8, 4096), Kernel::FewColumns),
+        (F32, (4096, 63, 4096), Kernel::FewColumns),
+        (F32, (1000, 20, 2000), Kernel::StreamKNarrow),
+        (F64, (4096, 32, 4096), Kernel::StreamKNarrow32),
         (F32, (4096, 64, 4096), Kernel::StreamKNarrow),
         (F32, (4096, 1, 4096), Kernel::Thin),
         (Bf16, (4096, 1, 4096), Kernel::Thin),
@@ -1107,9 +1114,12 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (4096, 4096, 4096), Kernel::WgmmaPersistent),
         (F64, (8192, 64, 8192), Kernel::DmmaSmall),
         (F64, (4096, 64, 4096), Kernel::StreamKNarrow),
-        (F64, (4096, 8, 4096), Kernel::StreamKNarrow32),
-        (F64, (8192, 16, 8192), Kernel::StreamKNarrow32),
-        (F32, (2048, 16, 2048), Kernel::StreamKNarrow),
+        (F64, (4096, 8, 4096), Kernel::FewColumns),
+        (F64, (8192, 16, 8192), Kernel::FewColumns),
+        (F64, (16384, 32, 4096), Kernel::DmmaSmall),
+        (F64, (8192, 32, 8192), Kernel::StreamKNarrow32),
+        (F64, (4096, 24, 4096), Kernel::StreamKNarrow32),
+        (F32, (2048, 16, 2048), Kernel::FewColumns),
     ]
     .map(|(elem, (m, n, k), want)| (elem, (m, n, k, 1), want))
     .into_iter()

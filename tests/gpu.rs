@@ -115,8 +115,8 @@ fn occupancy() -> Trial {
                     ));
                 }
             }
-            // A stream-K grid is one wave: its launch rule must be what the device holds.
-            for kernel in rgemm_tests::stream_k_kernels() {
+            // A one-wave grid's launch rule must be what the device holds.
+            for kernel in rgemm_tests::one_wave_kernels::<T>() {
                 let rule = kernel.blocks_per_sm::<T>();
                 let driver = ctx.driver_blocks_per_sm::<T>(kernel).map_err(fail)?;
                 if rule != driver {

@@ -139,7 +139,8 @@ pub struct Context {
 struct Workspace {
     buf: Option<CudaSlice<u8>>,
     maps: Option<[u8; TensorMaps::BYTES]>,
-    /// Bytes at the start known to be zero: `decode_async`'s counters, which it leaves zero.
+    /// Bytes at the start known to be zero: the last split-K product's counters, which it
+    /// leaves zero (`decode_async`, `decode_mma`, `few_columns`).
     zero: usize,
 }
 
@@ -170,8 +171,10 @@ impl Workspace {
         if zeroed > 0 {
             if self.zero < zeroed {
                 stream.memset_zeros(&mut buf.slice_mut(..zeroed))?;
-                self.zero = zeroed;
             }
+            // The kernel leaves its own counters zero, but writes its planes right after
+            // them: bytes a larger set of counters took before are zero no longer.
+            self.zero = zeroed;
         } else {
             self.zero = 0;
         }

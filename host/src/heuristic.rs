@@ -73,7 +73,27 @@ pub fn preference<T: Element>(
     // 4096: 60% against 30%).
     let (f32, f64) = (T::ELEM == Elem::F32, T::ELEM == Elem::F64);
     let under_many_rows = m > 64 && plain;
-    if under_many_rows && (3..=32).contains(&n) && (f64 || (f32 && m >= 4096)) {
+    // Fewer still: `few_columns` (whole rows of C per thread, A read once through shared
+    // memory) leads for 3 to 32 columns of f32 from 1024 rows (H200, % of cuBLAS, 4096 x N
+    // x 4096: N = 8 129%, 16 124%, 32 94% against `stream_k_narrow_32`'s 71-73%; 2048 x
+    // 16 x 2048 127% against 101%; 1000 x 20 x 2000 86%, a tie), for up to 64 columns not
+    // in 16-byte groups from 4096 rows (4096 x 63 x 4096: 73% against `stream_k_narrow`'s
+    // 53%), and for 3 to 16 columns of f64 from 2048 rows (4096 x 8 x 4096 100% against
+    // 60%, 8192 x 16 x 8192 80% against 49%; 17 to 32 columns lost: 48% against 57%).
+    let few_columns = match T::ELEM {
+        Elem::F32 => {
+            (m >= 1024 && (3..=32).contains(&n))
+                || (m >= 4096 && (33..=64).contains(&n) && !n.is_multiple_of(4))
+        }
+        Elem::F64 => m >= 2048 && (3..=16).contains(&n),
+        _ => false,
+    };
+    if plain && few_columns {
+        order.push(Kernel::FewColumns);
+    }
+    // f64 from 16384 rows fills the GPU with `dmma_small`'s tiles (16384 x 32 x 4096: 62%
+    // against 46%; at 8192 x 32 x 8192 38% against 49%).
+    if under_many_rows && (3..=32).contains(&n) && ((f64 && m < 16384) || (f32 && m >= 4096)) {
         order.push(Kernel::StreamKNarrow32);
     }
     // f64 with 33 to 64 columns: the DMMA tiles fill the GPU from 8192 rows (8192 x 64 x

@@ -10,7 +10,7 @@ use rgemm_kernels::catalogue::{Candidate, Grid, KernelSpec, Shared, TensorMaps, 
 use rgemm_kernels::problem::{Body, Problem};
 use rgemm_kernels::stream_k::{self, Schedule};
 use rgemm_kernels::wgmma_tf32::{PACK_BLOCK, PACK_SHARED, Packing};
-use rgemm_kernels::{decode, decode_async};
+use rgemm_kernels::{decode, decode_async, few_columns};
 
 pub use rgemm_kernels::catalogue::{Arch, Elem, Precision};
 
@@ -200,6 +200,7 @@ impl Kernel {
             Candidate::Never => false,
             Candidate::Always => true,
             Candidate::WhenSideAtMost(side) => m.min(n) <= side as usize,
+            Candidate::WhenColumnsAtMost(cols) => n <= cols as usize,
         }
     }
 
@@ -384,6 +385,18 @@ impl Kernel {
                 } else {
                     0
                 };
+                ((strips, splits), None, workspace)
+            }
+            Grid::SplitKStrips => {
+                let resident = props.multiprocessors * self.blocks_per_sm::<T>();
+                let splits = few_columns::splits((m, n, k), resident as usize);
+                problem.ctas = splits as u32;
+                let strips = m.div_ceil(rows as usize) * n.div_ceil(cols as usize);
+                let mut workspace = 0;
+                if splits > 1 {
+                    zeroed = few_columns::counters(m, n);
+                    workspace = zeroed + splits * strips * few_columns::STRIP_ELEMENTS;
+                }
                 ((strips, splits), None, workspace)
             }
             Grid::Persistent => {

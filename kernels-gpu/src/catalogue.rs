@@ -174,6 +174,11 @@ pub enum Grid {
     /// (one per strip and pass, zero at launch and left zero) then `splits` planes of C; the
     /// last block of each strip to finish adds the planes in K order.
     SplitKLastBlock,
+    /// Split-K over strips of whole block tiles, in one launch: `ceil(m / rows) ceil(n /
+    /// cols)` strips (x, row strips first) by `splits` slices of K (y, `Problem::ctas`, from
+    /// [`crate::few_columns::splits`]), and the workspace of [`Grid::SplitKLastBlock`] with
+    /// one counter per strip.
+    SplitKStrips,
     /// Persistent: one block per SM (as many as fit, at most one per tile), 1D, each block
     /// looping over the tiles `blockIdx.x, + gridDim.x, ...` in the kernel's own order.
     Persistent,
@@ -205,6 +210,8 @@ pub enum Candidate {
     Always,
     /// Only where C has at most this many rows or columns.
     WhenSideAtMost(u32),
+    /// Only where C has at most this many columns.
+    WhenColumnsAtMost(u32),
 }
 
 /// A value per accumulator type.
@@ -562,6 +569,9 @@ macro_rules! for_each_kernel {
                 StreamKNarrow32 => $crate::stream_k_short::SPEC_NARROW_32,
                     $crate::stream_k_short::stream_k_narrow_32,
                     $crate::stream_k_short::stream_k_narrow_32_fixup;
+                /// Few columns: whole rows of C per thread, K split over blocks, one launch
+                /// (`few_columns.rs`; f32/f64, 8.0+).
+                FewColumns => $crate::few_columns::SPEC, $crate::few_columns::few_columns;
                 /// Thin products: the K loop split among 1024 threads (`thin.rs`).
                 Thin => $crate::thin::SPEC, $crate::thin::thin;
                 /// Decode products (M <= 16): B read once, K split over blocks (`decode.rs`;

@@ -45,6 +45,8 @@ pub mod dmma_small;
 pub mod dmma_warps;
 pub mod double_buffered;
 pub mod element;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod few_columns;
 pub mod fragment_buffered;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma_3xtf32;

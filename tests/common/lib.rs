@@ -245,6 +245,15 @@ pub fn stream_k_kernels() -> impl Iterator<Item = Kernel> {
     })
 }
 
+/// The kernels whose grid is planned as one wave from their launch rule's blocks per SM
+/// (stream-K's, `few_columns`' slices of K) that have entry points for `T`.
+pub fn one_wave_kernels<T: Element>() -> impl Iterator<Item = Kernel> {
+    use rgemm_kernels::catalogue::Grid;
+    Kernel::FIXED.into_iter().filter(|k| {
+        k.supports::<T>() && matches!(k.spec().grid, Grid::StreamK { .. } | Grid::SplitKStrips)
+    })
+}
+
 /// Every kernel with entry points for `T`, and the sized one at `width`.
 pub fn kernels_for<T: Element>(width: u32) -> impl Iterator<Item = Kernel> {
     every_kernel(width).filter(|k| k.supports::<T>())
@@ -646,6 +655,67 @@ pub fn fixed_cases() -> Vec<Case> {
             decode::<rgemm::bf16, f32>(be)?;
             decode::<rgemm::f16, rgemm::f16>(be)?;
             decode::<rgemm::bf16, rgemm::bf16>(be)
+        }),
+        ("shapes::few_columns_splits_k_over_blocks", |be| {
+            // `few_columns` with several slices of K (each at least 256 steps) whose last
+            // block adds them, several row strips and column strips, each thread tile (up to
+            // 8, 16 and 32 columns in a strip), and A's and B's rows both in 16-byte chunks and
+            // not (K, N not multiples of 4). Twice each: the result must not depend on which
+            // block finishes last, and the counters must be left zero for the next product.
+            fn few<T: Element>(be: &Backend) -> Result<(), String> {
+                for (m, n, k, seed) in [
+                    (100, 20, 1500, 1),
+                    (200, 7, 777, 2),
+                    (37, 33, 1030, 3),
+                    (300, 64, 2048, 4),
+                    (129, 12, 600, 5),
+                ] {
+                    let a = random_matrix::<T>(m, k, seed);
+                    let b = random_matrix::<T>(k, n, seed ^ 0x51);
+                    let kernel = Kernel::FewColumns;
+                    let first = be.matmul_with(&a, &b, kernel).map_err(fail)?;
+                    check_product_with(&a, &b, &first, kernel)
+                        .map_err(|e| format!("{kernel} {m}x{n}x{k}: {e}"))?;
+                    let again = be.matmul_with(&a, &b, kernel).map_err(fail)?;
+                    if again != first {
+                        return Err(format!("{kernel} {m}x{n}x{k}: a second run differs"));
+                    }
+                }
+                Ok(())
+            }
+            few::<f32>(be)?;
+            few::<f64>(be)
+        }),
+        ("shapes::split_k_counters_survive_other_products", |be| {
+            // One context, three products: `decode_async` with 32 strips of counters, then
+            // `few_columns`, whose 4 counters are followed by its planes (over the bytes of
+            // the first product's counters), then the first again: its counters must be
+            // zero at launch, not the planes the second left there.
+            let (a, b) = (
+                random_matrix::<rgemm::bf16>(2, 4096, 1),
+                random_matrix::<rgemm::bf16>(4096, 8192, 2),
+            );
+            let (x, y) = (
+                random_matrix::<f32>(200, 2048, 3),
+                random_matrix::<f32>(2048, 8, 4),
+            );
+            for (round, kernel) in [Kernel::DecodeAsync, Kernel::FewColumns, Kernel::DecodeAsync]
+                .into_iter()
+                .enumerate()
+            {
+                let checked = match kernel {
+                    Kernel::FewColumns => be
+                        .matmul_with(&x, &y, kernel)
+                        .map_err(fail)
+                        .and_then(|c| check_product_with(&x, &y, &c, kernel)),
+                    _ => be
+                        .matmul_with(&a, &b, kernel)
+                        .map_err(fail)
+                        .and_then(|c| check_product_with(&a, &b, &c, kernel)),
+                };
+                checked.map_err(|e| format!("product {round} ({kernel}): {e}"))?;
+            }
+            Ok(())
         }),
         ("shapes::thin_products_both_ways_exact_on_integers", |be| {
             // `thin`'s two ways through (few rows, few columns) and its 4-steps-per-load path
