@@ -237,21 +237,23 @@ pub fn every_kernel(width: u32) -> impl Iterator<Item = Kernel> {
 
 /// The stream-K kernels (a grid of one wave, and a fix-up launch for the split tiles).
 pub fn stream_k_kernels() -> impl Iterator<Item = Kernel> {
-    Kernel::FIXED.into_iter().filter(|k| {
-        matches!(
-            k.spec().grid,
-            rgemm_kernels::catalogue::Grid::StreamK { .. }
-        )
-    })
+    Kernel::FIXED.into_iter().filter(is_stream_k)
+}
+
+fn is_stream_k(k: &Kernel) -> bool {
+    matches!(
+        k.spec().grid,
+        rgemm_kernels::catalogue::Grid::StreamK { .. }
+    )
 }
 
 /// The kernels whose grid is planned as one wave from their launch rule's blocks per SM
 /// (stream-K's, `few_columns`' slices of K) that have entry points for `T`.
 pub fn one_wave_kernels<T: Element>() -> impl Iterator<Item = Kernel> {
-    use rgemm_kernels::catalogue::Grid;
-    Kernel::FIXED.into_iter().filter(|k| {
-        k.supports::<T>() && matches!(k.spec().grid, Grid::StreamK { .. } | Grid::SplitKStrips)
-    })
+    let slices = |k: &Kernel| k.spec().grid == rgemm_kernels::catalogue::Grid::SplitKStrips;
+    Kernel::FIXED
+        .into_iter()
+        .filter(move |k| k.supports::<T>() && (is_stream_k(k) || slices(k)))
 }
 
 /// Every kernel with entry points for `T`, and the sized one at `width`.
