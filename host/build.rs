@@ -12,7 +12,7 @@ use rgemm_kernels::catalogue::{CATALOGUE, MODULES, Module};
 use std::env;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
 
 const TARGET: &str = "nvptx64-nvidia-cuda";
 const INSTALL_HINT: &str = "run `rustup toolchain install` in the repository root (it reads rust-toolchain.toml: the nightly with rust-src and llvm-tools)";
@@ -42,13 +42,20 @@ fn main() {
         "/// The PTX modules built from the catalogue: `(architecture, PTX text)`.\n\
          pub const MODULE_PTX: &[(rgemm_kernels::catalogue::Arch, &str)] = &[\n",
     );
-    for module in &MODULES {
-        let entries = entries_of(module);
-        if entries.is_empty() {
-            continue;
-        }
+    // The modules build side by side: each is one long single-threaded rustc + LLVM chain
+    // (the whole kernel crate, then opt and llc), so on a small machine this halves the wait.
+    let builds: Vec<_> = MODULES
+        .iter()
+        .map(|module| (module, entries_of(module)))
+        .filter(|(_, entries)| !entries.is_empty())
+        .map(|(module, entries)| {
+            let child = start_module(&kernels, &out_dir, &rustc, &tools, module, &entries);
+            (module, entries, child)
+        })
+        .collect();
+    for (module, entries, child) in builds {
         let name = format!("kernels_{}.ptx", module.target_cpu);
-        build_module(&kernels, &out_dir, &rustc, &tools, module, &entries, &name);
+        finish_module(&out_dir, module, &entries, child, &name);
         let _ = writeln!(
             table,
             "    (rgemm_kernels::catalogue::Arch::{:?}, include_str!({:?})),",
@@ -83,19 +90,23 @@ fn entries_of(module: &Module) -> Vec<(String, Option<(u32, u32)>)> {
     entries
 }
 
-/// Builds the kernel crate as PTX for `module` into `OUT_DIR/name`, keeping only `entries`.
-fn build_module(
+/// Each module's own target folder, so the builds can run at once.
+fn target_dir_of(out_dir: &Path, module: &Module) -> PathBuf {
+    out_dir.join(format!("kernels-target-{}", module.target_cpu))
+}
+
+/// Starts building the kernel crate as PTX for `module`, keeping only `entries`.
+fn start_module(
     kernels: &Path,
     out_dir: &Path,
     rustc: &str,
     tools: &Path,
     module: &Module,
     entries: &[(String, Option<(u32, u32)>)],
-    name: &str,
-) {
+) -> Child {
     let cpu = module.target_cpu;
     let linker = kernels.join("ptx-linker");
-    let target_dir = out_dir.join(format!("kernels-target-{cpu}"));
+    let target_dir = target_dir_of(out_dir, module);
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     // The kernel crate is an rlib for the host; for the GPU it is linked as a cdylib.
@@ -148,10 +159,23 @@ fn build_module(
         .env("PTX_LLVM_TOOLS", tools)
         .env("PTX_KEEP", keep.join(","))
         .env("RUSTC", rustc);
+    cmd.spawn()
+        .unwrap_or_else(|e| fail(&format!("could not run cargo: {e}")))
+}
 
-    let status = cmd
-        .status()
-        .unwrap_or_else(|e| fail(&format!("could not run cargo: {e}")));
+/// Waits for `module`'s build and writes its PTX, with launch bounds, to `OUT_DIR/name`.
+fn finish_module(
+    out_dir: &Path,
+    module: &Module,
+    entries: &[(String, Option<(u32, u32)>)],
+    mut child: Child,
+    name: &str,
+) {
+    let cpu = module.target_cpu;
+    let target_dir = target_dir_of(out_dir, module);
+    let status = child
+        .wait()
+        .unwrap_or_else(|e| fail(&format!("could not wait for cargo: {e}")));
     if !status.success() {
         fail(&format!(
             "building the kernels for {TARGET} ({cpu}) failed (see the errors above); if a toolchain piece is missing, {INSTALL_HINT}"

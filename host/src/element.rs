@@ -56,7 +56,8 @@ pub trait Output<T: Element>: Scalar + sealed::Sealed {
     /// The kernels' element type for this pairing (layout-identical inputs; its `Out` is
     /// layout-identical to `Self`).
     #[doc(hidden)]
-    type Device: rgemm_kernels::element::Element<Acc = T::Out>;
+    type Device: rgemm_kernels::host_bodies::HostBodies
+        + rgemm_kernels::element::Element<Acc = T::Out>;
     /// The suffix of the entry points for this pairing: `bf16` (C in f32), `bf16_bf16`.
     const SUFFIX: &'static str;
     /// Whether C is the 16-bit input type rather than the accumulator.

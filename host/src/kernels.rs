@@ -7,7 +7,8 @@ use crate::error::{Error, Result};
 use crate::props::DeviceProps;
 use cudarc::driver::LaunchConfig;
 use rgemm_kernels::catalogue::{Candidate, Grid, KernelSpec, Shared, TensorMaps, Threads, Tile};
-use rgemm_kernels::problem::{Body, Problem};
+use rgemm_kernels::host_bodies::KernelId;
+use rgemm_kernels::problem::Problem;
 use rgemm_kernels::stream_k::{self, Schedule};
 use rgemm_kernels::wgmma_tf32::{PACK_BLOCK, PACK_SHARED, Packing};
 use rgemm_kernels::{decode, decode_async, few_columns};
@@ -54,25 +55,15 @@ macro_rules! kernel_enum {
                 }
             }
 
-            /// The kernel body, for the CPU executor.
-            pub(crate) fn body<D: rgemm_kernels::element::Element>(&self) -> Body<D> {
+            /// The row of this kernel in the CPU executor's table of bodies.
+            pub(crate) fn id(&self) -> KernelId {
                 match self {
-                    $( Kernel::$fixed => $fbody, )*
-                    $( Kernel::$sized(_) => $sbody, )*
-                }
-            }
-
-            /// The second launch's body, for the CPU executor.
-            pub(crate) fn fixup_body<D: rgemm_kernels::element::Element>(&self) -> Option<Body<D>> {
-                match self {
-                    $( Kernel::$fixed => kernel_enum!(@some $($ffix)?), )*
-                    $( Kernel::$sized(_) => None, )*
+                    $( Kernel::$fixed => KernelId::$fixed, )*
+                    $( Kernel::$sized(_) => KernelId::$sized, )*
                 }
             }
         }
     };
-    (@some) => { None };
-    (@some $f:expr) => { Some($f) };
 }
 
 rgemm_kernels::for_each_kernel!(kernel_enum);

@@ -48,6 +48,8 @@ pub mod element;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod few_columns;
 pub mod fragment_buffered;
+#[cfg(all(not(target_arch = "nvptx64"), feature = "host-bodies"))]
+pub mod host_bodies;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma_3xtf32;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]

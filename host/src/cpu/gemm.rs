@@ -11,6 +11,7 @@ use crate::props::DeviceProps;
 use crate::reference::{check_output_shape, check_product_shape};
 use crate::view::{Batch, MatrixView, MatrixViewMut};
 use rgemm_kernels::device::host::GlobalRegion;
+use rgemm_kernels::host_bodies::HostBodies;
 use rgemm_kernels::problem::Gemm;
 
 /// Raw pointers a kernel closure shares across the executor's OS threads; the kernels'
@@ -268,8 +269,8 @@ impl CpuExecutor {
             p: launches.problem,
         });
         let name = kernel.entry_for::<T, O>();
-        let body = kernel.body::<O::Device>();
-        if let (Some(launch), Some(pack)) = (launches.pack, kernel.fixup_body::<O::Device>()) {
+        let body = O::Device::body(kernel.id());
+        if let (Some(launch), Some(pack)) = (launches.pack, O::Device::fixup_body(kernel.id())) {
             let name = kernel.fixup_entry_for::<T, O>().unwrap_or_default();
             self.launch(
                 &CpuLaunch::of(&name, &launch.config, &globals),
@@ -296,7 +297,7 @@ impl CpuExecutor {
                 unsafe { body(main.get().this_product()) }
             },
         )?;
-        if let (Some(cfg), Some(fixup)) = (launches.fixup, kernel.fixup_body::<O::Device>()) {
+        if let (Some(cfg), Some(fixup)) = (launches.fixup, O::Device::fixup_body(kernel.id())) {
             let name = kernel.fixup_entry_for::<T, O>().unwrap_or_default();
             self.launch(&CpuLaunch::of(&name, &cfg, &globals), &move || {
                 // SAFETY: as above; the main launch wrote the parts it adds.
