@@ -50,13 +50,22 @@ pub fn preference<T: Element>(
     let side = m.min(n);
     let sixteen_bit = matches!(T::ELEM, Elem::F16 | Elem::Bf16);
     let plain = problem.layout == 0 && problem.batch == 1;
-    // 9 to 127 rows of f32 or f64: stream-K on tiles as short as C (H200, f32 x 4096 x
+    // Up to 127 rows of f32 or f64: stream-K on tiles as short as C (H200, f32 x 4096 x
     // 4096, % of cuBLAS: 16 rows 171% with `stream_k_32` against `decode`'s 94%, 32 rows
     // 103%, 48 rows 94% with `stream_k_64`, 96 rows 102% with `stream_k_32` against
     // `stream_k`'s 87%; f64 at 64 rows 48% against `dmma_small`'s 34%). A C whose last tile
     // is partial runs one tile height: mixing whole and edge tiles of these kernels cost
-    // 65% more time (96 rows on `stream_k_64`, 48 on `stream_k_32`).
-    if (9..128).contains(&m) && !sixteen_bit && plain {
+    // 65% more time (96 rows on `stream_k_64`, 48 on `stream_k_32`). Fewer rows still:
+    // f32 from 7 rows (x 4096 x 4096: 7 rows 4.9 against `decode`'s 4.7 TFLOP/s, 8 rows 5.6
+    // against 5.1; at x 8192 x 8192 8.1 against 4.9), f64 from 3 (x 4096 x 4096, 4 to 8
+    // rows: 65-72% of cuBLAS against `thin`'s 23-43%; `thin`'s time grows with the rows,
+    // and at 1 row it leads with 110%).
+    let fewest = match T::ELEM {
+        Elem::F32 => 7,
+        Elem::F64 => 3,
+        _ => 9,
+    };
+    if (fewest..128).contains(&m) && !sixteen_bit && plain {
         match m {
             0..=32 => order.push(Kernel::StreamK32),
             33..=64 => order.push(Kernel::StreamK64),
@@ -104,8 +113,8 @@ pub fn preference<T: Element>(
     if m <= 16 && problem.batch == 1 {
         // Decode shapes (few rows of C): the kernels that read B once at full bandwidth;
         // which one leads depends on the rows (bf16 on an H200: `decode_async` for 1-2,
-        // `decode` for up to 8, `decode_mma` past that). f32 with more than 8 rows:
-        // stream-K's tiles win. Few columns are not theirs: 4096 x 16 x 4096 took `decode`
+        // `decode` for up to 8, `decode_mma` past that). f32 from 7 rows: stream-K's
+        // tiles win (above). Few columns are not theirs: 4096 x 16 x 4096 took `decode`
         // 166 ms (H200, f32).
         order.extend(match m {
             0..=2 => [Kernel::DecodeAsync, Kernel::Decode, Kernel::DecodeMma],
