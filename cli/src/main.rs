@@ -92,7 +92,11 @@ fn main() -> ExitCode {
             if rows.iter().all(|r| r.ok) {
                 ExitCode::SUCCESS
             } else {
-                eprintln!("rgemm: some kernels disagree with cuBLAS (FAIL rows above)");
+                let against = match ctx {
+                    Some(_) => "cuBLAS",
+                    None => "the CPU reference",
+                };
+                eprintln!("rgemm: some kernels disagree with {against} (FAIL rows above)");
                 ExitCode::FAILURE
             }
         }
@@ -166,10 +170,19 @@ fn run_shape_cpu<T: Element>(
             ms: median(&times),
             cublas_ms: None,
             rel_err: err,
-            ok: err <= rgemm::agreement_limit::<T>(k),
+            ok: err <= limit_for::<T>(kernel, k),
         });
     }
     Ok(rows)
+}
+
+/// The largest error (as [`rel_err`] measures it) `kernel` may show at inner dimension `k`:
+/// the accumulation's ([`rgemm::agreement_limit`]), and for the TF32 kernels, which round
+/// every input to 10 bits (f32 runs on them only when asked), that rounding of each
+/// product, grown over K as the accumulation's is.
+fn limit_for<T: Element>(kernel: Kernel, k: usize) -> f64 {
+    let rounding = kernel.spec().precision.product_error();
+    rgemm::agreement_limit::<T>(k) + rounding * (k as f64).sqrt().max(1.0)
 }
 
 /// Largest |x - y| over the largest |y|: the error relative to the product's scale.
@@ -201,7 +214,6 @@ fn run_shape<T: Element>(
     kernels.push(Kernel::TiledDynamic(tile));
     // Those this device can launch for this type (the tensor-core kernels take 16-bit inputs).
     kernels.retain(|kernel| kernel.launches::<T>(ctx.props(), (m, n, k)).is_ok());
-    let limit = rgemm::agreement_limit::<T>(k);
     let mut rows = Vec::new();
     for kernel in kernels {
         let mut c: DeviceMatrix<T::Out> = ctx.zeros(m, n)?;
@@ -217,7 +229,7 @@ fn run_shape<T: Element>(
             ms,
             cublas_ms: Some(cublas_ms),
             rel_err: err,
-            ok: err <= limit,
+            ok: err <= limit_for::<T>(kernel, k),
         });
     }
     Ok(rows)
@@ -296,5 +308,36 @@ fn print_table(rows: &[Row]) {
             r.rel_err,
             if r.ok { "ok" } else { "FAIL" }
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The main job on a machine without a GPU (the README's first command there): every
+    /// kernel x type agrees with the CPU reference within its limit, the TF32 kernels
+    /// included (they failed the FP32 limit).
+    #[test]
+    fn the_cpu_run_agrees_with_the_reference() {
+        let args = Args::parse_from(["rgemm", "--cpu", "--reps", "1"]);
+        let cpu = CpuExecutor::new();
+        let mut rows = Vec::new();
+        rows.extend(run_shape_cpu::<f32>(&cpu, &args, CPU_SHAPES[1]).unwrap());
+        rows.extend(run_shape_cpu::<f64>(&cpu, &args, CPU_SHAPES[1]).unwrap());
+        rows.extend(run_shape_cpu::<rgemm::bf16>(&cpu, &args, CPU_SHAPES[1]).unwrap());
+        assert!(rows.iter().any(|r| r.kernel == "mma_tf32"));
+        let bad: Vec<_> = rows.iter().filter(|r| !r.ok).map(|r| &r.kernel).collect();
+        assert!(bad.is_empty(), "rows over their limit: {bad:?}");
+    }
+
+    /// TF32's rounding widens only the TF32 kernels' limit.
+    #[test]
+    fn only_tf32_kernels_get_a_wider_limit() {
+        let k = 1024;
+        let fp32 = rgemm::agreement_limit::<f32>(k);
+        assert_eq!(limit_for::<f32>(Kernel::PairedLanes, k), fp32);
+        assert!(limit_for::<f32>(Kernel::MmaTf32, k) > 1e-2);
+        assert!(limit_for::<f32>(Kernel::Mma3xTf32, k) < fp32 + 1e-4);
     }
 }
