@@ -25,7 +25,7 @@
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
-use crate::device::async_copy::{commit_group, wait_group};
+use crate::device::async_copy::{commit_group, pipeline, wait_group};
 use crate::device::global::{
     fence_gpu, load, load_volatile, load4, load4_or_zeros, store, take_ticket,
 };
@@ -153,36 +153,28 @@ unsafe fn pass<T: Element, const MR: usize>(
             commit_group();
         };
         let steps = (k1 - k0).div_ceil(STAGE_ROWS);
-        for s in 0..STAGES - 1 {
-            if s < steps {
-                fill(s);
-            } else {
-                commit_group(); // an empty group keeps the count the waits expect
-            }
-        }
-        for s in 0..steps {
-            wait_group::<{ STAGES - 2 }>(); // stage s has landed
-            // The slot it refills was read in the previous step, by this lane only.
-            if s + STAGES - 1 < steps {
-                fill(s + STAGES - 1);
-            } else {
-                commit_group();
-            }
-            let slot = (s % STAGES) * STAGE_ROWS;
-            for h in 0..2 {
-                let mut w = [[T::Acc::ZERO; LANE_COLS as usize]; 4];
-                for u in 0..4 {
-                    let row = slot + 4 * h + u;
-                    let lo = unsafe { pipe.get4(row, lane * LANE_COLS) };
-                    let hi = unsafe { pipe.get4(row, lane * LANE_COLS + 4) };
-                    for j in 0..4 {
-                        w[u as usize][j] = lo[j].widen();
-                        w[u as usize][j + 4] = hi[j].widen();
+        // No barrier: a lane's stages are its own (it read the slot refilled next itself).
+        pipeline::<STAGES, { STAGES - 2 }>(
+            steps,
+            fill,
+            || {},
+            |s| {
+                let slot = (s % STAGES) * STAGE_ROWS;
+                for h in 0..2 {
+                    let mut w = [[T::Acc::ZERO; LANE_COLS as usize]; 4];
+                    for u in 0..4 {
+                        let row = slot + 4 * h + u;
+                        let lo = unsafe { pipe.get4(row, lane * LANE_COLS) };
+                        let hi = unsafe { pipe.get4(row, lane * LANE_COLS + 4) };
+                        for j in 0..4 {
+                            w[u as usize][j] = lo[j].widen();
+                            w[u as usize][j + 4] = hi[j].widen();
+                        }
                     }
+                    add4(k0 + s * STAGE_ROWS + 4 * h, &w);
                 }
-                add4(k0 + s * STAGE_ROWS + 4 * h, &w);
-            }
-        }
+            },
+        );
     } else {
         // B's rows are not whole 16-byte chunks (N not a multiple of 8, or B misaligned):
         // no copies, 4 K rows at a time straight from global memory, zeros outside B.

@@ -18,7 +18,7 @@ use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
 use crate::decode_async::{STRIP, THREADS, WARPS, counters, last_to_arrive};
-use crate::device::async_copy::{commit_group, wait_group};
+use crate::device::async_copy::{commit_group, pipeline, wait_group};
 use crate::device::global::{load, load_volatile, load4_or_zeros, store};
 use crate::device::ldmatrix;
 use crate::device::shared::{SharedArena, SharedTile};
@@ -142,24 +142,10 @@ unsafe fn pass<T: Element>(
             }
             commit_group();
         };
-        for s in 0..STAGES - 1 {
-            if s < steps {
-                fill(s);
-            } else {
-                commit_group(); // an empty group keeps the count the waits expect
-            }
-        }
-        for s in 0..steps {
-            wait_group::<{ STAGES - 2 }>(); // this lane's copies of stage s have landed
-            // Every lane's have; and every lane is done with the slot refilled next.
-            sync_warp();
-            if s + STAGES - 1 < steps {
-                fill(s + STAGES - 1);
-            } else {
-                commit_group();
-            }
-            step((s % STAGES) * STAGE_ROWS, k0 + s * STAGE_ROWS);
-        }
+        // The warp's lanes share the stages: they meet at each step.
+        pipeline::<STAGES, { STAGES - 2 }>(steps, fill, sync_warp, |s| {
+            step((s % STAGES) * STAGE_ROWS, k0 + s * STAGE_ROWS)
+        });
         wait_group::<0>();
     } else {
         // B's rows are not whole 16-byte chunks (N not a multiple of 8, or B misaligned):

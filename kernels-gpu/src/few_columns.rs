@@ -34,7 +34,7 @@ use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
 use crate::decode_async::last_to_arrive;
-use crate::device::async_copy::{commit_group, wait_group};
+use crate::device::async_copy::{commit_group, pipeline, wait_group};
 use crate::device::global::{load_volatile, store};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_dim_x, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
@@ -200,23 +200,9 @@ unsafe fn slice<T: Element, const NC: usize, const CT: usize, const R: usize>(
         commit_group();
     };
     let steps = (k1 - k0).div_ceil(KC);
-    for s in 0..STAGES - 1 {
-        if s < steps {
-            fill(s);
-        } else {
-            commit_group(); // an empty group keeps the count the waits expect
-        }
-    }
     let mut acc = [[T::Acc::ZERO; CT]; R];
-    for s in 0..steps {
-        wait_group::<{ STAGES - 2 }>(); // this thread's copies of stage s have landed
-        // Everyone's have, and everyone is done with the slot refilled next.
-        sync_threads();
-        if s + STAGES - 1 < steps {
-            fill(s + STAGES - 1);
-        } else {
-            commit_group();
-        }
+    // The block's threads share the stages: they meet at each step.
+    pipeline::<STAGES, { STAGES - 2 }>(steps, fill, sync_threads, |s| {
         let slot = s % STAGES;
         let (a_s, b_s) = (
             a_stages.window(slot * ROWS, ROWS),
@@ -241,7 +227,7 @@ unsafe fn slice<T: Element, const NC: usize, const CT: usize, const R: usize>(
             }
             run += 4 * k_groups;
         }
-    }
+    });
     wait_group::<0>();
     sync_threads(); // every thread is done with the stages: the sums take their bytes
     // SAFETY: k_groups x ROWS x NC = THREADS x R CT accumulators, inside the stages.

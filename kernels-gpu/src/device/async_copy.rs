@@ -126,3 +126,36 @@ pub unsafe fn copy_element_or_zero<T>(dst: *mut T, src: *const T, inside: bool) 
         }
     }
 }
+
+/// The `cp.async` pipeline of `STAGES` stages over `steps` steps (`WAIT` is `STAGES - 2`):
+/// the prologue starts stages `0..STAGES - 1`; step `s` waits for this thread's copies of
+/// stage `s`, meets `barrier` (after it everyone's copies have landed and everyone is done
+/// with the slot refilled next), starts stage `s + STAGES - 1`, and calls `consume(s)`.
+/// `fill(s)` starts and commits stage `s`'s copies; past the last step an empty group keeps
+/// the count the waits expect.
+#[inline(always)]
+pub fn pipeline<const STAGES: u32, const WAIT: u32>(
+    steps: u32,
+    fill: impl Fn(u32),
+    barrier: impl Fn(),
+    mut consume: impl FnMut(u32),
+) {
+    const { assert!(WAIT + 2 == STAGES) };
+    for s in 0..STAGES - 1 {
+        if s < steps {
+            fill(s);
+        } else {
+            commit_group();
+        }
+    }
+    for s in 0..steps {
+        wait_group::<WAIT>();
+        barrier();
+        if s + STAGES - 1 < steps {
+            fill(s + STAGES - 1);
+        } else {
+            commit_group();
+        }
+        consume(s);
+    }
+}
