@@ -1129,7 +1129,7 @@ fn the_rule_picks_the_measured_kernels() {
     .map(|(elem, (m, n, k), want)| (elem, (m, n, k, 1), want))
     .into_iter()
     .chain([
-        (Bf16, (128, 128, 128, 512), Kernel::WgmmaTma),
+        (Bf16, (128, 128, 128, 512), Kernel::WgmmaPersistent),
         (Bf16, (512, 512, 512, 64), Kernel::WgmmaPersistent),
         (Bf16, (1024, 1024, 1024, 16), Kernel::WgmmaPersistent),
     ]) {

@@ -150,9 +150,9 @@ pub fn preference<T: Element>(
     match T::ELEM {
         Elem::F16 | Elem::Bf16 => {
             // Every form the TMA kernels read (leading dimensions, transposes, alpha/beta,
-            // batches); the persistent grid leads, but not for batches of one-tile products,
-            // where its walk through the batch lost (bf16, 512 x 128^3, H200: 56 against
-            // `wgmma_tma`'s 61 TFLOP/s; 64 x 512^3: 318 against 303).
+            // batches); the persistent grid leads, batches of one-tile products included
+            // since the epilogue skips the columns past C (bf16, 512 x 128^3, H200: 70.6
+            // against `wgmma_tma`'s 65-66 TFLOP/s; before, 56 against 61).
             let mut wgmma = [
                 Kernel::WgmmaPersistent,
                 Kernel::WgmmaTma,
@@ -162,7 +162,7 @@ pub fn preference<T: Element>(
             // lost (bf16 1024^3, 32 tiles, H200: 92.9 against `wgmma_tma`'s 110.4 TFLOP/s;
             // 64 x 4096 x 4096: 43.9 against 45.2).
             let one_wave = tiles_of(Kernel::WgmmaPersistent) <= props.multiprocessors as u64;
-            if (problem.batch > 1 && m <= 128 && n <= 256) || one_wave {
+            if one_wave {
                 wgmma.swap(0, 1);
             }
             if hopper {
