@@ -614,8 +614,10 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 // Three in each of the three thread tiles' slices (the mainloop's one per
                 // stage, the stages drained, the K groups' sums in), two in the rendezvous.
                 Kernel::FewColumns => 11,
-                // One per phase (`cp.async` for every launch: 16-byte chunks or elements).
-                Kernel::Dmma | Kernel::DmmaWarps | Kernel::DmmaSmall | Kernel::MmaTf32 => 1,
+                // One per phase (`cp.async` for every launch: 16-byte chunks or elements),
+                // in each of the f64 kernels' four mainloops (A and B each as stored).
+                Kernel::Dmma | Kernel::DmmaWarps | Kernel::DmmaSmall => 4,
+                Kernel::MmaTf32 => 1,
                 // And the NaN repair's: the flag's two, its mainloop's one.
                 Kernel::Mma3xTf32 => 4,
                 _ => 2,

@@ -3,7 +3,7 @@
 //! `cp.async` pipeline. Every product and sum is an IEEE f64 operation rounded to nearest;
 //! only the order of the sums differs from the SIMT kernels'.
 //!
-//! Launch rules ([`SPEC`]): 128 threads, a grid of 128 x 64 tiles, 87,552 shared bytes,
+//! Launch rules ([`SPEC`]): 128 threads, a grid of 128 x 64 tiles, 92,176 shared bytes,
 //! two blocks per SM; the sm_90a module.
 use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
 use crate::element::{Accumulator, Element};
@@ -50,7 +50,7 @@ impl<const K16: bool> Scheme for Dmma<K16> {
 /// See the entry points; 128 threads per block; T is f64.
 #[inline(always)]
 pub unsafe fn dmma<T: Element>(gemm: Gemm<T>) {
-    unsafe { wide_tile::pipelined::<T, Dmma<false>, Dmma<false>, 128, BN, BK, DEPTH, 4>(gemm) }
+    unsafe { wide_tile::strided::<T, Dmma<false>, Dmma<false>, 128, BN, BK, DEPTH, 4>(gemm) }
 }
 
 entry_points!(dmma; dmma_f64: f64);

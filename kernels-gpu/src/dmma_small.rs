@@ -2,7 +2,7 @@
 //! `dmma`'s 128 x 64 tiles for a product, so a 1024^3 one fills 1.9 waves of 132 SMs
 //! instead of 128 blocks on 264 slots.
 //!
-//! Launch rules ([`SPEC`]): 128 threads, a grid of 64 x 64 tiles, 56,848 shared bytes,
+//! Launch rules ([`SPEC`]): 128 threads, a grid of 64 x 64 tiles, 61,456 shared bytes,
 //! three blocks per SM; the sm_90a module.
 use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
 use crate::dmma::Dmma;
@@ -22,7 +22,7 @@ pub const SPEC: KernelSpec = wide_tile::spec(
 /// See the entry points; 128 threads per block; T is f64.
 #[inline(always)]
 pub unsafe fn dmma_small<T: Element>(gemm: Gemm<T>) {
-    unsafe { wide_tile::pipelined::<T, Dmma<true>, Dmma<true>, 64, 64, 16, 3, 2>(gemm) }
+    unsafe { wide_tile::strided::<T, Dmma<true>, Dmma<true>, 64, 64, 16, 3, 2>(gemm) }
 }
 
 entry_points!(dmma_small; dmma_small_f64: f64);

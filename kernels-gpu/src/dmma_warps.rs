@@ -4,7 +4,7 @@
 //! warp eligible 71% of cycles. K steps of 16 (`mma.sync.m16n8k16.f64`, one `DMMA.16x8x16`):
 //! measured as fast as two m16n8k8 steps here, with fewer instructions.
 //!
-//! Launch rules ([`SPEC`]): 256 threads, a grid of 128 x 64 tiles, 87,568 shared bytes,
+//! Launch rules ([`SPEC`]): 256 threads, a grid of 128 x 64 tiles, 92,176 shared bytes,
 //! two blocks per SM; the sm_90a module.
 use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
 use crate::dmma::Dmma;
@@ -24,7 +24,7 @@ pub const SPEC: KernelSpec = wide_tile::spec(
 /// See the entry points; 256 threads per block; T is f64.
 #[inline(always)]
 pub unsafe fn dmma_warps<T: Element>(gemm: Gemm<T>) {
-    unsafe { wide_tile::pipelined::<T, Dmma<true>, Dmma<true>, 128, 64, 16, 3, 2>(gemm) }
+    unsafe { wide_tile::strided::<T, Dmma<true>, Dmma<true>, 128, 64, 16, 3, 2>(gemm) }
 }
 
 entry_points!(dmma_warps; dmma_warps_f64: f64);

@@ -32,20 +32,20 @@ pub const SPEC: KernelSpec = tensor_spec(
     (BN, 32, STAGES),
 );
 
-/// Starts the copies of a `ROWS x COLS` tile at `(row0, col0)` of a matrix `bounds` in size
-/// (row-major, so its leading dimension is `bounds.1`) into `dst`, 16 bytes at a time, the
+/// Starts the copies of a `ROWS x COLS` tile at `(row0, col0)` of a row-major `rows x
+/// cols` matrix whose rows lie `ld` elements apart into `dst`, 16 bytes at a time, the
 /// chunks spread over the block's `threads` (a constant once inlined); zeros for chunks
 /// outside the matrix.
 ///
 /// # Safety
-/// The matrix's columns are a multiple of the chunk (16 bytes of elements) and `src` is
-/// 16-byte aligned; nobody reads `dst` until a wait covering these copies and a barrier.
+/// The matrix's columns and `ld` are multiples of the chunk (16 bytes of elements) and
+/// `src` is 16-byte aligned; nobody reads `dst` until a wait covering these copies and a barrier.
 #[inline(always)]
 pub(crate) unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
     dst: &SharedTile<T>,
     src: *const T,
     (row0, col0): (u32, u32),
-    (rows, cols): (u32, u32),
+    (rows, cols, ld): (u32, u32, u32),
     (tid, threads): (u32, u32),
 ) {
     let chunk = 16 / size_of::<T>() as u32;
@@ -53,7 +53,7 @@ pub(crate) unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
         let e = tid + i * threads;
         let (r, c) = (e / (COLS / chunk), (e % (COLS / chunk)) * chunk);
         let inside = row0 + r < rows && col0 + c < cols;
-        let at = (row0 + r) as usize * cols as usize + (col0 + c) as usize;
+        let at = (row0 + r) as usize * ld as usize + (col0 + c) as usize;
         let from = if inside { src.wrapping_add(at) } else { src };
         unsafe { dst.copy16_or_zero(r, c, from, inside) };
     }
@@ -73,8 +73,8 @@ pub(crate) unsafe fn copy_phase<T: Element, const BN: u32, const BK: u32>(
     tid: u32,
 ) {
     unsafe {
-        copy_tile::<T, BM, BK>(&stage.a, a, (row0, k0), (m, k), (tid, THREADS));
-        copy_tile::<T, BK, BN>(&stage.b, b, (k0, col0), (k, n), (tid, THREADS));
+        copy_tile::<T, BM, BK>(&stage.a, a, (row0, k0), (m, k, k), (tid, THREADS));
+        copy_tile::<T, BK, BN>(&stage.b, b, (k0, col0), (k, n, n), (tid, THREADS));
     }
 }
 

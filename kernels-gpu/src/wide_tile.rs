@@ -3,24 +3,30 @@
 //! `mma_tf32`, `mma_3xtf32`. They differ only in what a K step of 8 multiplies ([`Scheme`]).
 //!
 //! A block computes a BM x BN tile of C with (BM / 16 MT) x (BN / 32) warps, each a
-//! 16 MT x 32 warp tile of MT x 4 m16n8 tiles, stepping BK along K. A and B go from global to shared memory as
-//! they are (row-major), `DEPTH - 1` phases ahead, by `cp.async`: 16-byte chunks where K and
-//! N allow them and the inputs are 16-byte aligned, one element per copy otherwise (the same
-//! pipeline either way, chosen per launch, so every barrier stays uniform); zeros outside A
-//! and B. Rows are padded so a warp's fragment reads hit distinct banks: A's rows by 4
-//! elements (a lane reads rows g, g + 8 at columns t, t + 4), B's by 32 bytes (rows t,
-//! t + 4 at column g). Then 32-bit reads are one wavefront and 64-bit reads two.
+//! 16 MT x 32 warp tile of MT x 4 m16n8 tiles, stepping BK along K. A and B go from global to
+//! shared memory as they are stored, `DEPTH - 1` phases ahead, by `cp.async`: 16-byte chunks
+//! where their rows and leading dimensions allow them and the inputs are 16-byte aligned,
+//! one element per copy otherwise (the same pipeline either way, chosen per launch, so
+//! every barrier stays uniform); zeros outside A and B. A stage holds each operand as it is
+//! stored: K-major (a row-major A, a transposed B: rows along K) or MN-major (a transposed
+//! A, a row-major B), and the fragment reads follow. Rows are padded so a warp's fragment
+//! reads hit distinct banks: K-major rows by 4 elements (a lane reads rows g, g + 8 at
+//! columns t, t + 4), MN-major rows by 32 bytes (rows t, t + 4 at column g). Then 32-bit
+//! reads are one wavefront and 64-bit reads two.
+//!
+//! The f64 kernels ([`strided`]) compute every form (leading dimensions, transposes,
+//! alpha/beta: one mainloop per pair of orientations, chosen per launch); the TF32 ones
+//! ([`pipelined`]) the row-major, dense product.
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
 use crate::device::async_copy::{commit_group, copy16, wait_group};
-use crate::device::global::{store, store2};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::vector::aligned16;
 use crate::element::{Accumulator, Element};
 use crate::mma_async;
-use crate::problem::Gemm;
+use crate::problem::{COut, Gemm};
 
 /// n8 tiles per warp tile (32 columns); its rows are MT m16 tiles (a const parameter).
 const NT: usize = 4;
@@ -40,18 +46,33 @@ pub const fn threads(bm: u32, bn: u32, mt: usize) -> u32 {
     (bm / (16 * mt as u32)) * (bn / 32) * 32
 }
 
-/// Elements of one stage: A (bm x (bk + 4)) and B (bk x (bn + pad)).
-pub const fn stage_elements(bm: u32, bn: u32, bk: u32, bytes: u32) -> u32 {
-    bm * (bk + PAD_A) + bk * (bn + pad_b(bytes))
+/// Elements of one stage: A (bm x (bk + 4)) and B (bk x (bn + pad)), as stored row-major;
+/// where `strided`, room for either orientation of each (A as bk x (bm + pad), B as bn x
+/// (bk + 4) when transposed).
+pub const fn stage_elements(bm: u32, bn: u32, bk: u32, bytes: u32, strided: bool) -> u32 {
+    let (a, b) = (bm * (bk + PAD_A), bk * (bn + pad_b(bytes)));
+    if !strided {
+        return a + b;
+    }
+    let (a_t, b_t) = (bk * (bm + pad_b(bytes)), bn * (bk + PAD_A));
+    (if a > a_t { a } else { a_t }) + (if b > b_t { b } else { b_t })
 }
 
 /// Shared elements of a launch: `depth` stages and 16 bytes for the repair flag.
-pub const fn shared_elements(bm: u32, bn: u32, bk: u32, depth: u32, bytes: u32) -> u32 {
-    depth * stage_elements(bm, bn, bk, bytes) + 16 / bytes
+pub const fn shared_elements(
+    bm: u32,
+    bn: u32,
+    bk: u32,
+    depth: u32,
+    bytes: u32,
+    strided: bool,
+) -> u32 {
+    depth * stage_elements(bm, bn, bk, bytes, strided) + 16 / bytes
 }
 
 /// The spec of a kernel on this tile, for `elem` (f32 or f64, its accumulator type) at
-/// `precision`, in `arch`'s module; `blocks` resident per SM as its launch bound.
+/// `precision`, in `arch`'s module; `blocks` resident per SM as its launch bound. The f64
+/// kernels run [`strided`], every form; the others [`pipelined`].
 pub const fn spec(
     (name, file): (&'static str, &'static str),
     idea: &'static str,
@@ -59,6 +80,7 @@ pub const fn spec(
     (bm, bn, bk, depth, mt): (u32, u32, u32, u32, usize),
     blocks: u32,
 ) -> KernelSpec {
+    let strided = matches!(elem, Elem::F64);
     let elements: &'static [Elem] = match elem {
         Elem::F64 => &[Elem::F64],
         _ => &[Elem::F32],
@@ -71,7 +93,7 @@ pub const fn spec(
         threads: Threads::Fixed(threads(bm, bn, mt), 1),
         tile: Tile::Fixed { rows: bm, cols: bn },
         grid: Grid::Tiles,
-        shared: Shared::Elements(shared_elements(bm, bn, bk, depth, elem.bytes())),
+        shared: Shared::Elements(shared_elements(bm, bn, bk, depth, elem.bytes(), strided)),
         min_blocks_per_sm: PerAcc {
             f32: Some(blocks),
             f64: Some(blocks),
@@ -82,7 +104,7 @@ pub const fn spec(
         tensor_cores: true,
         tma: None,
         precision,
-        strided: false,
+        strided,
     }
 }
 
@@ -120,20 +142,21 @@ struct Stage<T> {
     b: SharedTile<T>,
 }
 
-/// Starts the copies of a `ROWS x COLS` tile at `(row0, col0)` of a row-major matrix
-/// `bounds` in size into `dst`: 16-byte chunks where `chunked` (whole tiles without checks,
-/// edge tiles by `mma_async`'s checked copies), one element per copy otherwise; the copies
-/// spread over the block's `threads` (a constant once inlined); zeros outside the matrix.
+/// Starts the copies of a `ROWS x COLS` tile at `(row0, col0)` of a row-major `rows x
+/// cols` matrix whose rows lie `ld` elements apart into `dst`: 16-byte chunks where
+/// `chunked` (whole tiles without checks, edge tiles by `mma_async`'s checked copies), one
+/// element per copy otherwise; the copies spread over the block's `threads` (a constant
+/// once inlined); zeros outside the matrix.
 ///
 /// # Safety
-/// Where `chunked`, the matrix's columns are a multiple of the chunk and `src` is 16-byte
-/// aligned; nobody reads `dst` until a wait covering these copies and a barrier.
+/// Where `chunked`, the matrix's columns and `ld` are multiples of the chunk and `src` is
+/// 16-byte aligned; nobody reads `dst` until a wait covering these copies and a barrier.
 #[inline(always)]
 unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
     dst: &SharedTile<T>,
     src: *const T,
     (row0, col0): (u32, u32),
-    (rows, cols): (u32, u32),
+    (rows, cols, ld): (u32, u32, u32),
     (tid, threads): (u32, u32),
     chunked: bool,
 ) {
@@ -148,15 +171,15 @@ unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
             // top stall, `ncu`'s fixed-latency dependencies).
             let step = threads / per_row;
             let (r0, c) = (tid / per_row, (tid % per_row) * chunk);
-            let at = (row0 + r0) as usize * cols as usize + (col0 + c) as usize;
+            let at = (row0 + r0) as usize * ld as usize + (col0 + c) as usize;
             let mut from = src.wrapping_add(at);
             for i in 0..ROWS * COLS / chunk / threads {
                 let to = dst.row16(r0 + i * step, c).cast_mut();
                 unsafe { copy16(to, from) };
-                from = from.wrapping_add(step as usize * cols as usize);
+                from = from.wrapping_add(step as usize * ld as usize);
             }
         } else {
-            let at = ((row0, col0), (rows, cols), (tid, threads));
+            let at = ((row0, col0), (rows, cols, ld), (tid, threads));
             unsafe { mma_async::copy_tile::<T, ROWS, COLS>(dst, src, at.0, at.1, at.2) };
         }
     } else {
@@ -164,7 +187,7 @@ unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
             let e = tid + i * threads;
             let (r, c) = (e / COLS, e % COLS);
             let inside = row0 + r < rows && col0 + c < cols;
-            let at = (row0 + r) as usize * cols as usize + (col0 + c) as usize;
+            let at = (row0 + r) as usize * ld as usize + (col0 + c) as usize;
             let from = if inside { src.wrapping_add(at) } else { src };
             unsafe { dst.copy_element_or_zero(r, c, from, inside) };
         }
@@ -187,16 +210,34 @@ struct Lane {
 /// row are adjacent, one 16-byte read for f64 instead of two 8-byte ones, with the pads
 /// that keep those reads conflict-free: 8-9% slower for every DMMA configuration.)
 ///
+/// The stage holds A MN-major where `A_T`, B K-major where `B_T` (as they are stored).
+///
 /// # Safety
 /// The stage is complete (a wait and a barrier since its copies); every lane of the warp
 /// calls it.
 #[inline(always)]
-unsafe fn multiply<T: Element, S: Scheme, const BK: u32, const MT: usize>(
+unsafe fn multiply<
+    T: Element,
+    S: Scheme,
+    const BK: u32,
+    const MT: usize,
+    const A_T: bool,
+    const B_T: bool,
+>(
     stage: &Stage<T>,
     acc: &mut Accumulators<T::Acc, MT>,
     me: Lane,
 ) {
     let get = |tile: &SharedTile<T>, r: u32, c: u32| S::prepare(unsafe { tile.get(r, c) }.widen());
+    // op(A)'s element (row, k) and op(B)'s (k, col), wherever the stage holds them.
+    let ga = |r: u32, kk: u32| match A_T {
+        false => get(&stage.a, r, kk),
+        true => get(&stage.a, kk, r),
+    };
+    let gb = |kk: u32, c: u32| match B_T {
+        false => get(&stage.b, kk, c),
+        true => get(&stage.b, c, kk),
+    };
     let Lane { row, col, g, t } = me;
     if S::K16 {
         for step in 0..BK / 16 {
@@ -205,18 +246,14 @@ unsafe fn multiply<T: Element, S: Scheme, const BK: u32, const MT: usize>(
             for j in 0..NT {
                 let n = col + 8 * j as u32 + g;
                 for q in 0..4 {
-                    bf[j][q] = get(&stage.b, kk + t + 4 * q as u32, n);
+                    bf[j][q] = gb(kk + t + 4 * q as u32, n);
                 }
             }
             for i in 0..MT {
                 let r = row + 16 * i as u32 + g;
                 let mut af = [S::prepare(T::Acc::ZERO); 8];
                 for q in 0..8 {
-                    af[q] = get(
-                        &stage.a,
-                        r + 8 * (q as u32 % 2),
-                        kk + t + 4 * (q as u32 / 2),
-                    );
+                    af[q] = ga(r + 8 * (q as u32 % 2), kk + t + 4 * (q as u32 / 2));
                 }
                 for j in 0..NT {
                     acc[i][j] = S::mma16(af, bf[j], acc[i][j]);
@@ -230,15 +267,15 @@ unsafe fn multiply<T: Element, S: Scheme, const BK: u32, const MT: usize>(
         let mut bf = [[S::prepare(T::Acc::ZERO); 2]; NT];
         for j in 0..NT {
             let n = col + 8 * j as u32 + g;
-            bf[j] = [get(&stage.b, kk + t, n), get(&stage.b, kk + t + 4, n)];
+            bf[j] = [gb(kk + t, n), gb(kk + t + 4, n)];
         }
         for i in 0..MT {
             let r = row + 16 * i as u32 + g;
             let af = [
-                get(&stage.a, r, kk + t),
-                get(&stage.a, r + 8, kk + t),
-                get(&stage.a, r, kk + t + 4),
-                get(&stage.a, r + 8, kk + t + 4),
+                ga(r, kk + t),
+                ga(r + 8, kk + t),
+                ga(r, kk + t + 4),
+                ga(r + 8, kk + t + 4),
             ];
             for j in 0..NT {
                 acc[i][j] = S::mma(af, bf[j], acc[i][j]);
@@ -247,15 +284,13 @@ unsafe fn multiply<T: Element, S: Scheme, const BK: u32, const MT: usize>(
     }
 }
 
-/// The kernel: `DEPTH` stages of a `BM x BN` tile stepping `BK`, warp tiles of `MT` m16
-/// tiles by 4 n8 tiles, each K step multiplied by `S`. Where `S` asks for it ([`Scheme::REPAIR`]) and a block's sums hold a NaN, the block
-/// runs the mainloop again with `R` and takes `R`'s sum for each element that is NaN.
+/// [`pipelined`] for every form: leading dimensions, alpha and beta, and A and B each as
+/// stored (one mainloop per pair of orientations, chosen per launch).
 ///
 /// # Safety
-/// See the entry points; `threads(BM, BN, MT)` threads per block; T is f32 or f64 (its own
-/// accumulator); the launch provides [`shared_elements`].
+/// As [`pipelined`], with [`shared_elements`] for a strided kernel.
 #[inline(always)]
-pub unsafe fn pipelined<
+pub unsafe fn strided<
     T: Element,
     S: Scheme,
     R: Scheme,
@@ -267,8 +302,53 @@ pub unsafe fn pipelined<
 >(
     gemm: Gemm<T>,
 ) {
-    let (a, b, c, m, n, k) = gemm.plain();
-    let chunked = mma_async::chunked(a, b, n, k);
+    let st = gemm.p.strides();
+    unsafe {
+        match (st.a_t, st.b_t) {
+            (false, false) => pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, false, false>(gemm),
+            (true, false) => pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, true, false>(gemm),
+            (false, true) => pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, false, true>(gemm),
+            (true, true) => pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, true, true>(gemm),
+        }
+    }
+}
+
+/// The kernel: `DEPTH` stages of a `BM x BN` tile stepping `BK`, warp tiles of `MT` m16
+/// tiles by 4 n8 tiles, each K step multiplied by `S`. Where `S` asks for it
+/// ([`Scheme::REPAIR`]) and a block's sums hold a NaN, the block runs the mainloop again
+/// with `R` and takes `R`'s sum for each element that is NaN. A is stored transposed where
+/// `A_T` (its stage MN-major), B where `B_T` (its stage K-major); the TF32 kernels take
+/// row-major, dense `C = A B` (both false; the host sets the leading dimensions and scale
+/// so), the f64 ones every form through [`strided`].
+///
+/// # Safety
+/// See the entry points; `threads(BM, BN, MT)` threads per block; T is f32 or f64 (its own
+/// accumulator); the launch provides [`shared_elements`]; the problem's layout is `A_T`
+/// and `B_T`.
+#[inline(always)]
+pub unsafe fn pipelined<
+    T: Element,
+    S: Scheme,
+    R: Scheme,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const DEPTH: u32,
+    const MT: usize,
+    const A_T: bool,
+    const B_T: bool,
+>(
+    gemm: Gemm<T>,
+) {
+    let (a, b, _, m, n, k) = gemm.plain();
+    let st = gemm.p.strides();
+    // Each operand's rows as stored, and whether they come in whole, aligned chunks.
+    let (a_cols, b_cols) = (if A_T { m } else { k }, if B_T { k } else { n });
+    let chunk = 16 / size_of::<T>() as u32;
+    let fits = |p: *const T, cols: u32, ld: u32| {
+        cols.is_multiple_of(chunk) && ld.is_multiple_of(chunk) && aligned16(p)
+    };
+    let chunked = fits(a, a_cols, st.lda) && fits(b, b_cols, st.ldb);
     let tid = thread_idx_x();
     let warp = tid / 32;
     let me = Lane {
@@ -280,16 +360,34 @@ pub unsafe fn pipelined<
     let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
     // SAFETY: the launch provides DEPTH stages of both padded tiles (and the flag).
     let mut arena = unsafe { SharedArena::<T>::launch_sized() };
-    let a_all = arena.tile(DEPTH * BM, BK + PAD_A);
-    let b_all = arena.tile(DEPTH * BK, BN + pad_b(size_of::<T>() as u32));
+    // A stage's operands as stored: K-major rows padded by PAD_A, MN-major by 32 bytes.
+    let pad_mn = pad_b(size_of::<T>() as u32);
+    let (a_rows, a_len) = if A_T {
+        (BK, BM + pad_mn)
+    } else {
+        (BM, BK + PAD_A)
+    };
+    let (b_rows, b_len) = if B_T {
+        (BN, BK + PAD_A)
+    } else {
+        (BK, BN + pad_mn)
+    };
+    let a_all = arena.tile(DEPTH * a_rows, a_len);
+    let b_all = arena.tile(DEPTH * b_rows, b_len);
     let stage = |s: u32| Stage {
-        a: a_all.window(s * BM, BM),
-        b: b_all.window(s * BK, BK),
+        a: a_all.window(s * a_rows, a_rows),
+        b: b_all.window(s * b_rows, b_rows),
     };
     let copy = |s: &Stage<T>, k0: u32| unsafe {
         let me = (tid, threads(BM, BN, MT));
-        copy_tile::<T, BM, BK>(&s.a, a, (row0, k0), (m, k), me, chunked);
-        copy_tile::<T, BK, BN>(&s.b, b, (k0, col0), (k, n), me, chunked);
+        match A_T {
+            false => copy_tile::<T, BM, BK>(&s.a, a, (row0, k0), (m, k, st.lda), me, chunked),
+            true => copy_tile::<T, BK, BM>(&s.a, a, (k0, row0), (k, m, st.lda), me, chunked),
+        }
+        match B_T {
+            false => copy_tile::<T, BK, BN>(&s.b, b, (k0, col0), (k, n, st.ldb), me, chunked),
+            true => copy_tile::<T, BN, BK>(&s.b, b, (col0, k0), (n, k, st.ldb), me, chunked),
+        }
     };
     let phases = k.div_ceil(BK);
     let mainloop = |acc: &mut Accumulators<T::Acc, MT>, multiply: Multiply<T, MT>| {
@@ -335,7 +433,7 @@ pub unsafe fn pipelined<
     }
     let mut acc = [[[T::Acc::ZERO; 4]; NT]; MT];
     mainloop(&mut acc, &|s, acc| unsafe {
-        multiply::<T, S, BK, MT>(s, acc, me)
+        multiply::<T, S, BK, MT, A_T, B_T>(s, acc, me)
     });
     if S::REPAIR {
         // Past this barrier nobody reads a stage or has copies in flight.
@@ -356,7 +454,7 @@ pub unsafe fn pipelined<
         if unsafe { flag.read() } != 0 {
             let mut again = [[[T::Acc::ZERO; 4]; NT]; MT];
             mainloop(&mut again, &|s, acc| unsafe {
-                multiply::<T, R, BK, MT>(s, acc, me)
+                multiply::<T, R, BK, MT, A_T, B_T>(s, acc, me)
             });
             for i in 0..MT {
                 for j in 0..NT {
@@ -369,36 +467,38 @@ pub unsafe fn pipelined<
             }
         }
     }
-    unsafe { epilogue::<T, MT>(c, &acc, (m, n), (row0 + me.row, col0 + me.col), me) };
+    let out = gemm.c_out();
+    unsafe { epilogue::<T, MT>(&out, &acc, (m, n), (row0 + me.row, col0 + me.col), me) };
 }
 
-/// Writes the warp's accumulators to C (rows g, g + 8 and columns 2t, 2t + 1 of each tile):
-/// pairs where both lie inside C and C's rows keep them aligned, elements at the edges.
+/// Writes the warp's accumulators to `out`'s C (rows g, g + 8 and columns 2t, 2t + 1 of
+/// each tile), finished with alpha and beta: pairs where both lie inside C and C's rows
+/// keep them aligned, elements at the edges.
 ///
 /// # Safety
-/// `c` is `m x n`, row-major; no other thread writes these elements.
+/// `out.c` holds C's `m x n` elements `out.ldc` apart; no other thread writes these elements.
 #[inline(always)]
 unsafe fn epilogue<T: Element, const MT: usize>(
-    c: *mut T::Out,
+    out: &COut<T::Acc, T::Out>,
     acc: &Accumulators<T::Acc, MT>,
     (m, n): (u32, u32),
     (row0, col0): (u32, u32),
     me: Lane,
 ) {
-    let pairs = n.is_multiple_of(2) && aligned16(c.cast_const());
+    let pairs = out.ldc.is_multiple_of(2) && aligned16(out.c.cast_const());
     for i in 0..MT {
         for j in 0..NT {
             for h in 0..2 {
                 let row = row0 + 16 * i as u32 + me.g + 8 * h;
                 let col = col0 + 8 * j as u32 + 2 * me.t;
-                let v = [acc[i][j][2 * h as usize], acc[i][j][2 * h as usize + 1]].map(T::out);
-                let at = row as usize * n as usize + col as usize;
+                let v = [acc[i][j][2 * h as usize], acc[i][j][2 * h as usize + 1]];
+                let at = row as usize * out.ldc as usize + col as usize;
                 if row < m && col + 1 < n && pairs {
-                    unsafe { store2(c, at, v) };
+                    unsafe { out.put2(at, v) };
                 } else {
                     for e in 0..2 {
                         if row < m && col + e < n {
-                            unsafe { store(c, at + e as usize, v[e as usize]) };
+                            unsafe { out.put(at + e as usize, v[e as usize]) };
                         }
                     }
                 }

@@ -664,7 +664,8 @@ pub fn whole_tiles(be: &Backend) -> Result<(), String> {
         each::<f32>(be, kernel)?;
         each::<f64>(be, kernel)?;
     }
-    Ok(())
+    // The FP64 tensor cores' unchecked copies, each operand in either orientation.
+    each::<f64>(be, Kernel::DmmaWarps)
 }
 
 /// Edge tiles whose rows come in aligned groups of 4 (N, K and the leading dimensions
