@@ -141,6 +141,53 @@ unsafe fn copy_stage<T: Element>(
     }
 }
 
+/// Starts the copies of a `rows x width` stage tile (constants once inlined) whose rows lie
+/// `ld` elements apart from `src` (its element `(r, c)` at `src[r ld + c]` where `c <
+/// cols`, zeros past `cols`): runs of `per` elements (a 16-byte chunk, or one element), each
+/// thread taking the same run of every `THREADS / (width / per)`-th row, one pointer
+/// stepping down them.
+/// For stages wholly inside K (and A's rows): the checked copies' per-copy index arithmetic
+/// and predicates were a third of `few_columns`' issue slots (Nsight Compute, f32 4096 x
+/// 63 x 4096, H200).
+///
+/// # Safety
+/// As [`SharedTile::copy16_or_zero`] for each run (or element); `per` is 1 or the chunk,
+/// `width / per` divides [`THREADS`]; where `per` is a chunk, `cols` is a multiple of it.
+#[inline(always)]
+unsafe fn copy_rows<T: Element>(
+    tile: &SharedTile<T>,
+    src: *const T,
+    (rows, width): (u32, u32),
+    (ld, cols): (usize, u32),
+    per: u32,
+    tid: u32,
+) {
+    let per_row = width / per;
+    let step = THREADS / per_row;
+    let (r0, c) = (tid / per_row, tid % per_row * per);
+    let inside = c < cols;
+    let mut from = match inside {
+        true => src.wrapping_add(r0 as usize * ld + c as usize),
+        false => src,
+    };
+    // (Fewer runs than threads, as for 8 columns in chunks: the rows past the tile's idle.)
+    let runs = rows * per_row;
+    for i in 0..runs.div_ceil(THREADS) {
+        let r = r0 + i * step;
+        if runs.is_multiple_of(THREADS) || r < rows {
+            unsafe {
+                match per {
+                    1 => tile.copy_element_or_zero(r, c, from, inside),
+                    _ => tile.copy16_or_zero(r, c, from, inside),
+                }
+            }
+        }
+        if inside {
+            from = from.wrapping_add(step as usize * ld);
+        }
+    }
+}
+
 /// One block's slice: rows `row0..` and columns `col0..col0 + NC` of C (those inside),
 /// K steps `k0..k1`, through the `stages`; a thread's tile is `R x CT` (rows `rg, rg +
 /// row_groups, ...`, columns `cg CT..`), over alternate runs of 4 K steps by its K group.
@@ -193,9 +240,22 @@ unsafe fn slice<T: Element, const NC: usize, const CT: usize, const R: usize>(
             let at = kr as usize * n as usize + col as usize;
             (inside, if inside { b.wrapping_add(at) } else { b })
         };
+        // Stages wholly inside K (all but a slice's last, at most), A's also inside M.
+        let whole_k = kk + KC <= k1;
         unsafe {
-            copy_stage(&a_s, (ROWS, KC), a_chunks, (tid, stride), a_at);
-            copy_stage(&b_s, (KC, nc), b_chunks, (tid, stride), b_at);
+            if whole_k && a_chunks && row0 + ROWS <= m {
+                let from = a.wrapping_add(row0 as usize * k as usize + kk as usize);
+                copy_rows(&a_s, from, (ROWS, KC), (k as usize, KC), per16, tid);
+            } else {
+                copy_stage(&a_s, (ROWS, KC), a_chunks, (tid, stride), a_at);
+            }
+            if whole_k {
+                let from = b.wrapping_add(kk as usize * n as usize + col0 as usize);
+                let per = if b_chunks { per16 } else { 1 };
+                copy_rows(&b_s, from, (KC, nc), (n as usize, n - col0), per, tid);
+            } else {
+                copy_stage(&b_s, (KC, nc), b_chunks, (tid, stride), b_at);
+            }
         }
         commit_group();
     };
