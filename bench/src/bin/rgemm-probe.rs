@@ -1,0 +1,121 @@
+//! One product, one kernel, against cuBLAS, timed two ways: the tables' way (CUDA events
+//! around each call, medians after warm-ups: the host's work for the call is inside the
+//! events, as it is for a caller who waits for each product) and back to back (200 calls
+//! queued, then one wait: the GPU's rate once the host runs ahead). For short kernels the
+//! two differ: cuBLAS's host work per strided-batched call was 10-16 us on the H200's host,
+//! ours 4-6 us, so event timings of a 20-30 us kernel flatter the slower host.
+//!
+//! `rgemm-probe bf16 128 128 128 --batch 512 --kernel wgmma_persistent --beta 1`
+use clap::Parser;
+use rgemm::{Batch, Context, Cublas, Element, Kernel, Matrix, MatrixLayout, Scalar};
+
+#[derive(Parser, Debug)]
+#[command(about = "One product (row-major, a strided batch) with one kernel against cuBLAS")]
+struct Args {
+    /// Element type (16-bit inputs write an f32 C).
+    #[arg(value_parser = ["f32", "f64", "bf16", "f16"])]
+    ty: String,
+    /// Rows of C.
+    m: usize,
+    /// Columns of C.
+    n: usize,
+    /// The inner dimension.
+    k: usize,
+    /// Products in the strided batch.
+    #[arg(long, default_value_t = 1)]
+    batch: usize,
+    /// The kernel (names as in the README); the rule's choice if absent.
+    #[arg(long)]
+    kernel: Option<Kernel>,
+    /// Timed calls (the median is reported).
+    #[arg(long, default_value_t = 20)]
+    reps: usize,
+    /// C = A B + beta C.
+    #[arg(long, default_value_t = 0.0)]
+    beta: f64,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn probe<T: Element>(args: &Args) -> rgemm::Result<()> {
+    let (m, n, k, count) = (args.m, args.n, args.k, args.batch);
+    let (one, beta) = (
+        <T::Out as Scalar>::from_f64(1.0),
+        <T::Out as Scalar>::from_f64(args.beta),
+    );
+    let ctx = Context::new(0)?;
+    let blas = Cublas::new(&ctx)?;
+    let (la, lb, lc) = (
+        MatrixLayout::row_major(m, k),
+        MatrixLayout::row_major(k, n),
+        MatrixLayout::row_major(m, n),
+    );
+    let a = ctx.upload(&Matrix::<T>::random(1, (m * k * count).max(1), 1)?)?;
+    let b = ctx.upload(&Matrix::<T>::random(1, (k * n * count).max(1), 2)?)?;
+    let mut c = ctx.zeros::<T::Out>(1, (m * n * count).max(1))?;
+    let mut c2 = ctx.zeros::<T::Out>(1, (m * n * count).max(1))?;
+    let batch = Batch::strided(count, (m * k, k * n, m * n));
+    let mut ran = String::from("?");
+    let mut ours = || -> rgemm::Result<()> {
+        let mut g = ctx
+            .gemm(a.view_as(la)?, b.view_as(lb)?, c.view_mut_as(lc)?)
+            .batch(batch)
+            .beta(beta);
+        if let Some(kernel) = args.kernel {
+            g = g.kernel(kernel);
+        }
+        if let Some(plan) = g.run()? {
+            ran = plan.kernel.to_string();
+        }
+        Ok(())
+    };
+    let back_to_back = |f: &mut dyn FnMut() -> rgemm::Result<()>| -> rgemm::Result<f64> {
+        for _ in 0..5 {
+            f()?;
+        }
+        ctx.synchronize()?;
+        let start = std::time::Instant::now();
+        for _ in 0..200 {
+            f()?;
+        }
+        ctx.synchronize()?;
+        Ok(start.elapsed().as_secs_f64() * 1e6 / 200.0)
+    };
+    let t_ours = median(rgemm::timing::time_ms(&ctx, 3, args.reps, &mut ours)?);
+    let q_ours = back_to_back(&mut ours)?;
+    let mut theirs = || {
+        blas.gemm_views(
+            (one, beta),
+            (&a.view_as(la)?, &b.view_as(lb)?),
+            &mut c2.view_mut_as(lc)?,
+            batch,
+        )
+    };
+    let t_blas = median(rgemm::timing::time_ms(&ctx, 3, args.reps, &mut theirs)?);
+    let q_blas = back_to_back(&mut theirs)?;
+    let flops = 2.0 * (m * n * k * count) as f64;
+    println!(
+        "{} {count} x {m}x{n}x{k} beta {} {ran}: {t_ours:.4} ms {:.1} TFLOP/s, cuBLAS {t_blas:.4} ms {:.1}, {:.1}% | back to back {q_ours:.1} against {q_blas:.1} us a call, {:.1}%",
+        T::NAME,
+        args.beta,
+        flops / t_ours / 1e9,
+        flops / t_blas / 1e9,
+        100.0 * t_blas / t_ours,
+        100.0 * q_blas / q_ours,
+    );
+    Ok(())
+}
+
+fn main() -> rgemm::Result<()> {
+    let args = Args::parse();
+    match args.ty.as_str() {
+        "f32" => probe::<f32>(&args),
+        "f64" => probe::<f64>(&args),
+        "bf16" => probe::<rgemm::bf16>(&args),
+        // (f16: clap took only the four names.)
+        _ => probe::<rgemm::f16>(&args),
+    }
+}
