@@ -38,7 +38,7 @@ use crate::device::async_copy::{commit_group, pipeline, wait_group};
 use crate::device::global::{load_volatile, store};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_dim_x, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
-use crate::device::vector::aligned16;
+use crate::device::vector::rows_in_chunks;
 use crate::element::{Accumulator, Element};
 use crate::problem::{Gemm, entry_points};
 
@@ -141,53 +141,6 @@ unsafe fn copy_stage<T: Element>(
     }
 }
 
-/// Starts the copies of a `rows x width` stage tile (constants once inlined) whose rows lie
-/// `ld` elements apart from `src` (its element `(r, c)` at `src[r ld + c]` where `c <
-/// cols`, zeros past `cols`): runs of `per` elements (a 16-byte chunk, or one element), each
-/// thread taking the same run of every `THREADS / (width / per)`-th row, one pointer
-/// stepping down them.
-/// For stages wholly inside K (and A's rows): the checked copies' per-copy index arithmetic
-/// and predicates were a third of `few_columns`' issue slots (Nsight Compute, f32 4096 x
-/// 63 x 4096, H200).
-///
-/// # Safety
-/// As [`SharedTile::copy16_or_zero`] for each run (or element); `per` is 1 or the chunk,
-/// `width / per` divides [`THREADS`]; where `per` is a chunk, `cols` is a multiple of it.
-#[inline(always)]
-unsafe fn copy_rows<T: Element>(
-    tile: &SharedTile<T>,
-    src: *const T,
-    (rows, width): (u32, u32),
-    (ld, cols): (usize, u32),
-    per: u32,
-    tid: u32,
-) {
-    let per_row = width / per;
-    let step = THREADS / per_row;
-    let (r0, c) = (tid / per_row, tid % per_row * per);
-    let inside = c < cols;
-    let mut from = match inside {
-        true => src.wrapping_add(r0 as usize * ld + c as usize),
-        false => src,
-    };
-    // (Fewer runs than threads, as for 8 columns in chunks: the rows past the tile's idle.)
-    let runs = rows * per_row;
-    for i in 0..runs.div_ceil(THREADS) {
-        let r = r0 + i * step;
-        if runs.is_multiple_of(THREADS) || r < rows {
-            unsafe {
-                match per {
-                    1 => tile.copy_element_or_zero(r, c, from, inside),
-                    _ => tile.copy16_or_zero(r, c, from, inside),
-                }
-            }
-        }
-        if inside {
-            from = from.wrapping_add(step as usize * ld);
-        }
-    }
-}
-
 /// One block's slice: rows `row0..` and columns `col0..col0 + NC` of C (those inside),
 /// K steps `k0..k1`, through the `stages`; a thread's tile is `R x CT` (rows `rg, rg +
 /// row_groups, ...`, columns `cg CT..`), over alternate runs of 4 K steps by its K group.
@@ -213,8 +166,7 @@ unsafe fn slice<T: Element, const NC: usize, const CT: usize, const R: usize>(
     );
     // Elements per 16-byte chunk, and whether A's and B's rows come in whole chunks.
     let per16 = (16 / size_of::<T>()) as u32;
-    let a_chunks = k.is_multiple_of(per16) && aligned16(a);
-    let b_chunks = n.is_multiple_of(per16) && aligned16(b);
+    let (a_chunks, b_chunks) = (rows_in_chunks(a, k, k), rows_in_chunks(b, n, n));
     // Stage `s`: K steps `k0 + s KC..`, zeros past k1, m and n. The copies step by the
     // block's size as the launch has it: a loop, where unrolled copies each kept their own
     // address in registers through the mainloop.
@@ -240,19 +192,22 @@ unsafe fn slice<T: Element, const NC: usize, const CT: usize, const R: usize>(
             let at = kr as usize * n as usize + col as usize;
             (inside, if inside { b.wrapping_add(at) } else { b })
         };
-        // Stages wholly inside K (all but a slice's last, at most), A's also inside M.
+        // Stages wholly inside K (all but a slice's last, at most), A's also inside M: one
+        // pointer per operand (the checked copies' index arithmetic and predicates were a
+        // third of the issue slots: Nsight Compute, f32 4096 x 63 x 4096, H200).
         let whole_k = kk + KC <= k1;
+        let me = (tid, THREADS);
         unsafe {
             if whole_k && a_chunks && row0 + ROWS <= m {
                 let from = a.wrapping_add(row0 as usize * k as usize + kk as usize);
-                copy_rows(&a_s, from, (ROWS, KC), (k as usize, KC), per16, tid);
+                a_s.copy_rows(from, (ROWS, KC), (k as usize, KC), per16, me);
             } else {
                 copy_stage(&a_s, (ROWS, KC), a_chunks, (tid, stride), a_at);
             }
             if whole_k {
                 let from = b.wrapping_add(kk as usize * n as usize + col0 as usize);
                 let per = if b_chunks { per16 } else { 1 };
-                copy_rows(&b_s, from, (KC, nc), (n as usize, n - col0), per, tid);
+                b_s.copy_rows(from, (KC, nc), (n as usize, n - col0), per, me);
             } else {
                 copy_stage(&b_s, (KC, nc), b_chunks, (tid, stride), b_at);
             }

@@ -14,6 +14,7 @@ use crate::catalogue::KernelSpec;
 use crate::device::async_copy::{commit_group, wait_group};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::device::vector::rows_in_chunks;
 use crate::element::{Accumulator, Element};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
@@ -81,9 +82,7 @@ pub(crate) unsafe fn copy_phase<T: Element, const BN: u32, const BK: u32>(
 /// Whether the copies can run: 16-byte chunks along K (A) and N (B).
 #[inline(always)]
 pub(crate) fn chunked<T>(a: *const T, b: *const T, n: u32, k: u32) -> bool {
-    let chunk = 16 / size_of::<T>() as u32;
-    let aligned = |p: *const T| (p as usize).is_multiple_of(16);
-    k.is_multiple_of(chunk) && n.is_multiple_of(chunk) && aligned(a) && aligned(b)
+    rows_in_chunks(a, k, k) && rows_in_chunks(b, n, n)
 }
 
 /// # Safety

@@ -293,35 +293,32 @@ pub(crate) unsafe fn epilogue<T: Element, const R: usize>(
     // small batched products, bf16, H200). With beta, C is read eight columns (16 pairs) at
     // a time, before their stores (loading the next eight before storing these spilled 360
     // bytes at the 168-register bound and ran 12% slower).
+    // Eight columns' 16 pairs stored by `$put`, with beta after `$old` read all of them.
+    macro_rules! sixteen_pairs {
+        ($put:ident, $old:ident, $base:literal; $($j:literal)*) => {
+            if out.scale.beta == zero {
+                $(
+                    $put($base + $j, 0, [zero; 2]);
+                    $put($base + $j, 1, [zero; 2]);
+                )*
+            } else {
+                let olds = [$([$old($base + $j, 0), $old($base + $j, 1)],)*];
+                $(
+                    $put($base + $j, 0, olds[$j][0]);
+                    $put($base + $j, 1, olds[$j][1]);
+                )*
+            }
+        };
+    }
     macro_rules! eight_columns {
         ($base:literal; $($j:literal)*) => {
             let first = col0 + 8 * $base;
             if first >= n {
                 // Past the edge: nothing to store.
             } else if rows_inside && first + 64 <= n {
-                if out.scale.beta == zero {
-                    $(
-                        whole($base + $j, 0, [zero; 2]);
-                        whole($base + $j, 1, [zero; 2]);
-                    )*
-                } else {
-                    let olds = [$([whole_old($base + $j, 0), whole_old($base + $j, 1)],)*];
-                    $(
-                        whole($base + $j, 0, olds[$j][0]);
-                        whole($base + $j, 1, olds[$j][1]);
-                    )*
-                }
-            } else if out.scale.beta == zero {
-                $(
-                    put($base + $j, 0, [zero; 2]);
-                    put($base + $j, 1, [zero; 2]);
-                )*
+                sixteen_pairs!(whole, whole_old, $base; $($j)*);
             } else {
-                let olds = [$([old($base + $j, 0), old($base + $j, 1)],)*];
-                $(
-                    put($base + $j, 0, olds[$j][0]);
-                    put($base + $j, 1, olds[$j][1]);
-                )*
+                sixteen_pairs!(put, old, $base; $($j)*);
             }
         };
     }

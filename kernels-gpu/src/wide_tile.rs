@@ -344,6 +344,10 @@ pub unsafe fn pipelined<
     let st = gemm.p.strides();
     // Each operand's rows as stored, and whether they come in whole, aligned chunks.
     let (a_cols, b_cols) = (if A_T { m } else { k }, if B_T { k } else { n });
+    // (`device::vector::rows_in_chunks` says the same; calling it changed these kernels'
+    // PTX, whose figures were measured with this closure, so it stays until the next
+    // measurement. The whole-tile copies below are `SharedTile::copy_rows` without its
+    // zero-filled columns, likewise.)
     let chunk = 16 / size_of::<T>() as u32;
     let fits = |p: *const T, cols: u32, ld: u32| {
         cols.is_multiple_of(chunk) && ld.is_multiple_of(chunk) && aligned16(p)

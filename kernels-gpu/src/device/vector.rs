@@ -154,3 +154,11 @@ pub fn aligned16<T>(ptr: *const T) -> bool {
     #[cfg(not(target_arch = "nvptx64"))]
     return !ptr.is_null();
 }
+
+/// Whether the rows of a row-major matrix at `ptr` (`cols` elements each, `ld` apart) copy
+/// as whole 16-byte chunks: both multiples of the chunk, and the start [`aligned16`].
+#[inline(always)]
+pub fn rows_in_chunks<T>(ptr: *const T, cols: u32, ld: u32) -> bool {
+    let chunk = (16 / size_of::<T>()) as u32;
+    cols.is_multiple_of(chunk) && ld.is_multiple_of(chunk) && aligned16(ptr)
+}
