@@ -363,6 +363,17 @@ fn the_tensor_core_rungs_use_their_instructions() {
                 ],
             ),
             ("mma_deep", vec![mma.as_str(), "cp.async.wait_group 1"]),
+            (
+                "mma_swizzled",
+                vec![
+                    mma.as_str(),
+                    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+                    "cp.async.wait_group 1",
+                    // Shared addresses in 32-bit registers: no generic-to-shared
+                    // conversion per copy (`mma_swizzled.rs`).
+                    "cp.async.cg.shared.global [%r",
+                ],
+            ),
         ] {
             let text = entry_in(sm80, &format!("{kernel}_{t}"));
             for op in ops {
@@ -373,6 +384,14 @@ fn the_tensor_core_rungs_use_their_instructions() {
                 "{kernel}_{t}"
             );
         }
+        // And per `ldmatrix`.
+        let swizzled = entry_in(sm80, &format!("mma_swizzled_{t}"));
+        assert!(
+            swizzled
+                .lines()
+                .any(|l| l.contains("ldmatrix") && l.contains("}, [%r")),
+            "mma_swizzled_{t}: no ldmatrix from a 32-bit shared address"
+        );
         // decode_async: B by 16-byte cp.async, the ticket and fences of its one-launch
         // split-K, volatile reads of the other blocks' sums. decode_mma: the same pipelines
         // and rendezvous, `mma` fed by `ldmatrix.trans`, the lanes meeting at
@@ -598,6 +617,9 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 Kernel::Thin => 3,
                 // One per phase in the pipeline, and the one-stage loop for other launches.
                 Kernel::MmaAsync | Kernel::MmaWide | Kernel::MmaDeep | Kernel::MmaDeep128 => 3,
+                // The prologue's, one per phase (before the last K step's `mma`), and the
+                // one-stage loop's two.
+                Kernel::MmaSwizzled => 4,
                 // One per phase, and the one-stage loop's two.
                 Kernel::WgmmaAsync => 3,
                 // After the mbarriers' init, and the one-stage loop's two for each half of
@@ -1136,5 +1158,37 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (1024, 1024, 1024, 16), Kernel::WgmmaPersistent),
     ]) {
         assert_eq!(first(elem, shape), want, "{elem:?} {shape:?}");
+    }
+}
+
+/// On a GPU without `wgmma` (an A100's properties) 16-bit products go to the swizzled
+/// `mma.sync` rung, which fits its 163 KiB of shared memory per block; under half a wave
+/// of its tiles, to `mma_deep128`.
+#[test]
+fn without_wgmma_the_rule_picks_the_swizzled_mma_rung() {
+    use rgemm_kernels::problem::Problem;
+    let a100 = DeviceProps {
+        name: "A100 (by hand)".into(),
+        compute_capability: (8, 0),
+        multiprocessors: 108,
+        shared_bytes_per_block_optin: 166_912,
+        shared_bytes_per_multiprocessor: 167_936,
+        clock_khz: 1_410_000,
+        ..h100()
+    };
+    for ((m, n, k), want) in [
+        ((4096, 4096, 4096), Kernel::MmaSwizzled),
+        ((2048, 2048, 2048), Kernel::MmaSwizzled),
+        ((1000, 4096, 1000), Kernel::MmaSwizzled),
+        ((1024, 1024, 1024), Kernel::MmaDeep128),
+        ((333, 4096, 1000), Kernel::MmaDeep128),
+    ] {
+        let problem = Problem::row_major(m, n, k);
+        let order = rgemm::heuristic::preference::<bf16>(&a100, &problem, rgemm::Precision::Exact);
+        assert_eq!(order[0], want, "{m}x{n}x{k}");
+        assert!(
+            want.launches_for::<bf16>(&a100, problem).is_ok(),
+            "{m}x{n}x{k}"
+        );
     }
 }

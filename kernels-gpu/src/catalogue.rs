@@ -597,6 +597,9 @@ macro_rules! for_each_kernel {
                 MmaDeep => $crate::mma_deep::SPEC, $crate::mma_deep::mma_deep;
                 /// `mma_deep`'s pipeline on 128 x 128 tiles, two blocks per SM (`mma_deep128.rs`).
                 MmaDeep128 => $crate::mma_deep128::SPEC, $crate::mma_deep128::mma_deep128;
+                /// `mma_deep` with swizzled, unpadded tiles and shared addresses worked out
+                /// once (`mma_swizzled.rs`).
+                MmaSwizzled => $crate::mma_swizzled::SPEC, $crate::mma_swizzled::mma_swizzled;
                 /// Hopper `wgmma` from swizzled shared tiles, `cp.async`-fed
                 /// (`wgmma_async.rs`; f16/bf16, 9.0 only).
                 WgmmaAsync => $crate::wgmma_async::SPEC, $crate::wgmma_async::wgmma_async;

@@ -61,6 +61,8 @@ pub mod mma_deep128;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma_ldmatrix;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod mma_swizzled;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma_sync;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma_tf32;

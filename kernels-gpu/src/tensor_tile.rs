@@ -111,10 +111,19 @@ pub unsafe fn multiply<
         } else {
             unsafe { F::load::<T, NT>(stage, 16 * step, me) }
         };
-        for i in 0..MT {
-            for j in 0..NT {
-                acc[i][j] = T::mma_m16n8k16(af[i], bf[j], acc[i][j]);
-            }
+        mma_step::<T, NT>(acc, (&af, &bf));
+    }
+}
+
+/// The warp tile's `mma` of one K step of 16: every m16 tile by every n8 tile.
+#[inline(always)]
+pub fn mma_step<T: Element, const NT: usize>(
+    acc: &mut Accumulators<T::Acc, NT>,
+    (af, bf): (&[[u32; 4]; MT], &[[u32; 2]; NT]),
+) {
+    for i in 0..MT {
+        for j in 0..NT {
+            acc[i][j] = T::mma_m16n8k16(af[i], bf[j], acc[i][j]);
         }
     }
 }

@@ -57,6 +57,29 @@ pub unsafe fn copy16_or_zero<T>(dst: *mut T, src: *const T, bytes: u32) {
     }
 }
 
+/// [`copy16_or_zero`] into shared address `dst` ([`super::shared::shared_address`]): kernels
+/// that compute their chunks' addresses once, with no generic-to-shared conversion per copy.
+///
+/// # Safety
+/// As [`copy16_or_zero`], for the 16 bytes at shared address `dst`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn copy16_or_zero_at<T>(dst: u32, src: *const T, bytes: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .u64 %cp_g; cvta.to.global.u64 %cp_g, {src}; cp.async.cg.shared.global [{dst}], [%cp_g], 16, {bytes}; }}",
+            dst = in(reg32) dst,
+            src = in(reg64) src as u64,
+            bytes = in(reg32) bytes,
+        );
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    unsafe {
+        copy16_or_zero(super::host::shared_byte(dst), src.cast::<u8>(), bytes)
+    }
+}
+
 /// Closes the current batch of this thread's copies.
 #[inline(always)]
 pub fn commit_group() {

@@ -60,6 +60,55 @@ ldmatrix_x4!(
     true
 );
 
+macro_rules! ldmatrix_x4_at {
+    ($(#[$doc:meta])* $name:ident, $shape:literal, $trans:literal) => {
+        $(#[$doc])*
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn $name(row: u32) -> [u32; 4] {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let mut r = [0u32; 4];
+                // SAFETY: the caller's contract; a warp-wide read of shared memory.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("ldmatrix.sync.aligned.m8n8.x4", $shape, ".shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{a}];"),
+                        a = in(reg32) row,
+                        r0 = out(reg32) r[0],
+                        r1 = out(reg32) r[1],
+                        r2 = out(reg32) r[2],
+                        r3 = out(reg32) r[3],
+                    );
+                }
+                r
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            emulate(super::host::shared_byte(row), $trans)
+        }
+    };
+}
+
+ldmatrix_x4_at!(
+    /// [`x4`] from a shared-state-space address ([`super::shared::shared_address`]): kernels
+    /// that compute their rows' addresses once and step them by constants, with no
+    /// generic-to-shared conversion per load.
+    ///
+    /// # Safety
+    /// As [`x4`], for the 16 bytes at shared address `row`.
+    x4_at,
+    "",
+    false
+);
+ldmatrix_x4_at!(
+    /// [`x4_trans`] from a shared-state-space address (see [`x4_at`]).
+    ///
+    /// # Safety
+    /// As [`x4`], for the 16 bytes at shared address `row`.
+    x4_trans_at,
+    ".trans",
+    true
+);
+
 /// The host's `ldmatrix` (see the module documentation).
 #[cfg(not(target_arch = "nvptx64"))]
 #[track_caller]
