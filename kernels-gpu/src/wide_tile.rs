@@ -20,8 +20,8 @@
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
-use crate::device::async_copy::{commit_group, copy16, wait_group};
-use crate::device::shared::{SharedArena, SharedTile};
+use crate::device::async_copy::{commit_group, copy16_or_zero_at, wait_group};
+use crate::device::shared::{SharedArena, SharedTile, shared_address};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::vector::aligned16;
 use crate::element::{Accumulator, Element};
@@ -173,9 +173,17 @@ unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
             let (r0, c) = (tid / per_row, (tid % per_row) * chunk);
             let at = (row0 + r0) as usize * ld as usize + (col0 + c) as usize;
             let mut from = src.wrapping_add(at);
+            // The destinations as shared addresses, stepped by a constant: a 64-bit
+            // generic pointer per copy, converted in each `cp.async`, held registers
+            // across the mainloop (the host still checks each row against the tile).
+            let to0 = shared_address(dst.row16(r0, c));
+            let pitch = step * dst.row_bytes();
             for i in 0..ROWS * COLS / chunk / threads {
-                let to = dst.row16(r0 + i * step, c).cast_mut();
-                unsafe { copy16(to, from) };
+                let to = match cfg!(target_arch = "nvptx64") {
+                    true => to0 + i * pitch,
+                    false => shared_address(dst.row16(r0 + i * step, c)),
+                };
+                unsafe { copy16_or_zero_at(to, from, 16) };
                 from = from.wrapping_add(step as usize * ld as usize);
             }
         } else {

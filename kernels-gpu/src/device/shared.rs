@@ -162,6 +162,12 @@ impl<T: Copy> SharedTile<T> {
         }
     }
 
+    /// Bytes from one row to the next.
+    #[inline(always)]
+    pub fn row_bytes(&self) -> u32 {
+        self.cols * size_of::<T>() as u32
+    }
+
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn offset(&self, row: u32, col: u32) -> usize {
