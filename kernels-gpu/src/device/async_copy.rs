@@ -76,7 +76,7 @@ pub unsafe fn copy16_or_zero_at<T>(dst: u32, src: *const T, bytes: u32) {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     unsafe {
-        copy16_or_zero(super::host::shared_byte(dst), src.cast::<u8>(), bytes)
+        copy16_or_zero(super::host::shared_byte(dst, 16), src.cast::<u8>(), bytes)
     }
 }
 
@@ -147,6 +147,42 @@ pub unsafe fn copy_element_or_zero<T>(dst: *mut T, src: *const T, inside: bool) 
             let _ = bytes;
             unsafe { core::ptr::write_bytes(dst.cast::<u8>(), 0, size_of::<T>()) };
         }
+    }
+}
+
+/// [`copy_element_or_zero`] into shared address `dst` (see [`copy16_or_zero_at`]).
+///
+/// # Safety
+/// As [`copy_element_or_zero`], for the element at shared address `dst`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn copy_element_or_zero_at<T>(dst: u32, src: *const T, inside: bool) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let bytes = if inside { size_of::<T>() as u32 } else { 0 };
+        macro_rules! copy {
+            ($size:literal) => {
+                // SAFETY: the caller's contract.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("{{ .reg .u64 %cp_g; cvta.to.global.u64 %cp_g, {src}; cp.async.ca.shared.global [{dst}], [%cp_g], ", $size, ", {bytes}; }}"),
+                        dst = in(reg32) dst,
+                        src = in(reg64) src as u64,
+                        bytes = in(reg32) bytes,
+                    )
+                }
+            };
+        }
+        match size_of::<T>() {
+            8 => copy!("8"),
+            4 => copy!("4"),
+            _ => super::thread::trap(),
+        }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    unsafe {
+        let to = super::host::shared_byte(dst, size_of::<T>()).cast::<T>();
+        copy_element_or_zero(to, src, inside)
     }
 }
 

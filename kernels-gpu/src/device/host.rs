@@ -273,14 +273,14 @@ pub fn current() -> &'static HostThread {
 }
 
 /// The host pointer of shared address `at` (a byte offset in the block's shared region, as
-/// [`super::shared::shared_address`] gives on the host), for 16 bytes that must lie inside
-/// the region: the shared-address forms of `ldmatrix` and `cp.async`.
+/// [`super::shared::shared_address`] gives on the host), for `len` bytes that must lie
+/// inside the region: the shared-address forms of `ldmatrix` and `cp.async`.
 #[track_caller]
-pub fn shared_byte(at: u32) -> *mut u8 {
+pub fn shared_byte(at: u32, len: usize) -> *mut u8 {
     let me = current();
     assert!(
-        at as usize + 16 <= me.shared_len,
-        "shared address {at:#x} + 16 bytes lies outside the block's shared region ({} bytes)",
+        at as usize + len <= me.shared_len,
+        "shared address {at:#x} + {len} bytes lies outside the block's shared region ({} bytes)",
         me.shared_len
     );
     // SAFETY: inside the region, checked above.

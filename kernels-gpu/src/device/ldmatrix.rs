@@ -83,7 +83,7 @@ macro_rules! ldmatrix_x4_at {
                 r
             }
             #[cfg(not(target_arch = "nvptx64"))]
-            emulate(super::host::shared_byte(row), $trans)
+            emulate(super::host::shared_byte(row, 16), $trans)
         }
     };
 }

@@ -326,13 +326,25 @@ impl<T: Copy> SharedTile<T> {
             false => src,
         };
         let runs = rows * per_row;
+        // The destinations as shared addresses stepped by a constant (a generic pointer
+        // converted in each `cp.async` cost registers and instructions: `mma_swizzled`'s
+        // notes); the host still checks each against the tile.
+        let to0 = shared_address(self.base) + (r0 * self.cols + c) * size_of::<T>() as u32;
+        let pitch = step * self.row_bytes();
         for i in 0..runs.div_ceil(threads) {
             let r = r0 + i * step;
             if runs.is_multiple_of(threads) || r < rows {
+                let to = match cfg!(target_arch = "nvptx64") {
+                    true => to0 + i * pitch,
+                    false => match per {
+                        1 => shared_address(self.base.wrapping_add(self.offset(r, c))),
+                        _ => shared_address(self.row16(r, c)),
+                    },
+                };
                 unsafe {
                     match per {
-                        1 => self.copy_element_or_zero(r, c, from, inside),
-                        _ => self.copy16_or_zero(r, c, from, inside),
+                        1 => super::async_copy::copy_element_or_zero_at(to, from, inside),
+                        _ => super::async_copy::copy16_or_zero_at(to, from, 16 * inside as u32),
                     }
                 }
             }
