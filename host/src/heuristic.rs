@@ -86,8 +86,8 @@ pub fn preference<T: Element>(
     // memory) leads for 3 to 32 columns of f32 from 1024 rows (H200, % of cuBLAS, 4096 x N
     // x 4096: N = 8 129%, 16 124%, 32 94% against `stream_k_narrow_32`'s 71-73%; 2048 x
     // 16 x 2048 127% against 101%; 1000 x 20 x 2000 86%, a tie), for up to 64 columns not
-    // in 16-byte groups from 4096 rows (4096 x 63 x 4096: 73% against `stream_k_narrow`'s
-    // 53%), and for 3 to 16 columns of f64 from 2048 rows (4096 x 8 x 4096 100% against
+    // in 16-byte groups from 4096 rows (4096 x 63 x 4096: 87.5% against `stream_k_narrow`'s
+    // 50.8%, eighteenth session), and for 3 to 16 columns of f64 from 2048 rows (4096 x 8 x 4096 100% against
     // 60%, 8192 x 16 x 8192 80% against 49%; 17 to 32 columns lost: 48% against 57%).
     let few_columns = match T::ELEM {
         Elem::F32 => {
