@@ -100,6 +100,29 @@ pub fn wait_group<const N: u32>() {
     }
 }
 
+/// `cp.async.ca` of one element of `$t` (4 or 8 bytes; the copy size is an immediate, one
+/// arm per size), after `$open` (the declarations, and the generic-to-shared conversion
+/// where the destination is a pointer) into `$dst`; the operands `dst`, `src`, `bytes`.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! copy_element {
+    ($t:ty, $open:literal, $dst:literal, $($operands:tt)*) => {
+        match size_of::<$t>() {
+            8 => copy_element!(@ "8", $open, $dst, $($operands)*),
+            4 => copy_element!(@ "4", $open, $dst, $($operands)*),
+            _ => super::thread::trap(),
+        }
+    };
+    (@ $size:literal, $open:literal, $dst:literal, $($operands:tt)*) => {
+        // SAFETY: the caller's contract.
+        unsafe {
+            core::arch::asm!(
+                concat!($open, "cvta.to.global.u64 %cp_g, {src}; cp.async.ca.shared.global [", $dst, "], [%cp_g], ", $size, ", {bytes}; }}"),
+                $($operands)*
+            )
+        }
+    };
+}
+
 /// Starts copying one 4- or 8-byte element from global `src` to shared `dst` (`cp.async.ca`
 /// of that size), or writes zeros there where `inside` is false: the copies of a tile whose
 /// rows do not come in 16-byte chunks.
@@ -113,27 +136,14 @@ pub fn wait_group<const N: u32>() {
 pub unsafe fn copy_element_or_zero<T>(dst: *mut T, src: *const T, inside: bool) {
     let bytes = if inside { size_of::<T>() as u32 } else { 0 };
     #[cfg(target_arch = "nvptx64")]
-    {
-        // The copy size is an immediate: one arm per size (a constant per instantiation).
-        macro_rules! copy {
-            ($size:literal) => {
-                // SAFETY: the caller's contract.
-                unsafe {
-                    core::arch::asm!(
-                        concat!("{{ .reg .u64 %cp_s, %cp_g; cvta.to.shared.u64 %cp_s, {dst}; cvta.to.global.u64 %cp_g, {src}; cp.async.ca.shared.global [%cp_s], [%cp_g], ", $size, ", {bytes}; }}"),
-                        dst = in(reg64) dst as u64,
-                        src = in(reg64) src as u64,
-                        bytes = in(reg32) bytes,
-                    )
-                }
-            };
-        }
-        match size_of::<T>() {
-            8 => copy!("8"),
-            4 => copy!("4"),
-            _ => super::thread::trap(),
-        }
-    }
+    copy_element!(
+        T,
+        "{{ .reg .u64 %cp_s, %cp_g; cvta.to.shared.u64 %cp_s, {dst}; ",
+        "%cp_s",
+        dst = in(reg64) dst as u64,
+        src = in(reg64) src as u64,
+        bytes = in(reg32) bytes,
+    );
     #[cfg(not(target_arch = "nvptx64"))]
     {
         assert!(
@@ -160,24 +170,14 @@ pub unsafe fn copy_element_or_zero_at<T>(dst: u32, src: *const T, inside: bool) 
     #[cfg(target_arch = "nvptx64")]
     {
         let bytes = if inside { size_of::<T>() as u32 } else { 0 };
-        macro_rules! copy {
-            ($size:literal) => {
-                // SAFETY: the caller's contract.
-                unsafe {
-                    core::arch::asm!(
-                        concat!("{{ .reg .u64 %cp_g; cvta.to.global.u64 %cp_g, {src}; cp.async.ca.shared.global [{dst}], [%cp_g], ", $size, ", {bytes}; }}"),
-                        dst = in(reg32) dst,
-                        src = in(reg64) src as u64,
-                        bytes = in(reg32) bytes,
-                    )
-                }
-            };
-        }
-        match size_of::<T>() {
-            8 => copy!("8"),
-            4 => copy!("4"),
-            _ => super::thread::trap(),
-        }
+        copy_element!(
+            T,
+            "{{ .reg .u64 %cp_g; ",
+            "{dst}",
+            dst = in(reg32) dst,
+            src = in(reg64) src as u64,
+            bytes = in(reg32) bytes,
+        );
     }
     #[cfg(not(target_arch = "nvptx64"))]
     unsafe {
