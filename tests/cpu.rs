@@ -487,13 +487,26 @@ fn the_tensor_core_rungs_use_their_instructions() {
                 assert!(!text.contains(op), "{kernel}_{t} has {op}");
             }
         }
-        // TF32 on wgmma: one K-major mainloop (4 K steps of 8 a stage), A's box and B^T's
+        // TF32 on wgmma: one K-major mainloop (4 K steps of 8 a stage, A from registers:
+        // 16 fragment elements a thread loaded from the stage and rounded by `cvt.rna`, and
+        // no store to shared memory, proxy fence or barrier for them), A's box and B^T's
         // box per stage; the pack launch rounds each element once (`cvt.rna`, 16 a thread)
         // between its two passes over a shared square.
         if t == "bf16" {
             let text = entry_in(sm90, "wgmma_tf32_f32");
             let tf32 = "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32";
             assert_eq!(text.matches(tf32).count(), 4, "wgmma_tf32_f32");
+            let registers = text
+                .lines()
+                .filter(|l| l.contains(tf32) && l.contains("}, {%r"));
+            assert_eq!(registers.count(), 4, "wgmma_tf32_f32: A from registers");
+            assert_eq!(text.matches("ld.shared.b32").count(), 16, "wgmma_tf32_f32");
+            assert_eq!(
+                text.matches("cvt.rna.tf32.f32").count(),
+                16,
+                "wgmma_tf32_f32"
+            );
+            assert!(!text.contains("fence.proxy.async"), "wgmma_tf32_f32");
             assert_eq!(
                 text.matches("cp.async.bulk.tensor.3d").count(),
                 2,
@@ -1190,5 +1203,55 @@ fn without_wgmma_the_rule_picks_the_swizzled_mma_rung() {
             want.launches_for::<bf16>(&a100, problem).is_ok(),
             "{m}x{n}x{k}"
         );
+    }
+}
+
+/// `wgmma_tf32` reads a row-major A in place (its consumers round it to TF32 in shared
+/// memory) exactly where TMA can read it as it lies; it packs A otherwise, and 3xTF32's
+/// two-part pack always packs it. The pack grid then has only B^T's rows of blocks, and the
+/// main launch reads the caller's A with its own leading dimension.
+#[test]
+fn tf32_reads_a_row_major_aligned_a_in_place_and_packs_the_rest() {
+    use rgemm_kernels::problem::{Problem, TRANSPOSED_A};
+    use rgemm_kernels::wgmma_tf32::Packing;
+    let base = 0x7f00_0000_0000u64;
+    let dense = Problem::row_major(300, 200, 100);
+    let padded = Problem { lda: 104, ..dense };
+    let odd = Problem { lda: 102, ..dense };
+    let transposed = Problem {
+        layout: TRANSPOSED_A,
+        lda: 300,
+        ..dense
+    };
+    let batched = |stride: u64| Problem {
+        batch: 3,
+        batch_stride_a: stride,
+        ..dense
+    };
+    for (p, a, parts, want) in [
+        (dense, base, 1, true),
+        (padded, base, 1, true),
+        (dense, base + 4, 1, false),
+        (odd, base, 1, false),
+        (transposed, base, 1, false),
+        (batched(300 * 100), base, 1, true),
+        (batched(0), base, 1, true),
+        (batched(300 * 100 + 2), base, 1, false),
+        (dense, base, 2, false),
+    ] {
+        let packing = Packing::of(&p, parts);
+        let in_place = packing.a_in_place(&p, a);
+        assert_eq!(in_place, want, "{p:?} at {a:#x}, {parts} parts");
+        let main = packing.problem(&p, in_place);
+        let (_, y, _) = packing.grid(&p, in_place);
+        let b_rows = p.n.div_ceil(64);
+        if in_place {
+            assert_eq!(
+                (main.lda, main.batch_stride_a, y),
+                (p.lda, p.batch_stride_a, b_rows)
+            );
+        } else {
+            assert_eq!((main.lda, y), (packing.row, b_rows + p.m.div_ceil(64)));
+        }
     }
 }

@@ -600,8 +600,8 @@ impl Context {
             unsafe { builder.launch(cfg) }?;
             Ok(())
         };
-        if let (Some(pack), Some(func)) = (launches.pack, &ready.fixup) {
-            queue(func, pack.config, (pa, pb), launches.problem)?;
+        if let (Some(config), Some(func)) = (launches.pack_config(pa), &ready.fixup) {
+            queue(func, config, (pa, pb), launches.problem)?;
         }
         queue(&ready.main, launches.main, (ka, kb), main_problem)?;
         if let (Some(cfg), Some(func)) = (launches.fixup, &ready.fixup) {

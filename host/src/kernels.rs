@@ -429,7 +429,8 @@ impl Kernel {
         {
             let packing = Packing::of(&problem, how.parts);
             workspace = packing.bytes.div_ceil(std::mem::size_of::<T::Out>());
-            let (x, y, z) = packing.grid(&problem);
+            // (Its largest grid: A packed too.)
+            let (x, y, z) = packing.grid(&problem, false);
             if x > props.max_grid_dim.0 || y > props.max_grid_dim.1 {
                 return Err(too_large(format!(
                     "{self} packs its operands on a {x}x{y} grid; the device allows {}x{}",
@@ -463,7 +464,8 @@ impl Kernel {
 impl Launches {
     /// The main launch's A, B and problem block, given the caller's A and B (`pa`, `pb`) and
     /// the workspace's address: the packed operands and [`Packing::problem`] where a pack
-    /// launch runs first, else the caller's and [`Launches::problem`].
+    /// launch runs first (the caller's A where it is read in place,
+    /// [`Packing::a_in_place`]), else the caller's and [`Launches::problem`].
     pub(crate) fn main_operands(
         &self,
         (pa, pb): (u64, u64),
@@ -472,13 +474,25 @@ impl Launches {
         match self.pack {
             Some(PackLaunch { packing, .. }) => {
                 let at = |offset: usize| workspace + offset as u64;
+                let in_place = packing.a_in_place(&self.problem, pa);
+                let a = if in_place { pa } else { at(packing.a_at) };
                 (
-                    (at(packing.a_at), at(packing.b_at)),
-                    packing.problem(&self.problem),
+                    (a, at(packing.b_at)),
+                    packing.problem(&self.problem, in_place),
                 )
             }
             None => ((pa, pb), self.problem),
         }
+    }
+
+    /// The pack launch's configuration for the caller's A at `pa`, where there is one: its
+    /// grid leaves A's blocks out where the main launch reads A in place.
+    pub(crate) fn pack_config(&self, pa: u64) -> Option<LaunchConfig> {
+        let PackLaunch { config, packing } = self.pack?;
+        let in_place = packing.a_in_place(&self.problem, pa);
+        let grid_dim = packing.grid(&self.problem, in_place);
+        // (No B^T rows and A in place: nothing to pack.)
+        (grid_dim.1 > 0).then_some(LaunchConfig { grid_dim, ..config })
     }
 }
 

@@ -209,6 +209,30 @@ impl<const A_MN: bool, const B_MN: bool> Descriptors<A_MN, B_MN> {
         }
         wgmma::commit_group();
     }
+
+    /// [`Descriptors::multiply`] for TF32 (both operands K-major: `A_MN` and `B_MN` false)
+    /// with A from registers, K steps `first` and `first + 1` of stage `s` as one batch:
+    /// `a[i]` is this thread's fragment of the warpgroup's A for step `first + i` (8
+    /// elements: 32 bytes along B's 128-byte rows), `wgmma::m64n256k8_tf32_rs`.
+    ///
+    /// # Safety
+    /// As [`Descriptors::multiply`] for B.
+    #[inline(always)]
+    pub(crate) unsafe fn multiply_tf32_rs(
+        &self,
+        acc: &mut [f32; 128],
+        s: u32,
+        first: u32,
+        a: [[u32; 4]; 2],
+    ) {
+        wgmma::fence(acc);
+        for i in 0..2 {
+            let step = first + i as u32;
+            let b_k = self.b.advanced(s * B_STAGE + Self::step(B_MN) * step);
+            unsafe { wgmma::m64n256k8_tf32_rs(acc, a[i], b_k) };
+        }
+        wgmma::commit_group();
+    }
 }
 
 /// Writes a warpgroup's 64 x 256 accumulators (`R` = 128 a thread; 64 x 128 where `R` is

@@ -6,22 +6,30 @@
 //! immediates), so a row-major B (N contiguous) cannot be read as it is stored; and TF32
 //! means each input rounded to nearest (`cvt.rna.tf32.f32`), which the instruction does not
 //! do (it reads the upper 19 bits). [`pack_tf32`] therefore writes, into the launch's
-//! workspace, A as `m x k` and B as `n x k` (B^T), both row-major with rows of
-//! [`Packing::row`] elements (16-byte units), every element rounded to TF32, whatever
-//! the caller's layout, transposes, leading dimensions and batch strides: every form
-//! of the product becomes one K-major pair. It reads and writes each operand once (for
-//! 4096^3, 256 MB: ~60 us on an H200 against ~400 us of multiplying).
+//! workspace, B as `n x k` (B^T) and, unless the main launch reads A in place, A as `m x k`,
+//! both row-major with rows of [`Packing::row`] elements (16-byte units), every element
+//! rounded to TF32, whatever the caller's layout, transposes, leading dimensions and batch
+//! strides: every form of the product becomes one K-major pair. It reads and writes each
+//! operand once.
 //!
-//! The main launch's problem block describes the packed operands (A row-major, B
-//! transposed, leading dimensions [`Packing::row`], one plane per product or one for a
-//! shared operand); its tensor maps read them with boxes of 128 x 32 and 256 x 32 elements
-//! (128-byte rows, swizzled as `wgmma` reads them); C is the caller's, alpha and beta
-//! applied by the same epilogue as the 16-bit kernels.
+//! A row-major A that TMA can read as it lies ([`Packing::a_in_place`]: 16-byte aligned
+//! rows and planes) is not packed: the main launch's maps read the caller's A, and each
+//! consumer warp loads its A fragments from the stage into registers, rounding them on the
+//! way, for `wgmma` with A from registers (`wgmma_tma`'s `mainloop_tf32`). At 4096^3 that
+//! drops half of the pack's 256 MB of traffic: 0.376 ms against 0.397 (H200). (TMA's own
+//! TFLOAT32 maps round a tie such as 1 + 2^-11 down, not away from zero as `cvt.rna`, H200:
+//! they are not used.)
 //!
-//! Launch rules ([`SPEC`]): the pack, grid `ceil(row / 64) x (ceil(m / 64) + ceil(n /
-//! 64)) x batch` blocks of 32 x 8 threads, 16,640 shared bytes; then as `wgmma_persistent`
+//! The main launch's problem block describes the operands it reads (B transposed with
+//! leading dimension [`Packing::row`], one plane per product or one for a shared operand;
+//! A packed so too, or the caller's); its tensor maps read them with boxes of 128 x 32 and
+//! 256 x 32 elements (128-byte rows, swizzled as `wgmma` reads them); C is the caller's,
+//! alpha and beta applied by the same epilogue as the 16-bit kernels.
+//!
+//! Launch rules ([`SPEC`]): the pack, grid `ceil(row / 64) x (ceil(n / 64) [+ ceil(m /
+//! 64)]) x batch` blocks of 32 x 8 threads, 16,640 shared bytes; then as `wgmma_persistent`
 //! (4 stages of 48 KiB, TF32 elements 4 bytes); the workspace holds the two maps and the
-//! packed operands ([`Packing`]); f32 only, sm_90a.
+//! packed operands ([`Packing`], room for A whether or not it is packed); f32 only, sm_90a.
 use crate::catalogue::{Elem, Grid, KernelSpec, Pack, Precision, Shared, TensorMaps};
 use crate::device::global::{load, store};
 use crate::device::shared::SharedArena;
@@ -39,7 +47,7 @@ const BK: u32 = stage_k::<f32>();
 pub const SPEC: KernelSpec = KernelSpec {
     name: "wgmma_tf32",
     file: file!(),
-    idea: "f32 in TF32 when asked: operands packed K-major and rounded (`cvt.rna`) by a first launch, then `wgmma_persistent`'s pipeline with `wgmma` m64n256k8 tf32",
+    idea: "f32 in TF32 when asked: B (and an A TMA cannot read K-major) packed K-major and rounded (`cvt.rna`) by a first launch, a row-major A read in place, rounded on its way to `wgmma`'s A registers; `wgmma_persistent`'s pipeline with `wgmma` m64n256k8 tf32",
     grid: Grid::Persistent,
     shared: Shared::InputElements(STAGES * (BM * BK + BK * BN) + ATOM / 4 + 2 * 2 * STAGES),
     elements: &[Elem::F32],
@@ -103,29 +111,49 @@ impl Packing {
         }
     }
 
-    /// The main launch's problem: `p` over the packed operands (A row-major, B transposed,
-    /// both `row` apart; a plane per product unless shared).
+    /// Whether the main launch reads the caller's A at address `a` in place rather than a
+    /// packed copy: TF32 of one part, A row-major (K contiguous, as `wgmma` reads it) and
+    /// readable by TMA as it lies ([`crate::device::tma::reads_operand`]). Its consumers
+    /// round each stage of A to TF32 in shared memory (`wgmma_tma`'s mainloop), and the pack
+    /// launch writes only B^T: half the pack's traffic at a square shape.
     #[inline(always)]
-    pub fn problem(&self, p: &Problem) -> Problem {
+    pub fn a_in_place(&self, p: &Problem, a: u64) -> bool {
+        let (stride, batch) = (p.batch_stride_a, p.batch);
+        self.parts == 1
+            && !p.strides().a_t
+            && crate::device::tma::reads_operand(a, (p.m, p.lda), stride, batch, 4)
+    }
+
+    /// The main launch's problem: `p` over the packed operands (A row-major, B transposed,
+    /// both `row` apart; a plane per product unless shared), or over the caller's A where
+    /// it is read in place ([`Packing::a_in_place`]).
+    #[inline(always)]
+    pub fn problem(&self, p: &Problem, a_in_place: bool) -> Problem {
         let plane = |planes: u32, rows: u32| match planes {
             1 => 0,
             _ => rows as u64 * self.row as u64,
         };
+        let (lda, batch_stride_a) = match a_in_place {
+            true => (p.lda, p.batch_stride_a),
+            false => (self.row, plane(self.planes.0, p.m)),
+        };
         Problem {
-            lda: self.row,
+            lda,
             ldb: self.row,
             layout: TRANSPOSED_B,
-            batch_stride_a: plane(self.planes.0, p.m),
+            batch_stride_a,
             batch_stride_b: plane(self.planes.1, p.n),
             ..*p
         }
     }
 
-    /// The pack launch's grid.
-    pub fn grid(&self, p: &Problem) -> (u32, u32, u32) {
+    /// The pack launch's grid: B^T's rows of blocks first, then A's unless it is read in
+    /// place.
+    pub fn grid(&self, p: &Problem, a_in_place: bool) -> (u32, u32, u32) {
+        let a_blocks = if a_in_place { 0 } else { p.m.div_ceil(SIDE) };
         (
             self.row.div_ceil(SIDE),
-            p.m.div_ceil(SIDE) + p.n.div_ceil(SIDE),
+            p.n.div_ceil(SIDE) + a_blocks,
             p.batch,
         )
     }
@@ -141,8 +169,8 @@ pub unsafe fn wgmma_tf32<T: Element>(gemm: Gemm<T>) {
     unsafe { warp_specialised::<T, true>(gemm) }
 }
 
-/// The pack launch: block `(x, y, z)` writes a 64 x 64 square of product `z`'s packed A
-/// (the first `ceil(m / 64)` rows of blocks) or B^T (the others), elements `(r, q)` = `(row
+/// The pack launch: block `(x, y, z)` writes a 64 x 64 square of product `z`'s packed B^T
+/// (the first `ceil(n / 64)` rows of blocks) or A (the others, if launched), elements `(r, q)` = `(row
 /// of A or column of B, K)`, zeros past K up to the packed row. Each square is read along
 /// whichever of its two indices is contiguous in the caller's layout, and written along K.
 ///
@@ -165,21 +193,21 @@ pub(crate) unsafe fn pack<T: Element, const PARTS: u32>(gemm: Gemm<T>) {
     let p = gemm.p;
     let (s, pack) = (p.strides(), Packing::of(&p, PARTS));
     let (tx, ty) = (thread_idx_x(), thread_idx_y());
-    let (z, tiles_m) = (block_idx_z(), p.m.div_ceil(SIDE));
-    let is_a = block_idx_y() < tiles_m;
+    let (z, tiles_n) = (block_idx_z(), p.n.div_ceil(SIDE));
+    let is_a = block_idx_y() >= tiles_n;
     let (rows, stride, at, r0, planes) = match is_a {
         true => (
             p.m,
             p.batch_stride_a,
             pack.a_at,
-            block_idx_y() * SIDE,
+            (block_idx_y() - tiles_n) * SIDE,
             pack.planes.0,
         ),
         false => (
             p.n,
             p.batch_stride_b,
             pack.b_at,
-            (block_idx_y() - tiles_m) * SIDE,
+            block_idx_y() * SIDE,
             pack.planes.1,
         ),
     };

@@ -32,7 +32,7 @@ use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, TensorMaps, Threads, Tile,
 };
 use crate::device::mbarrier;
-use crate::device::shared::SharedArena;
+use crate::device::shared::{SharedArena, shared_address};
 use crate::device::thread::{
     block_idx_x, block_idx_y, block_idx_z, grid_dim_x, sync_threads, thread_idx_x,
 };
@@ -184,7 +184,8 @@ pub(crate) const fn stage_k<T>() -> u32 {
 /// epilogue applies alpha and beta at C's leading dimension.
 ///
 /// Elements of 4 bytes (f32) are TF32, both operands K-major with maps always present (the
-/// host packs them so: `wgmma_tf32`).
+/// host packs B^T so, and A where TMA cannot read it in place: `wgmma_tf32`), A multiplied
+/// from registers ([`mainloop_tf32`]).
 ///
 /// # Safety
 /// As [`wgmma_tma`].
@@ -238,7 +239,7 @@ pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: 
         let acc = unsafe {
             match (strides.a_t, strides.b_t) {
                 // TF32: A and B^T, K-major both (the other arms would trap).
-                _ if T::IS_ACC => mainloop::<T, false, false>(run),
+                _ if T::IS_ACC => mainloop_tf32(run),
                 (false, false) => mainloop::<T, false, true>(run),
                 (false, true) => mainloop::<T, false, false>(run),
                 (true, false) => mainloop::<T, true, true>(run),
@@ -360,6 +361,96 @@ unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phas
             it += 1;
         }
     }
+}
+
+/// TF32's consumer mainloop: [`mainloop`]'s, with A from registers. TMA copies the caller's
+/// A as it lies (`wgmma_tf32`), and `wgmma` would truncate it from shared memory, so each
+/// warp loads its fragments and rounds them to nearest on the way ([`tf32_fragments`]).
+///
+/// `wgmma` reads its A registers asynchronously: they must not be overwritten before a
+/// `wait_group` retires it, and the compiler does not know that (the next stage's loads
+/// landed in them while the last stage's `wgmma`s ran: every result wrong, H200). So each
+/// stage is two groups, K steps 0-1 and 2-3, each with its own fragments, and a group's
+/// fragments are loaded only after the same half of the last stage retired; the values
+/// that a group in flight reads stay alive until the wait that retires it
+/// ([`wgmma::keep_alive`]), which keeps the allocator from giving their registers to the
+/// next loads.
+///
+/// Why not rounded in shared memory: in place (stores, `fence.proxy.async`, a barrier), in
+/// the consumers or in the producer warpgroup, it made `wgmma_tf32` 7-30% slower at 4096^3
+/// and 8192^3 (H200), more than packing A costs.
+///
+/// # Safety
+/// As [`mainloop`].
+#[inline(always)]
+unsafe fn mainloop_tf32((pipe, warpgroup, phases, it): (Pipe, u32, u32, &mut u32)) -> [f32; 128] {
+    let descriptors = Descriptors::<false, false>::of(pipe.a_all, pipe.b_all, warpgroup);
+    // This warp's 16 rows of the warpgroup's A in stage 0.
+    let (warp, lane) = (thread_idx_x() / 32 % 4, thread_idx_x() % 32);
+    let rows = shared_address(pipe.a_all) + warpgroup * PANEL + warp * 16 * 128;
+    let mut acc = [0.0f32; 128];
+    // Half `half` of stage `s`, after the wait that retires the same half of the last stage
+    // and keeps its fragments (`last`) alive until then; returns this half's fragments. (Two
+    // calls, not a loop: a loop over the halves, not unrolled, put both halves' fragments
+    // in the same registers.)
+    // `release`: the last stage, whose halves are then both done (its stage free).
+    let half = |acc: &mut [f32; 128], s: u32, half: u32, last, release: Option<u32>| {
+        wgmma::wait_group::<1>(acc);
+        wgmma::keep_alive(&last);
+        if let Some(stage) = release {
+            unsafe { mbarrier::arrive(pipe.bars.empty(stage)) };
+        }
+        // SAFETY: the stage has landed (the caller waited for it).
+        let a = unsafe { tf32_fragments(rows + s * A_STAGE, lane, half) };
+        unsafe { descriptors.multiply_tf32_rs(acc, s, 2 * half, a) };
+        a
+    };
+    // The fragments of the last stage's two halves (of no stage at first).
+    let (mut last0, mut last1) = ([[0u32; 4]; 2], [[0u32; 4]; 2]);
+    for phase in 0..phases {
+        let s = *it % STAGES;
+        unsafe { mbarrier::wait(pipe.bars.full(s), (*it / STAGES) % 2) };
+        last0 = half(&mut acc, s, 0, last0, None);
+        let last_stage = (phase > 0).then(|| (*it - 1) % STAGES);
+        last1 = half(&mut acc, s, 1, last1, last_stage);
+        *it += 1;
+    }
+    wgmma::wait_group::<0>(&mut acc);
+    wgmma::keep_alive(&last0);
+    wgmma::keep_alive(&last1);
+    if phases > 0 {
+        unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % STAGES)) };
+    }
+    acc
+}
+
+/// A warp's TF32 A fragments of half a stage (K steps `2 half` and `2 half + 1`), rounded
+/// to nearest (`wgmma::load_tf32`), for `wgmma::m64n256k8_tf32_rs`: its 16 rows at shared
+/// address `rows` (128-byte rows, 128-byte swizzled as TMA wrote them: 16-byte chunk `c` of
+/// row `r` at `c ^ (r % 8)`), K step `j`'s elements of lane (g, t) at columns `8 j + t` and
+/// `8 j + t + 4` of rows g and g + 8. A warp's 32 loads of one register fall in 32 banks
+/// (8 rows, 8 chunks).
+///
+/// # Safety
+/// `rows` is inside the block's shared memory, a multiple of 1024 (the swizzle's atom).
+#[inline(always)]
+unsafe fn tf32_fragments(rows: u32, lane: u32, half: u32) -> [[u32; 4]; 2] {
+    let (g, tq) = (lane / 4, lane % 4);
+    let at = |row: u32, c: u32| rows + row * 128 + ((c ^ g) * 16) + tq * 4;
+    let mut a = [[0u32; 4]; 2];
+    for (j, a) in a.iter_mut().enumerate() {
+        let c = 2 * (2 * half + j as u32);
+        // SAFETY: inside the stage (the caller's contract).
+        *a = unsafe {
+            [
+                wgmma::load_tf32(at(g, c)),
+                wgmma::load_tf32(at(g + 8, c)),
+                wgmma::load_tf32(at(g, c + 1)),
+                wgmma::load_tf32(at(g + 8, c + 1)),
+            ]
+        };
+    }
+    a
 }
 
 /// A consumer warpgroup's mainloop over one tile: wait for each stage, multiply it (A and

@@ -795,9 +795,10 @@ pub fn fixed_cases() -> Vec<Case> {
                 // products, 3xTF32 the exact ones, and both Inf x 1 = Inf, Inf x 0 = NaN, NaN
                 // rows NaN (3xTF32's Inf x 0 cross terms are repaired). Exact f32: the exact
                 // products, for contrast.
-                // K = 9 and 12: rows of A of 36 and 48 bytes (TMA could read the latter in
-                // place; its TFLOAT32 maps round the tie 1 + 2^-11 to 1, not as `cvt.rna`,
-                // H200, so `wgmma_tf32` packs A either way).
+                // K = 9 and 12: rows of A of 36 and 48 bytes. `wgmma_tf32` packs (and
+                // rounds) the former; the latter TMA reads in place and the kernel rounds on
+                // its way to `wgmma`'s A registers (TMA's own TFLOAT32 maps round the tie 1 + 2^-11 to 1, not as
+                // `cvt.rna`, H200: they are not used).
                 for k in [9, 12] {
                     let (m, n) = (5, 3);
                     let first = [

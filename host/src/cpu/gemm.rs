@@ -270,16 +270,14 @@ impl CpuExecutor {
         });
         let name = kernel.entry_for::<T, O>();
         let body = O::Device::body(kernel.id());
-        if let (Some(launch), Some(pack)) = (launches.pack, O::Device::fixup_body(kernel.id())) {
+        let pack_config = launches.pack_config(a as u64);
+        if let (Some(config), Some(pack)) = (pack_config, O::Device::fixup_body(kernel.id())) {
             let name = kernel.fixup_entry_for::<T, O>().unwrap_or_default();
-            self.launch(
-                &CpuLaunch::of(&name, &launch.config, &globals),
-                &move || {
-                    // SAFETY: as below; the pack reads the caller's A and B and writes the
-                    // workspace, which `launches` sized for it.
-                    unsafe { pack(gemm.get().this_product()) }
-                },
-            )?;
+            self.launch(&CpuLaunch::of(&name, &config, &globals), &move || {
+                // SAFETY: as below; the pack reads the caller's A and B and writes the
+                // workspace, which `launches` sized for it.
+                unsafe { pack(gemm.get().this_product()) }
+            })?;
         }
         let main = Shared(Gemm::<O::Device> {
             a: ptrs.0 as *const _,

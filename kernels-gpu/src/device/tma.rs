@@ -92,10 +92,6 @@ pub unsafe fn load_3d(dst: *mut u8, map: *const u8, (x, y, z): (u32, u32, u32), 
 /// and the kernels take their other path where it does not.
 #[inline(always)]
 pub fn reads(p: &crate::problem::Problem, (a, b): (u64, u64), elem_bytes: u64) -> bool {
-    let stride = |elems: u64| {
-        let bytes = elems * elem_bytes;
-        bytes.is_multiple_of(16) && bytes < 1 << 40
-    };
     let s = p.strides();
     let (a_rows, b_rows) = match (s.a_t, s.b_t) {
         (false, false) => (p.m, p.k),
@@ -103,15 +99,28 @@ pub fn reads(p: &crate::problem::Problem, (a, b): (u64, u64), elem_bytes: u64) -
         (true, false) => (p.k, p.k),
         (true, true) => (p.k, p.n),
     };
-    let apart = |batch_stride: u64, rows: u32, ld: u32| {
-        stride(batch_stride) && (batch_stride == 0 || batch_stride >= rows as u64 * ld as u64)
+    let batch = p.batch;
+    reads_operand(a, (a_rows, p.lda), p.batch_stride_a, batch, elem_bytes)
+        && reads_operand(b, (b_rows, p.ldb), p.batch_stride_b, batch, elem_bytes)
+}
+
+/// [`reads`] for one operand at address `base`: `rows` rows `ld` elements apart as stored,
+/// products `batch_stride` elements apart in a batch of `batch`.
+#[inline(always)]
+pub fn reads_operand(
+    base: u64,
+    (rows, ld): (u32, u32),
+    batch_stride: u64,
+    batch: u32,
+    elem_bytes: u64,
+) -> bool {
+    let stride = |elems: u64| {
+        let bytes = elems * elem_bytes;
+        bytes.is_multiple_of(16) && bytes < 1 << 40
     };
-    a.is_multiple_of(16)
-        && b.is_multiple_of(16)
-        && stride(p.lda as u64)
-        && stride(p.ldb as u64)
-        && (p.batch <= 1
-            || (apart(p.batch_stride_a, a_rows, p.lda) && apart(p.batch_stride_b, b_rows, p.ldb)))
+    let apart =
+        stride(batch_stride) && (batch_stride == 0 || batch_stride >= rows as u64 * ld as u64);
+    base.is_multiple_of(16) && stride(ld as u64) && (batch <= 1 || apart)
 }
 
 #[cfg(not(target_arch = "nvptx64"))]

@@ -139,6 +139,27 @@ macro_rules! mma_tf32_asm {
     };
 }
 
+/// `m64n256k8` on TF32 operands with A from four registers.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! mma_tf32_rs_asm {
+    ($acc:ident, $a:ident, $b:ident; $first:literal $($i:literal)*) => {
+        core::arch::asm!(
+            concat!(
+                "{{ .reg .pred %wg_d; setp.ne.b32 %wg_d, {one}, 0; ",
+                "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32",
+                " {{{", $first, "}", $(", {", $i, "}",)* "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, %wg_d, 1, 1; }}"
+            ),
+            inout(reg32) $acc[$first], $(inout(reg32) $acc[$i],)*
+            a0 = in(reg32) $a[0],
+            a1 = in(reg32) $a[1],
+            a2 = in(reg32) $a[2],
+            a3 = in(reg32) $a[3],
+            b = in(reg64) $b,
+            one = in(reg32) 1u32,
+        )
+    };
+}
+
 /// A warpgroup's accumulators of one `wgmma` shape: 128 registers a thread for
 /// `m64n256`, 64 for `m64n128`. [`fence`] and [`wait_group`] name them all, so that the
 /// compiler keeps them in place around the asynchronous instructions.
@@ -220,6 +241,27 @@ pub fn wait_group<const N: u32>(acc: &mut impl Accumulators) {
     acc.wait::<N>()
 }
 
+/// Keeps `wgmma` A fragments alive (and in their registers) up to here: call it after the
+/// [`wait_group`] that retires the operations reading them, so that the register allocator
+/// gives their registers to nothing else while those operations may still read them (the
+/// compiler does not know that `wgmma` reads its A registers asynchronously). No
+/// instruction.
+#[inline(always)]
+pub fn keep_alive(a: &[[u32; 4]; 2]) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: an empty statement naming registers.
+    unsafe {
+        core::arch::asm!(
+            "// keep {0} {1} {2} {3} {4} {5} {6} {7}",
+            in(reg32) a[0][0], in(reg32) a[0][1], in(reg32) a[0][2], in(reg32) a[0][3],
+            in(reg32) a[1][0], in(reg32) a[1][1], in(reg32) a[1][2], in(reg32) a[1][3],
+            options(nomem, nostack, preserves_flags),
+        )
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    let _ = a;
+}
+
 /// `fence.proxy.async.shared::cta`: this thread's completed writes to shared memory
 /// (stores, landed `cp.async` copies) become visible to the asynchronous proxy that `wgmma`
 /// reads through. A barrier after it extends that to the block's writes.
@@ -230,6 +272,43 @@ pub fn fence_proxy_async() {
     unsafe {
         core::arch::asm!("fence.proxy.async.shared::cta;")
     }
+}
+
+/// The f32 at shared address `at` rounded to TF32 (`cvt.rna.tf32.f32`, as
+/// `super::mma::round_tf32`): an element of an A fragment for [`m64n256k8_tf32_rs`], read
+/// from a tile that TMA copied as the caller stored it (`wgmma` itself would drop the low
+/// 13 mantissa bits: truncation).
+///
+/// On the host the bytes must be ready for this thread, as a `wgmma` read (no TMA copy into
+/// them pending, or delivered in a phase it has not waited for): a fault otherwise.
+///
+/// # Safety
+/// `at` is a multiple of 4 inside the block's shared memory.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn load_tf32(at: u32) -> u32 {
+    let bits: u32;
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract: 4 aligned bytes of shared memory.
+    unsafe {
+        core::arch::asm!(
+            "ld.shared.b32 {x}, [{at}];",
+            at = in(reg32) at,
+            x = out(reg32) bits,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        super::host::check_async_read(at, 4);
+        // SAFETY: 4 bytes inside the block's shared region (checked by `shared_byte`).
+        bits = unsafe {
+            super::host::shared_byte(at, 4)
+                .cast::<u32>()
+                .read_unaligned()
+        };
+    }
+    super::mma::round_tf32(f32::from_bits(bits))
 }
 
 macro_rules! mma_m64n256k16 {
@@ -259,7 +338,7 @@ macro_rules! mma_m64n256k16 {
                 unsafe { with_accumulators!(mma_asm!($ty, acc, a, b)) }
             }
             #[cfg(not(target_arch = "nvptx64"))]
-            emulate(acc, (a, A_MN), (b, B_MN), Operand::Bits16($widen))
+            emulate(acc, ASource::Shared(a, A_MN), (b, B_MN), Operand::Bits16($widen))
         }
     };
 }
@@ -295,7 +374,28 @@ pub unsafe fn m64n256k8_tf32(acc: &mut [f32; 128], a: Descriptor, b: Descriptor)
         unsafe { with_accumulators!(mma_tf32_asm!(acc, a, b)) }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    emulate(acc, (a, false), (b, false), Operand::Tf32)
+    emulate(acc, ASource::Shared(a, false), (b, false), Operand::Tf32)
+}
+
+/// [`m64n256k8_tf32`] with A from registers: this thread's fragment of the warpgroup's
+/// 64 x 8 A, as `mma.sync`'s m16n8k8 TF32 A in each warp (warp `w` rows `16 w ..`; with
+/// g = lane / 4, t = lane % 4: `a[0]` row g, column t; `a[1]` row g + 8; `a[2]` and `a[3]`
+/// the same rows, column t + 4), TF32 bit patterns; B from shared memory, K-major.
+///
+/// # Safety
+/// As [`m64n256k16_bf16`] for B and the accumulators; every thread of the warpgroup calls
+/// it with the same descriptor.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn m64n256k8_tf32_rs(acc: &mut [f32; 128], a: [u32; 4], b: Descriptor) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let b = b.0;
+        // SAFETY: the caller's contract.
+        unsafe { with_accumulators!(mma_tf32_rs_asm!(acc, a, b)) }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    emulate(acc, ASource::Registers(a), (b, false), Operand::Tf32)
 }
 
 /// `wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32`: as [`m64n256k8_tf32`] on a
@@ -319,7 +419,7 @@ pub unsafe fn m64n128k8_tf32(acc: &mut [f32; 64], a: Descriptor, b: Descriptor, 
         if !accumulate {
             acc.fill(0.0);
         }
-        emulate(acc, (a, false), (b, false), Operand::Tf32)
+        emulate(acc, ASource::Shared(a, false), (b, false), Operand::Tf32)
     }
 }
 
@@ -389,20 +489,34 @@ pub fn element_address_of(
     plain ^ (((plain >> 7) & (width / 16 - 1)) << 4)
 }
 
+/// Where a host `wgmma` takes A from: shared memory through a descriptor (MN-major where
+/// the flag says), or this thread's four registers of a TF32 A fragment
+/// ([`m64n256k8_tf32_rs`]).
+#[cfg(not(target_arch = "nvptx64"))]
+#[derive(Clone, Copy)]
+enum ASource {
+    Shared(Descriptor, bool),
+    Registers([u32; 4]),
+}
+
 /// The host's `wgmma` (see the module documentation).
 #[cfg(not(target_arch = "nvptx64"))]
 #[track_caller]
-fn emulate(
-    acc: &mut [f32],
-    (a, a_mn): (Descriptor, bool),
-    (b, b_mn): (Descriptor, bool),
-    operand: Operand,
-) {
+fn emulate(acc: &mut [f32], a: ASource, (b, b_mn): (Descriptor, bool), operand: Operand) {
     use super::host::{check_async_read, current, lane_id, warp_exchange, warpgroup_meet};
     let words = |d: Descriptor| [d.0 as u32, (d.0 >> 32) as u32];
-    let ([a0, a1], [b0, b1]) = (words(a), words(b));
-    let all = warp_exchange([a0, a1, b0, b1, 0, 0, 0, 0, 0, 0, 0, 0]);
-    if let Some(other) = all.iter().position(|w| w[..4] != [a0, a1, b0, b1]) {
+    let [b0, b1] = words(b);
+    // Each lane hands in B's descriptor and A's (or its A fragment); the descriptors must
+    // agree across the warp.
+    let (mine, shared) = match a {
+        ASource::Shared(d, _) => {
+            let [a0, a1] = words(d);
+            ([b0, b1, a0, a1, 0, 0, 0, 0, 0, 0, 0, 0], 4)
+        }
+        ASource::Registers(f) => ([b0, b1, f[0], f[1], f[2], f[3], 0, 0, 0, 0, 0, 0], 2),
+    };
+    let all = warp_exchange(mine);
+    if let Some(other) = all.iter().position(|w| w[..shared] != mine[..shared]) {
         panic!(
             "wgmma: lane {} and lane {other} of a warp hand in different descriptors",
             lane_id()
@@ -432,10 +546,19 @@ fn emulate(
             }
         }
     };
+    if let ASource::Shared(d, mn_major) = a {
+        check(d, mn_major, 64);
+    }
     // (A thread holds half a row of D: B has twice as many MN rows as it has registers.)
-    check(a, a_mn, 64);
     check(b, b_mn, 2 * acc.len() as u32);
     let me = current();
+    let value = |word: u32| -> f32 {
+        match operand {
+            Operand::Bits16(widen) => widen(word as u16),
+            // (The instruction reads the top 19 bits.)
+            Operand::Tf32 => f32::from_bits(word & !0x1FFF),
+        }
+    };
     let read = |at: usize| -> f32 {
         assert!(
             at + bytes <= me.shared_len,
@@ -444,25 +567,35 @@ fn emulate(
         );
         // SAFETY: inside the block's shared region (checked above), which lives as long as
         // the block.
-        match operand {
-            Operand::Bits16(widen) => {
-                widen(unsafe { me.shared.add(at).cast::<u16>().read_unaligned() })
+        value(unsafe {
+            match operand {
+                Operand::Bits16(_) => me.shared.add(at).cast::<u16>().read_unaligned() as u32,
+                Operand::Tf32 => me.shared.add(at).cast::<u32>().read_unaligned(),
             }
-            Operand::Tf32 => {
-                let word = unsafe { me.shared.add(at).cast::<u32>().read_unaligned() };
-                f32::from_bits(word & !0x1FFF)
-            }
-        }
+        })
     };
     let linear = me.thread_idx[0]
         + me.block_dim[0] * (me.thread_idx[1] + me.block_dim[1] * me.thread_idx[2]);
     let warp = (linear / 32) % 4;
     let (g, t) = (lane_id() / 4, lane_id() % 4);
+    // Element (row, k) of A, `row` this warp's (`16 warp + g + 8 h`): from shared memory, or
+    // from the fragment of lane `4 g + k % 4` (registers: `h` + 2 (k / 4), as `mma.sync`'s
+    // m16n8k8 TF32 A).
+    let a_at = |row: u32, k: u32| -> f32 {
+        match a {
+            ASource::Shared(d, mn_major) => read(address(d, row, k, mn_major)),
+            ASource::Registers(_) => {
+                let (gr, h) = ((row % 16) % 8, (row % 16) / 8);
+                let lane = (4 * gr + k % 4) as usize;
+                value(all[lane][2 + (h + 2 * (k / 4)) as usize])
+            }
+        }
+    };
     for (r, d) in acc.iter_mut().enumerate() {
         let (j, h, e) = (r as u32 / 4, (r as u32 / 2) % 2, r as u32 % 2);
         let (row, col) = (16 * warp + g + 8 * h, 8 * j + 2 * t + e);
         for k in 0..depth {
-            let x = read(address(a, row, k, a_mn));
+            let x = a_at(row, k);
             let y = read(address(b, col, k, b_mn));
             *d = x.mul_add(y, *d);
         }
