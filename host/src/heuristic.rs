@@ -39,8 +39,9 @@ pub fn preference<T: Element>(
     let hopper = props.compute_capability == (9, 0);
     let mut order = Vec::new();
     match precision {
-        // Hopper's `wgmma` on packed operands, every form (H200: 88% of cuBLAS at 4096^3
-        // against `mma_tf32`'s 28%, docs/bench/bench_tf32_wgmma.md); `mma.sync` elsewhere.
+        // Hopper's `wgmma` on packed operands (A in place where TMA reads it), every form
+        // (H200: 94% of cuBLAS at 4096^3 against `mma_tf32`'s 27%,
+        // docs/bench/bench_tf32_wgmma_rs.md); `mma.sync` elsewhere.
         Precision::Tf32 if hopper => order.extend([Kernel::WgmmaTf32, Kernel::MmaTf32]),
         Precision::Tf32 => order.push(Kernel::MmaTf32),
         Precision::Tf32x3 if hopper => order.extend([Kernel::Wgmma3xTf32, Kernel::Mma3xTf32]),
