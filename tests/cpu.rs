@@ -587,8 +587,8 @@ fn launch_bounds_in_the_ptx_follow_the_specs() {
         }
     }
     assert_eq!(
-        bounded, 61,
-        "14 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, the 7 \
+        bounded, 62,
+        "14 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, the 8 \
          one-type kernels of the 32/64-bit tensor cores, the f64 entries of \
          `stream_k_64`, `stream_k_32`, `stream_k_narrow` and `stream_k_narrow_32`, and \
          `few_columns`' two"
@@ -652,6 +652,10 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 // One per phase (`cp.async` for every launch: 16-byte chunks or elements),
                 // in each of the f64 kernels' four mainloops (A and B each as stored).
                 Kernel::Dmma | Kernel::DmmaWarps | Kernel::DmmaSmall => 4,
+                // The four plain mainloops' one (edge tiles), and two in each of the four
+                // buffered ones (whole tiles): the prologue's, and one per phase before
+                // its last K step's `mma`s.
+                Kernel::DmmaBuffered => 12,
                 Kernel::MmaTf32 => 1,
                 // And the NaN repair's: the flag's two, its mainloop's one.
                 Kernel::Mma3xTf32 => 4,
@@ -1149,7 +1153,10 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (4096, 16, 4096), Kernel::WgmmaTma),
         (F32, (77, 4096, 4096), Kernel::StreamK),
         (F64, (64, 4096, 4096), Kernel::StreamK64),
-        (F64, (4096, 4096, 4096), Kernel::DmmaWarps),
+        (F64, (4096, 4096, 4096), Kernel::DmmaBuffered),
+        (F64, (8192, 8192, 8192), Kernel::DmmaBuffered),
+        (F64, (3000, 3000, 3000), Kernel::DmmaWarps),
+        (F64, (1024, 1024, 1024), Kernel::DmmaSmall),
         (Bf16, (64, 4096, 4096), Kernel::WgmmaTma),
         (Bf16, (1024, 1024, 1024), Kernel::WgmmaTma),
         (Bf16, (2048, 2048, 2048), Kernel::WgmmaTma),

@@ -618,6 +618,9 @@ macro_rules! for_each_kernel {
                 /// `dmma_warps` on 64 x 64 block tiles, 3 blocks per SM (`dmma_small.rs`;
                 /// f64, 9.0 only).
                 DmmaSmall => $crate::dmma_small::SPEC, $crate::dmma_small::dmma_small;
+                /// `dmma` with fragments double-buffered in registers across stages
+                /// (`dmma_buffered.rs`; f64, 9.0 only).
+                DmmaBuffered => $crate::dmma_buffered::SPEC, $crate::dmma_buffered::dmma_buffered;
                 /// f32 in TF32 on Hopper's `wgmma`, only when asked: operands packed by a
                 /// first launch (`wgmma_tf32.rs`; `Precision::Tf32`, 9.0 only).
                 WgmmaTf32 => $crate::wgmma_tf32::SPEC, $crate::wgmma_tf32::wgmma_tf32,

@@ -50,7 +50,7 @@ impl<const K16: bool> Scheme for Dmma<K16> {
 /// See the entry points; 128 threads per block; T is f64.
 #[inline(always)]
 pub unsafe fn dmma<T: Element>(gemm: Gemm<T>) {
-    unsafe { wide_tile::strided::<T, Dmma<false>, Dmma<false>, 128, BN, BK, DEPTH, 4>(gemm) }
+    unsafe { wide_tile::strided::<T, Dmma<false>, Dmma<false>, 128, BN, BK, DEPTH, 4, false>(gemm) }
 }
 
 entry_points!(dmma; dmma_f64: f64);

@@ -22,7 +22,7 @@ pub const SPEC: KernelSpec = wide_tile::spec(
 /// See the entry points; 128 threads per block; T is f64.
 #[inline(always)]
 pub unsafe fn dmma_small<T: Element>(gemm: Gemm<T>) {
-    unsafe { wide_tile::strided::<T, Dmma<true>, Dmma<true>, 64, 64, 16, 3, 2>(gemm) }
+    unsafe { wide_tile::strided::<T, Dmma<true>, Dmma<true>, 64, 64, 16, 3, 2, false>(gemm) }
 }
 
 entry_points!(dmma_small; dmma_small_f64: f64);

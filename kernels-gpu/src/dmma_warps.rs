@@ -24,7 +24,7 @@ pub const SPEC: KernelSpec = wide_tile::spec(
 /// See the entry points; 256 threads per block; T is f64.
 #[inline(always)]
 pub unsafe fn dmma_warps<T: Element>(gemm: Gemm<T>) {
-    unsafe { wide_tile::strided::<T, Dmma<true>, Dmma<true>, 128, 64, 16, 3, 2>(gemm) }
+    unsafe { wide_tile::strided::<T, Dmma<true>, Dmma<true>, 128, 64, 16, 3, 2, false>(gemm) }
 }
 
 entry_points!(dmma_warps; dmma_warps_f64: f64);

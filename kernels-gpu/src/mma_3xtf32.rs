@@ -64,7 +64,9 @@ impl Scheme for Tf32x3 {
 /// See the entry points; 256 threads per block; T is f32.
 #[inline(always)]
 pub unsafe fn mma_3xtf32<T: Element>(gemm: Gemm<T>) {
-    unsafe { wide_tile::pipelined::<T, Tf32x3, Tf32, 128, BN, BK, DEPTH, 4, false, false>(gemm) }
+    unsafe {
+        wide_tile::pipelined::<T, Tf32x3, Tf32, 128, BN, BK, DEPTH, 4, false, false, false>(gemm)
+    }
 }
 
 entry_points!(mma_3xtf32; mma_3xtf32_f32: f32);

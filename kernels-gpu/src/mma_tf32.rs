@@ -43,7 +43,9 @@ impl Scheme for Tf32 {
 /// See the entry points; 256 threads per block; T is f32.
 #[inline(always)]
 pub unsafe fn mma_tf32<T: Element>(gemm: Gemm<T>) {
-    unsafe { wide_tile::pipelined::<T, Tf32, Tf32, 128, BN, BK, DEPTH, 4, false, false>(gemm) }
+    unsafe {
+        wide_tile::pipelined::<T, Tf32, Tf32, 128, BN, BK, DEPTH, 4, false, false, false>(gemm)
+    }
 }
 
 entry_points!(mma_tf32; mma_tf32_f32: f32);

@@ -22,7 +22,9 @@ use crate::catalogue::{
 };
 use crate::device::async_copy::{commit_group, copy16_or_zero_at, wait_group};
 use crate::device::shared::{SharedArena, SharedTile, shared_address};
-use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::device::thread::{
+    block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x,
+};
 use crate::device::vector::aligned16;
 use crate::element::{Accumulator, Element};
 use crate::mma_async;
@@ -165,27 +167,7 @@ unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
         let chunk = 16 / size_of::<T>() as u32;
         let per_row = COLS / chunk;
         if row0 + ROWS <= rows && col0 + COLS <= cols && threads.is_multiple_of(per_row) {
-            // The whole tile inside the matrix (most copies): no checks, and a thread's
-            // chunks are one column apart by a fixed number of rows, so one pointer steps
-            // down them (measured: the checked form's address arithmetic was the kernels'
-            // top stall, `ncu`'s fixed-latency dependencies).
-            let step = threads / per_row;
-            let (r0, c) = (tid / per_row, (tid % per_row) * chunk);
-            let at = (row0 + r0) as usize * ld as usize + (col0 + c) as usize;
-            let mut from = src.wrapping_add(at);
-            // The destinations as shared addresses, stepped by a constant: a 64-bit
-            // generic pointer per copy, converted in each `cp.async`, held registers
-            // across the mainloop (the host still checks each row against the tile).
-            let to0 = shared_address(dst.row16(r0, c));
-            let pitch = step * dst.row_bytes();
-            for i in 0..ROWS * COLS / chunk / threads {
-                let to = match cfg!(target_arch = "nvptx64") {
-                    true => to0 + i * pitch,
-                    false => shared_address(dst.row16(r0 + i * step, c)),
-                };
-                unsafe { copy16_or_zero_at(to, from, 16) };
-                from = from.wrapping_add(step as usize * ld as usize);
-            }
+            unsafe { copy_whole::<T, ROWS, COLS>(dst, src, (row0, col0), ld, (tid, threads)) };
         } else {
             let at = ((row0, col0), (rows, cols, ld), (tid, threads));
             unsafe { mma_async::copy_tile::<T, ROWS, COLS>(dst, src, at.0, at.1, at.2) };
@@ -200,6 +182,69 @@ unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
             unsafe { dst.copy_element_or_zero(r, c, from, inside) };
         }
     }
+}
+
+/// [`copy_tile`]'s copies of a whole tile inside the matrix, by 16-byte chunks (most
+/// copies): no checks, and a thread's chunks are one column apart by a fixed number of rows,
+/// so one pointer steps down them (measured: the checked form's address arithmetic was the
+/// kernels' top stall, `ncu`'s fixed-latency dependencies).
+///
+/// # Safety
+/// As [`copy_tile`] where `chunked`; the tile lies inside the matrix and `threads` is a
+/// multiple of the chunks in a row ([`whole_tiles`]).
+#[inline(always)]
+unsafe fn copy_whole<T: Copy, const ROWS: u32, const COLS: u32>(
+    dst: &SharedTile<T>,
+    src: *const T,
+    (row0, col0): (u32, u32),
+    ld: u32,
+    (tid, threads): (u32, u32),
+) {
+    let chunk = 16 / size_of::<T>() as u32;
+    let per_row = COLS / chunk;
+    let step = threads / per_row;
+    let (r0, c) = (tid / per_row, (tid % per_row) * chunk);
+    let at = (row0 + r0) as usize * ld as usize + (col0 + c) as usize;
+    let mut from = src.wrapping_add(at);
+    // The destinations as shared addresses, stepped by a constant: a 64-bit
+    // generic pointer per copy, converted in each `cp.async`, held registers
+    // across the mainloop (the host still checks each row against the tile).
+    let to0 = shared_address(dst.row16(r0, c));
+    let pitch = step * dst.row_bytes();
+    for i in 0..ROWS * COLS / chunk / threads {
+        let to = match cfg!(target_arch = "nvptx64") {
+            true => to0 + i * pitch,
+            false => shared_address(dst.row16(r0 + i * step, c)),
+        };
+        unsafe { copy16_or_zero_at(to, from, 16) };
+        from = from.wrapping_add(step as usize * ld as usize);
+    }
+}
+
+/// Whether `threads` copy a `ROWS x COLS` tile in whole rows of 16-byte chunks
+/// ([`copy_whole`]'s layout).
+const fn whole_tiles<T, const ROWS: u32, const COLS: u32>(threads: u32) -> bool {
+    let chunks = COLS / (16 / size_of::<T>() as u32);
+    threads.is_multiple_of(chunks) && (ROWS * chunks).is_multiple_of(threads)
+}
+
+/// Rows of block tiles that consecutive blocks walk through together, column by column: a
+/// wave of 264 blocks of 128 x 64 then reads 16 row panels of A and ~17 column panels of B
+/// instead of 2 of A and all of B's (which, at 8192^3, does not stay in L2).
+const GROUP: u32 = 16;
+
+/// This block's tile origin `(row0, col0)`, the grid's tiles of `bm x bn` taken in groups of
+/// [`GROUP`] rows.
+#[inline(always)]
+fn grouped(bm: u32, bn: u32) -> (u32, u32) {
+    let (tiles_n, tiles_m) = (grid_dim_x(), grid_dim_y());
+    let id = block_idx_y() * tiles_n + block_idx_x();
+    // (Divisors kept non-zero for the compiler: a launch has tiles, and this block is one.)
+    let per_group = (GROUP * tiles_n).max(1);
+    let first = (id / per_group) * GROUP;
+    let rows = tiles_m.saturating_sub(first).clamp(1, GROUP);
+    let within = id % per_group;
+    ((first + within % rows) * bm, (within / rows) * bn)
 }
 
 /// Where a warp's lane works: its warp tile's origin and `(g, t)`.
@@ -292,6 +337,179 @@ unsafe fn multiply<
     }
 }
 
+/// A warp's fragments of one K step of 8: per m16 tile A's four elements, per n8 tile B's
+/// two, as the tensor cores take them.
+#[derive(Clone, Copy)]
+struct Fragments<F, const MT: usize> {
+    a: [[F; 4]; MT],
+    b: [[F; 2]; NT],
+}
+
+/// Where lane `me` reads its fragments of K step `kk..kk + 8` of `stage`, as [`multiply`]
+/// does one step at a time: A's of m16 tile `i`, and B's.
+#[derive(Clone, Copy)]
+struct StepReads<'a, T> {
+    stage: &'a Stage<T>,
+    kk: u32,
+    me: Lane,
+}
+
+impl<T: Element> StepReads<'_, T> {
+    /// A's fragment of m16 tile `i` (the stage holds A MN-major where `A_T`).
+    ///
+    /// # Safety
+    /// As [`multiply`].
+    #[inline(always)]
+    unsafe fn a<S: Scheme, const A_T: bool>(&self, i: usize) -> [S::Frag<T::Acc>; 4] {
+        let (kk, Lane { row, g, t, .. }) = (self.kk, self.me);
+        let get = |r: u32, k: u32| {
+            let x = match A_T {
+                false => unsafe { self.stage.a.get(r, k) },
+                true => unsafe { self.stage.a.get(k, r) },
+            };
+            S::prepare(x.widen())
+        };
+        let r = row + 16 * i as u32 + g;
+        [
+            get(r, kk + t),
+            get(r + 8, kk + t),
+            get(r, kk + t + 4),
+            get(r + 8, kk + t + 4),
+        ]
+    }
+
+    /// B's fragments of the n8 tiles (the stage holds B K-major where `B_T`).
+    ///
+    /// # Safety
+    /// As [`multiply`].
+    #[inline(always)]
+    unsafe fn b<S: Scheme, const B_T: bool>(&self) -> [[S::Frag<T::Acc>; 2]; NT] {
+        let (kk, Lane { col, g, t, .. }) = (self.kk, self.me);
+        let get = |k: u32, c: u32| {
+            let x = match B_T {
+                false => unsafe { self.stage.b.get(k, c) },
+                true => unsafe { self.stage.b.get(c, k) },
+            };
+            S::prepare(x.widen())
+        };
+        let mut b = [[S::prepare(T::Acc::ZERO); 2]; NT];
+        for (j, b) in b.iter_mut().enumerate() {
+            let n = col + 8 * j as u32 + g;
+            *b = [get(kk + t, n), get(kk + t + 4, n)];
+        }
+        b
+    }
+}
+
+/// Waits until at most `n` (a constant once inlined, below 8) of this thread's copy groups
+/// are in flight.
+#[inline(always)]
+fn wait_groups(n: u32) {
+    match n {
+        0 => wait_group::<0>(),
+        1 => wait_group::<1>(),
+        2 => wait_group::<2>(),
+        3 => wait_group::<3>(),
+        4 => wait_group::<4>(),
+        5 => wait_group::<5>(),
+        _ => wait_group::<6>(),
+    }
+}
+
+/// The mainloop with fragments double-buffered in registers, across stages too: each K
+/// step's `mma`s are issued after the loads of the next step's fragments, and the wait and
+/// barrier for the next stage come before the last K step's `mma`s, so the first fragments
+/// of the next stage load while they run. (`pipelined`'s plain mainloop waits at the top
+/// of each phase, and every warp's first `mma`s of a stage then wait for their fragments
+/// with the tensor pipe idle; cuBLAS DGEMM's kernel on the same tile, 128 x 64 x 16 in 3
+/// stages with 64 x 32 warp tiles, keeps that pipe 98% busy, ours 79%: ncu, H200.)
+///
+/// All `DEPTH` stages are in flight from the prologue: stage `phase % DEPTH` is refilled
+/// with phase `phase + DEPTH` once the barrier before its last K step's `mma`s says no warp
+/// reads it any more.
+///
+/// # Safety
+/// As [`pipelined`]'s mainloop: `stage(s)` is slot `s`; `first` starts the copies of
+/// phase `p < DEPTH` (the prologue's) into a slot, `copy` those of a later phase (the
+/// loop's: kept apart so that the loop holds only the copies it runs); every thread of
+/// the block runs it (its barriers are uniform).
+#[inline(always)]
+unsafe fn buffered<
+    T: Element,
+    S: Scheme,
+    const BK: u32,
+    const DEPTH: u32,
+    const MT: usize,
+    const A_T: bool,
+    const B_T: bool,
+>(
+    acc: &mut Accumulators<T::Acc, MT>,
+    (stage, first, copy): (
+        &impl Fn(u32) -> Stage<T>,
+        &impl Fn(&Stage<T>, u32),
+        &impl Fn(&Stage<T>, u32),
+    ),
+    phases: u32,
+    me: Lane,
+) {
+    for s in 0..DEPTH {
+        if s < phases {
+            first(&stage(s), s);
+        }
+        commit_group();
+    }
+    if phases == 0 {
+        return;
+    }
+    // Phase 0 has landed (every thread's copies: the barrier).
+    wait_groups(DEPTH - 1);
+    sync_threads();
+    let first = StepReads {
+        stage: &stage(0),
+        kk: 0,
+        me,
+    };
+    let mut now = Fragments::<_, MT> {
+        a: core::array::from_fn(|i| unsafe { first.a::<S, A_T>(i) }),
+        b: unsafe { first.b::<S, B_T>() },
+    };
+    for phase in 0..phases {
+        let here = stage(phase % DEPTH);
+        for step in 0..BK / 8 {
+            // The next step's fragments: this stage's, or after the last step the next
+            // stage's (past the end a stage nobody writes any more: read, not used).
+            let next = if step + 1 < BK / 8 {
+                here
+            } else {
+                // Groups committed: phases up to `phase + DEPTH - 1`; `phase + 1` has landed
+                // when at most DEPTH - 2 are in flight. Past the barrier nobody reads `here`.
+                wait_groups(DEPTH - 2);
+                sync_threads();
+                if phase + DEPTH < phases {
+                    copy(&here, phase + DEPTH);
+                }
+                commit_group();
+                stage((phase + 1) % DEPTH)
+            };
+            let reads = StepReads {
+                stage: &next,
+                kk: 8 * ((step + 1) % (BK / 8)),
+                me,
+            };
+            // B's next fragments beside this step's; A's tile by tile, each into the
+            // registers its `mma`s have just read (72 registers of fragments, not 96).
+            let b = unsafe { reads.b::<S, B_T>() };
+            for i in 0..MT {
+                for j in 0..NT {
+                    acc[i][j] = S::mma(now.a[i], now.b[j], acc[i][j]);
+                }
+                now.a[i] = unsafe { reads.a::<S, A_T>(i) };
+            }
+            now.b = b;
+        }
+    }
+}
+
 /// [`pipelined`] for every form: leading dimensions, alpha and beta, and A and B each as
 /// stored (one mainloop per pair of orientations, chosen per launch).
 ///
@@ -307,16 +525,23 @@ pub unsafe fn strided<
     const BK: u32,
     const DEPTH: u32,
     const MT: usize,
+    const BUFFERED: bool,
 >(
     gemm: Gemm<T>,
 ) {
     let st = gemm.p.strides();
     unsafe {
         match (st.a_t, st.b_t) {
-            (false, false) => pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, false, false>(gemm),
-            (true, false) => pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, true, false>(gemm),
-            (false, true) => pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, false, true>(gemm),
-            (true, true) => pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, true, true>(gemm),
+            (false, false) => {
+                pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, false, false, BUFFERED>(gemm)
+            }
+            (true, false) => {
+                pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, true, false, BUFFERED>(gemm)
+            }
+            (false, true) => {
+                pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, false, true, BUFFERED>(gemm)
+            }
+            (true, true) => pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, true, true, BUFFERED>(gemm),
         }
     }
 }
@@ -345,6 +570,7 @@ pub unsafe fn pipelined<
     const MT: usize,
     const A_T: bool,
     const B_T: bool,
+    const BUFFERED: bool,
 >(
     gemm: Gemm<T>,
 ) {
@@ -369,7 +595,10 @@ pub unsafe fn pipelined<
         g: (tid % 32) / 4,
         t: tid % 4,
     };
-    let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
+    let (row0, col0) = match BUFFERED {
+        true => grouped(BM, BN),
+        false => (block_idx_y() * BM, block_idx_x() * BN),
+    };
     // SAFETY: the launch provides DEPTH stages of both padded tiles (and the flag).
     let mut arena = unsafe { SharedArena::<T>::launch_sized() };
     // A stage's operands as stored: K-major rows padded by PAD_A, MN-major by 32 bytes.
@@ -414,15 +643,7 @@ pub unsafe fn pipelined<
         for phase in 0..phases {
             // This thread's copies of `phase` have landed; the barrier says everyone's
             // have, and that everyone is done with the stage the next copies overwrite.
-            match DEPTH {
-                8 => wait_group::<6>(),
-                7 => wait_group::<5>(),
-                6 => wait_group::<4>(),
-                5 => wait_group::<3>(),
-                4 => wait_group::<2>(),
-                3 => wait_group::<1>(),
-                _ => wait_group::<0>(),
-            }
+            wait_groups(DEPTH.saturating_sub(2));
             sync_threads();
             let ahead = phase + DEPTH - 1;
             if ahead < phases {
@@ -444,9 +665,45 @@ pub unsafe fn pipelined<
         unsafe { flag.write(0) };
     }
     let mut acc = [[[T::Acc::ZERO; 4]; NT]; MT];
-    mainloop(&mut acc, &|s, acc| unsafe {
-        multiply::<T, S, BK, MT, A_T, B_T>(s, acc, me)
-    });
+    // A block whose every stage lies inside A and B copies them without checks: only
+    // then the buffered mainloop (with the checked copies' state live across it, it
+    // spilled 480 bytes at 255 registers, 59 `LDL`s a phase; without, 238 and none).
+    let threads = threads(BM, BN, MT);
+    let whole = match (A_T, B_T) {
+        (false, _) => whole_tiles::<T, BM, BK>(threads),
+        (true, _) => whole_tiles::<T, BK, BM>(threads),
+    } && match B_T {
+        false => whole_tiles::<T, BK, BN>(threads),
+        true => whole_tiles::<T, BN, BK>(threads),
+    };
+    let interior = whole && chunked && row0 + BM <= m && col0 + BN <= n;
+    if BUFFERED && interior {
+        // A K that is not a multiple of BK: its last, partial stage goes first (phase 0,
+        // copied with checks in the prologue), so every copy inside the loop is whole.
+        let tail = !k.is_multiple_of(BK) as u32;
+        let k0 = |phase: u32| match phase < tail {
+            true => k / BK * BK,
+            false => (phase - tail) * BK,
+        };
+        let first = |s: &Stage<T>, phase: u32| copy(s, k0(phase));
+        let whole = |s: &Stage<T>, phase: u32| unsafe {
+            let (me, k0) = ((tid, threads), (phase - tail) * BK);
+            match A_T {
+                false => copy_whole::<T, BM, BK>(&s.a, a, (row0, k0), st.lda, me),
+                true => copy_whole::<T, BK, BM>(&s.a, a, (k0, row0), st.lda, me),
+            }
+            match B_T {
+                false => copy_whole::<T, BK, BN>(&s.b, b, (k0, col0), st.ldb, me),
+                true => copy_whole::<T, BN, BK>(&s.b, b, (col0, k0), st.ldb, me),
+            }
+        };
+        let at = (&stage, &first, &whole);
+        unsafe { buffered::<T, S, BK, DEPTH, MT, A_T, B_T>(&mut acc, at, phases, me) };
+    } else {
+        mainloop(&mut acc, &|s, acc| unsafe {
+            multiply::<T, S, BK, MT, A_T, B_T>(s, acc, me)
+        });
+    }
     if S::REPAIR {
         // Past this barrier nobody reads a stage or has copies in flight.
         sync_threads();

@@ -618,6 +618,13 @@ pub fn errors_gpu() -> Vec<libtest_mimic::Trial> {
 /// of [`property`] rarely reach on the executor (they need sides of 128 or more).
 pub fn whole_tiles(be: &Backend) -> Result<(), String> {
     fn each<T: Element>(be: &Backend, kernel: Kernel) -> Result<(), String> {
+        each_of::<T>(be, kernel, (128, 256, 32))
+    }
+    fn each_of<T: Element>(
+        be: &Backend,
+        kernel: Kernel,
+        mnk: (usize, usize, usize),
+    ) -> Result<(), String> {
         for (ta, tb, c_col) in [
             (false, false, false),
             (true, false, false),
@@ -633,7 +640,7 @@ pub fn whole_tiles(be: &Backend) -> Result<(), String> {
                 offset: 0,
             };
             let case = Case {
-                mnk: (128, 256, 32),
+                mnk,
                 a: st(ta),
                 b: st(tb),
                 c: Storage {
@@ -665,7 +672,19 @@ pub fn whole_tiles(be: &Backend) -> Result<(), String> {
         each::<f64>(be, kernel)?;
     }
     // The FP64 tensor cores' unchecked copies, each operand in either orientation.
-    each::<f64>(be, Kernel::DmmaWarps)
+    each::<f64>(be, Kernel::DmmaWarps)?;
+    // `dmma_buffered`'s own mainloop for whole tiles: K a multiple of its 16, K with a
+    // partial stage (taken first), edge tiles (the plain mainloop) beside whole ones, and
+    // enough stages for the loop to refill each slot.
+    for mnk in [
+        (128, 256, 32),
+        (256, 128, 40),
+        (200, 130, 52),
+        (128, 64, 168),
+    ] {
+        each_of::<f64>(be, Kernel::DmmaBuffered, mnk)?;
+    }
+    Ok(())
 }
 
 /// Edge tiles whose rows come in aligned groups of 4 (N, K and the leading dimensions
