@@ -16,7 +16,9 @@
 //!
 //! The f64 kernels ([`strided`]) compute every form (leading dimensions, transposes,
 //! alpha/beta: one mainloop per pair of orientations, chosen per launch); the TF32 ones
-//! ([`pipelined`]) the row-major, dense product.
+//! ([`pipelined`]) the row-major, dense product. `dmma_buffered` adds a second mainloop
+//! ([`buffered`]: fragments double-buffered in registers across stages) for the blocks
+//! whose tiles lie wholly inside A and B, and takes its tiles in groups of rows.
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
@@ -669,9 +671,9 @@ pub unsafe fn pipelined<
     // then the buffered mainloop (with the checked copies' state live across it, it
     // spilled 480 bytes at 255 registers, 59 `LDL`s a phase; without, 238 and none).
     let threads = threads(BM, BN, MT);
-    let whole = match (A_T, B_T) {
-        (false, _) => whole_tiles::<T, BM, BK>(threads),
-        (true, _) => whole_tiles::<T, BK, BM>(threads),
+    let whole = match A_T {
+        false => whole_tiles::<T, BM, BK>(threads),
+        true => whole_tiles::<T, BK, BM>(threads),
     } && match B_T {
         false => whole_tiles::<T, BK, BN>(threads),
         true => whole_tiles::<T, BN, BK>(threads),
