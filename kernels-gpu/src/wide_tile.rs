@@ -146,6 +146,36 @@ struct Stage<T> {
     b: SharedTile<T>,
 }
 
+impl<T: Element> Stage<T> {
+    /// op(A)'s element (row `r`, `k`) as `S` multiplies it, from A as the stage holds it
+    /// (MN-major where `A_T`).
+    ///
+    /// # Safety
+    /// Inside the stage; the stage is complete (a wait and a barrier since its copies).
+    #[inline(always)]
+    unsafe fn a_at<S: Scheme, const A_T: bool>(&self, r: u32, k: u32) -> S::Frag<T::Acc> {
+        let x = match A_T {
+            false => unsafe { self.a.get(r, k) },
+            true => unsafe { self.a.get(k, r) },
+        };
+        S::prepare(x.widen())
+    }
+
+    /// op(B)'s element (`k`, column `c`), from B as the stage holds it (K-major where
+    /// `B_T`).
+    ///
+    /// # Safety
+    /// As [`Stage::a_at`].
+    #[inline(always)]
+    unsafe fn b_at<S: Scheme, const B_T: bool>(&self, k: u32, c: u32) -> S::Frag<T::Acc> {
+        let x = match B_T {
+            false => unsafe { self.b.get(k, c) },
+            true => unsafe { self.b.get(c, k) },
+        };
+        S::prepare(x.widen())
+    }
+}
+
 /// Starts the copies of a `ROWS x COLS` tile at `(row0, col0)` of a row-major `rows x
 /// cols` matrix whose rows lie `ld` elements apart into `dst`: 16-byte chunks where
 /// `chunked` (whole tiles without checks, edge tiles by `mma_async`'s checked copies), one
@@ -283,18 +313,10 @@ unsafe fn multiply<
     acc: &mut Accumulators<T::Acc, MT>,
     me: Lane,
 ) {
-    let get = |tile: &SharedTile<T>, r: u32, c: u32| S::prepare(unsafe { tile.get(r, c) }.widen());
-    // op(A)'s element (row, k) and op(B)'s (k, col), wherever the stage holds them.
-    let ga = |r: u32, kk: u32| match A_T {
-        false => get(&stage.a, r, kk),
-        true => get(&stage.a, kk, r),
-    };
-    let gb = |kk: u32, c: u32| match B_T {
-        false => get(&stage.b, kk, c),
-        true => get(&stage.b, c, kk),
-    };
-    let Lane { row, col, g, t } = me;
     if S::K16 {
+        let ga = |r: u32, kk: u32| unsafe { stage.a_at::<S, A_T>(r, kk) };
+        let gb = |kk: u32, c: u32| unsafe { stage.b_at::<S, B_T>(kk, c) };
+        let Lane { row, col, g, t } = me;
         for step in 0..BK / 16 {
             let kk = 16 * step;
             let mut bf = [[S::prepare(T::Acc::ZERO); 4]; NT];
@@ -318,20 +340,14 @@ unsafe fn multiply<
         return;
     }
     for step in 0..BK / 8 {
-        let kk = 8 * step;
-        let mut bf = [[S::prepare(T::Acc::ZERO); 2]; NT];
-        for j in 0..NT {
-            let n = col + 8 * j as u32 + g;
-            bf[j] = [gb(kk + t, n), gb(kk + t + 4, n)];
-        }
+        let reads = StepReads {
+            stage,
+            kk: 8 * step,
+            me,
+        };
+        let bf = unsafe { reads.b::<S, B_T>() };
         for i in 0..MT {
-            let r = row + 16 * i as u32 + g;
-            let af = [
-                ga(r, kk + t),
-                ga(r + 8, kk + t),
-                ga(r, kk + t + 4),
-                ga(r + 8, kk + t + 4),
-            ];
+            let af = unsafe { reads.a::<S, A_T>(i) };
             for j in 0..NT {
                 acc[i][j] = S::mma(af, bf[j], acc[i][j]);
             }
@@ -347,8 +363,8 @@ struct Fragments<F, const MT: usize> {
     b: [[F; 2]; NT],
 }
 
-/// Where lane `me` reads its fragments of K step `kk..kk + 8` of `stage`, as [`multiply`]
-/// does one step at a time: A's of m16 tile `i`, and B's.
+/// Where lane `me` reads its fragments of K step `kk..kk + 8` of `stage`: A's of m16 tile
+/// `i`, and B's (for [`multiply`]'s K steps of 8 and [`buffered`]).
 #[derive(Clone, Copy)]
 struct StepReads<'a, T> {
     stage: &'a Stage<T>,
@@ -364,13 +380,7 @@ impl<T: Element> StepReads<'_, T> {
     #[inline(always)]
     unsafe fn a<S: Scheme, const A_T: bool>(&self, i: usize) -> [S::Frag<T::Acc>; 4] {
         let (kk, Lane { row, g, t, .. }) = (self.kk, self.me);
-        let get = |r: u32, k: u32| {
-            let x = match A_T {
-                false => unsafe { self.stage.a.get(r, k) },
-                true => unsafe { self.stage.a.get(k, r) },
-            };
-            S::prepare(x.widen())
-        };
+        let get = |r: u32, k: u32| unsafe { self.stage.a_at::<S, A_T>(r, k) };
         let r = row + 16 * i as u32 + g;
         [
             get(r, kk + t),
@@ -387,13 +397,7 @@ impl<T: Element> StepReads<'_, T> {
     #[inline(always)]
     unsafe fn b<S: Scheme, const B_T: bool>(&self) -> [[S::Frag<T::Acc>; 2]; NT] {
         let (kk, Lane { col, g, t, .. }) = (self.kk, self.me);
-        let get = |k: u32, c: u32| {
-            let x = match B_T {
-                false => unsafe { self.stage.b.get(k, c) },
-                true => unsafe { self.stage.b.get(c, k) },
-            };
-            S::prepare(x.widen())
-        };
+        let get = |k: u32, c: u32| unsafe { self.stage.b_at::<S, B_T>(k, c) };
         let mut b = [[S::prepare(T::Acc::ZERO); 2]; NT];
         for (j, b) in b.iter_mut().enumerate() {
             let n = col + 8 * j as u32 + g;

@@ -121,41 +121,26 @@ macro_rules! mma_asm {
     };
 }
 
-/// `m64n256k8` on TF32 operands: no transpose immediates (TF32 reads both operands K-major).
+/// `wgmma` of `$shape` (`m64n256k8`, `m64n128k8`) on TF32 operands, D = A B + (D where
+/// `$scale_d` is not 0): no transpose immediates (TF32 reads both operands K-major). A is
+/// `$a_text` with its operands `[..]`: a descriptor (`"{a}" [a = in(reg64) a,]`) or four
+/// registers.
 #[cfg(target_arch = "nvptx64")]
 macro_rules! mma_tf32_asm {
-    ($acc:ident, $a:ident, $b:ident; $first:literal $($i:literal)*) => {
+    (
+        $shape:literal, $acc:ident, $a_text:literal [$($a:tt)*], $b:ident, $scale_d:expr;
+        $first:literal $($i:literal)*
+    ) => {
         core::arch::asm!(
             concat!(
-                "{{ .reg .pred %wg_d; setp.ne.b32 %wg_d, {one}, 0; ",
-                "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32",
-                " {{{", $first, "}", $(", {", $i, "}",)* "}}, {a}, {b}, %wg_d, 1, 1; }}"
+                "{{ .reg .pred %wg_d; setp.ne.b32 %wg_d, {scale_d}, 0; ",
+                "wgmma.mma_async.sync.aligned.", $shape, ".f32.tf32.tf32",
+                " {{{", $first, "}", $(", {", $i, "}",)* "}}, ", $a_text, ", {b}, %wg_d, 1, 1; }}"
             ),
             inout(reg32) $acc[$first], $(inout(reg32) $acc[$i],)*
-            a = in(reg64) $a,
+            $($a)*
             b = in(reg64) $b,
-            one = in(reg32) 1u32,
-        )
-    };
-}
-
-/// `m64n256k8` on TF32 operands with A from four registers.
-#[cfg(target_arch = "nvptx64")]
-macro_rules! mma_tf32_rs_asm {
-    ($acc:ident, $a:ident, $b:ident; $first:literal $($i:literal)*) => {
-        core::arch::asm!(
-            concat!(
-                "{{ .reg .pred %wg_d; setp.ne.b32 %wg_d, {one}, 0; ",
-                "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32",
-                " {{{", $first, "}", $(", {", $i, "}",)* "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, %wg_d, 1, 1; }}"
-            ),
-            inout(reg32) $acc[$first], $(inout(reg32) $acc[$i],)*
-            a0 = in(reg32) $a[0],
-            a1 = in(reg32) $a[1],
-            a2 = in(reg32) $a[2],
-            a3 = in(reg32) $a[3],
-            b = in(reg64) $b,
-            one = in(reg32) 1u32,
+            scale_d = in(reg32) $scale_d,
         )
     };
 }
@@ -198,24 +183,6 @@ macro_rules! accumulators {
 }
 accumulators!(128, with_accumulators);
 accumulators!(64, with_accumulators_64);
-
-/// `m64n128k8` on TF32 operands, D = A B + (D where `scale_d` is not 0).
-#[cfg(target_arch = "nvptx64")]
-macro_rules! mma_tf32_n128_asm {
-    ($acc:ident, $a:ident, $b:ident, $scale_d:ident; $first:literal $($i:literal)*) => {
-        core::arch::asm!(
-            concat!(
-                "{{ .reg .pred %wg_d; setp.ne.b32 %wg_d, {scale_d}, 0; ",
-                "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32",
-                " {{{", $first, "}", $(", {", $i, "}",)* "}}, {a}, {b}, %wg_d, 1, 1; }}"
-            ),
-            inout(reg32) $acc[$first], $(inout(reg32) $acc[$i],)*
-            a = in(reg64) $a,
-            b = in(reg64) $b,
-            scale_d = in(reg32) $scale_d,
-        )
-    };
-}
 
 /// `wgmma.fence.sync.aligned`: orders this thread's earlier accesses to the accumulators
 /// before the next `wgmma`.
@@ -371,7 +338,9 @@ pub unsafe fn m64n256k8_tf32(acc: &mut [f32; 128], a: Descriptor, b: Descriptor)
     {
         let (a, b) = (a.0, b.0);
         // SAFETY: the caller's contract.
-        unsafe { with_accumulators!(mma_tf32_asm!(acc, a, b)) }
+        unsafe {
+            with_accumulators!(mma_tf32_asm!("m64n256k8", acc, "{a}" [a = in(reg64) a,], b, 1u32))
+        }
     }
     #[cfg(not(target_arch = "nvptx64"))]
     emulate(acc, ASource::Shared(a, false), (b, false), Operand::Tf32)
@@ -392,7 +361,20 @@ pub unsafe fn m64n256k8_tf32_rs(acc: &mut [f32; 128], a: [u32; 4], b: Descriptor
     {
         let b = b.0;
         // SAFETY: the caller's contract.
-        unsafe { with_accumulators!(mma_tf32_rs_asm!(acc, a, b)) }
+        unsafe {
+            with_accumulators!(mma_tf32_asm!(
+                "m64n256k8",
+                acc,
+                "{{{a0}, {a1}, {a2}, {a3}}}" [
+                    a0 = in(reg32) a[0],
+                    a1 = in(reg32) a[1],
+                    a2 = in(reg32) a[2],
+                    a3 = in(reg32) a[3],
+                ],
+                b,
+                1u32
+            ))
+        }
     }
     #[cfg(not(target_arch = "nvptx64"))]
     emulate(acc, ASource::Registers(a), (b, false), Operand::Tf32)
@@ -412,7 +394,11 @@ pub unsafe fn m64n128k8_tf32(acc: &mut [f32; 64], a: Descriptor, b: Descriptor, 
     {
         let (a, b, scale_d) = (a.0, b.0, accumulate as u32);
         // SAFETY: the caller's contract.
-        unsafe { with_accumulators_64!(mma_tf32_n128_asm!(acc, a, b, scale_d)) }
+        unsafe {
+            with_accumulators_64!(
+                mma_tf32_asm!("m64n128k8", acc, "{a}" [a = in(reg64) a,], b, scale_d)
+            )
+        }
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
