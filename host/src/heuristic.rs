@@ -185,7 +185,7 @@ pub fn preference<T: Element>(
             // 64 x 64 tiles where 128 x 64 ones would not fill two blocks per SM.
             let wide_tiles = m.div_ceil(128) * n.div_ceil(64) * problem.batch.max(1) as u64;
             // `dmma_buffered` where every tile is whole (its buffered mainloop; edge tiles
-            // run the plain one, spilled): H200, 4096^3 and 8192^3 at 89-91% of cuBLAS
+            // run the plain one, spilled): H200, 4096^3 and 8192^3 at 88-91% of cuBLAS
             // over the twentieth session's runs against `dmma_warps`' 82-84%. (3000^3, edge
             // tiles and a partial stage: 77-81% against 78%, within noise; not taken.)
             let whole = m % 128 == 0 && n % 64 == 0;
