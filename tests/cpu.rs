@@ -487,6 +487,31 @@ fn the_tensor_core_rungs_use_their_instructions() {
                 assert!(!text.contains(op), "{kernel}_{t} has {op}");
             }
         }
+        // The 128 x 128 tiles: the same, with `m64n128k16`, A's box or two panels and B's
+        // two panels or box per stage.
+        let text = entry_in(sm90, &format!("wgmma_128x128_{t}"));
+        let narrow = format!("wgmma.mma_async.sync.aligned.m64n128k16.f32.{t}.{t}");
+        assert_eq!(text.matches(&narrow).count(), 16, "wgmma_128x128_{t}");
+        assert!(!text.contains(&wgmma), "wgmma_128x128_{t}");
+        for immediates in ["0, 1;", "0, 0;", "1, 1;", "1, 0;"] {
+            let with = format!("%wg_d, 1, 1, {immediates}");
+            assert_eq!(text.matches(&with).count(), 4, "wgmma_128x128_{t}: {with}");
+        }
+        for op in [
+            "mbarrier.try_wait.parity.shared::cta.b64",
+            "setmaxnreg.dec.sync.aligned.u32 40",
+            "setmaxnreg.inc.sync.aligned.u32 232",
+        ] {
+            assert!(text.contains(op), "wgmma_128x128_{t} lacks {op}");
+        }
+        assert_eq!(
+            text.matches("cp.async.bulk.tensor").count(),
+            6,
+            "wgmma_128x128_{t}"
+        );
+        for op in ["cp.async.cg", "fence.proxy.async", "ld.local", "st.local"] {
+            assert!(!text.contains(op), "wgmma_128x128_{t} has {op}");
+        }
         // TF32 on wgmma: one K-major mainloop (4 K steps of 8 a stage, A from registers:
         // 16 fragment elements a thread loaded from the stage and rounded by `cvt.rna`, and
         // no store to shared memory, proxy fence or barrier for them), A's box and B^T's
@@ -587,8 +612,8 @@ fn launch_bounds_in_the_ptx_follow_the_specs() {
         }
     }
     assert_eq!(
-        bounded, 62,
-        "14 SIMT kernels x 3 f32-accumulating types, 3 tensor-core kernels x 2, the 8 \
+        bounded, 64,
+        "14 SIMT kernels x 3 f32-accumulating types, 4 tensor-core kernels x 2, the 8 \
          one-type kernels of the 32/64-bit tensor cores, the f64 entries of \
          `stream_k_64`, `stream_k_32`, `stream_k_narrow` and `stream_k_narrow_32`, and \
          `few_columns`' two"
@@ -638,6 +663,8 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 // After the mbarriers' init, and the one-stage loop's two for each half of
                 // the tile (none in the mainloop: the stages hand over through mbarriers).
                 Kernel::WgmmaTma | Kernel::WgmmaPersistent => 5,
+                // The same with one half: the tile is 128 columns wide.
+                Kernel::Wgmma128x128 => 3,
                 // After the mbarriers' init only (the pack launch made the maps' operands).
                 Kernel::WgmmaTf32 | Kernel::Wgmma3xTf32 => 1,
                 // One in each of the three row counts' passes (the pipelines drained, their
@@ -1150,17 +1177,25 @@ fn the_rule_picks_the_measured_kernels() {
         (F32, (4096, 64, 4096), Kernel::StreamKNarrow),
         (F32, (4096, 1, 4096), Kernel::Thin),
         (Bf16, (4096, 1, 4096), Kernel::Thin),
-        (Bf16, (4096, 16, 4096), Kernel::WgmmaTma),
+        (Bf16, (4096, 16, 4096), Kernel::Wgmma128x128),
         (F32, (77, 4096, 4096), Kernel::StreamK),
         (F64, (64, 4096, 4096), Kernel::StreamK64),
         (F64, (4096, 4096, 4096), Kernel::DmmaBuffered),
         (F64, (8192, 8192, 8192), Kernel::DmmaBuffered),
         (F64, (3000, 3000, 3000), Kernel::DmmaWarps),
         (F64, (1024, 1024, 1024), Kernel::DmmaSmall),
-        (Bf16, (64, 4096, 4096), Kernel::WgmmaTma),
-        (Bf16, (1024, 1024, 1024), Kernel::WgmmaTma),
+        (Bf16, (64, 4096, 4096), Kernel::Wgmma128x128),
+        (Bf16, (1024, 1024, 1024), Kernel::Wgmma128x128),
         (Bf16, (2048, 2048, 2048), Kernel::WgmmaTma),
         (Bf16, (4096, 4096, 4096), Kernel::WgmmaPersistent),
+        (Bf16, (1024, 4096, 4096), Kernel::WgmmaTma),
+        (Bf16, (1536, 4096, 4096), Kernel::Wgmma128x128),
+        (Bf16, (8192, 8192, 8192), Kernel::WgmmaPersistent),
+        (Bf16, (16, 8192, 8192), Kernel::Wgmma128x128),
+        (Bf16, (16, 28672, 8192), Kernel::DecodeMma),
+        (Bf16, (8, 8192, 8192), Kernel::DecodeMma),
+        (Bf16, (4, 4096, 4096), Kernel::DecodeMma),
+        (Bf16, (1, 8192, 8192), Kernel::DecodeAsync),
         (F64, (8192, 64, 8192), Kernel::DmmaSmall),
         (F64, (4096, 64, 4096), Kernel::StreamKNarrow),
         (F64, (4096, 8, 4096), Kernel::FewColumns),
@@ -1173,7 +1208,7 @@ fn the_rule_picks_the_measured_kernels() {
     .map(|(elem, (m, n, k), want)| (elem, (m, n, k, 1), want))
     .into_iter()
     .chain([
-        (Bf16, (128, 128, 128, 512), Kernel::WgmmaPersistent),
+        (Bf16, (128, 128, 128, 512), Kernel::Wgmma128x128),
         (Bf16, (512, 512, 512, 64), Kernel::WgmmaPersistent),
         (Bf16, (1024, 1024, 1024, 16), Kernel::WgmmaPersistent),
     ]) {

@@ -102,6 +102,90 @@ fn tma_then_wgmma(p: *mut f32, wait: bool) {
     }
 }
 
+/// One warpgroup: A (64 x 16, K-major) and B (16 x 256, N-major, four 64-column panels) of
+/// small integers stored in the 128-byte-swizzled layout; the executor's `wgmma` must give
+/// the exact product in the documented D layout: `m64n256k16`, or (`narrow`) `m64n128k16`
+/// over B's first two panels.
+fn wgmma_product_is_exact(narrow: bool) -> Result<(), String> {
+    let cols: u32 = if narrow { 128 } else { 256 };
+    let mut data = vec![0.0f32; 64 * 256];
+    let body = match narrow {
+        true => wgmma_product::<true>,
+        false => wgmma_product::<false>,
+    };
+    launch_one_block(128, 16384, &mut data, body).map_err(fail)?;
+    for row in 0..64u32 {
+        for col in 0..256u32 {
+            let want: f32 = match col < cols {
+                true => (0..16u32).map(|k| av(row, k) * bv(k, col)).sum(),
+                false => 0.0, // not part of D
+            };
+            let got = data[(row * 256 + col) as usize];
+            if got != want {
+                return Err(format!("D[{row}][{col}] = {got}, want {want}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`wgmma_product_is_exact`]'s block: D stored row-major (256 columns) at `p`.
+fn wgmma_product<const NARROW: bool>(p: *mut f32) {
+    use rgemm_kernels::device::shared::shared_address;
+    use rgemm_kernels::device::wgmma::{self, Descriptor, Swizzle};
+    use rgemm_kernels::element::{Bf16, Element};
+    // SAFETY: the launch's 16 KiB of shared memory hold A's 2 KiB and B's 8 KiB (aligned),
+    // and `p` holds 64 x 256 f32.
+    unsafe {
+        let base = SharedArena::<u8>::launch_sized().aligned(1024, 16384);
+        let put = |at: u32, x: f32| {
+            let swizzled = at ^ (((at >> 7) & 7) << 4);
+            base.add(swizzled as usize)
+                .cast::<u16>()
+                .write((x.to_bits() >> 16) as u16)
+        };
+        let tid = thread_idx_x();
+        for i in 0..8 {
+            let e = tid + 128 * i; // A: 64 x 16
+            let (r, k) = (e / 16, e % 16);
+            put((r / 8) * 1024 + (r % 8) * 128 + 2 * k, av(r, k));
+        }
+        for i in 0..32 {
+            let e = tid + 128 * i; // B: 16 x 256
+            let (k, n) = (e / 256, e % 256);
+            let at = 8192 + (n / 64) * 2048 + (k / 8) * 1024 + (k % 8) * 128;
+            put(at + 2 * (n % 64), bv(k, n));
+        }
+        sync_threads();
+        wgmma::fence_proxy_async();
+        let a = Descriptor::new(shared_address(base), 16, 1024, Swizzle::B128);
+        let b = Descriptor::new(shared_address(base) + 8192, 2048, 1024, Swizzle::B128);
+        let (w, g, t) = (tid / 32, (tid % 32) / 4, tid % 4);
+        let put_d = |acc: &[f32]| {
+            for (r, &v) in acc.iter().enumerate() {
+                let (j, h, e) = (r as u32 / 4, (r as u32 / 2) % 2, r as u32 % 2);
+                let (row, col) = (16 * w + g + 8 * h, 8 * j + 2 * t + e);
+                store(p, (row * 256 + col) as usize, v);
+            }
+        };
+        if NARROW {
+            let mut acc = [0.0f32; 64];
+            wgmma::fence(&mut acc);
+            Bf16::wgmma_m64n128::<false, true>(&mut acc, a, b);
+            wgmma::commit_group();
+            wgmma::wait_group::<0>(&mut acc);
+            put_d(&acc);
+        } else {
+            let mut acc = [0.0f32; 128];
+            wgmma::fence(&mut acc);
+            Bf16::wgmma_m64n256::<false, true>(&mut acc, a, b);
+            wgmma::commit_group();
+            wgmma::wait_group::<0>(&mut acc);
+            put_d(&acc);
+        }
+    }
+}
+
 /// Small integers (exact in bf16) for the wgmma check's A and B.
 fn av(r: u32, k: u32) -> f32 {
     ((r * 3 + k * 5) % 7) as f32 - 3.0
@@ -312,60 +396,10 @@ fn checks() -> Vec<Trial> {
             },
         ),
         trial("checks::wgmma_reads_swizzled_tiles_exactly", || {
-            // One warpgroup: A (64 x 16, K-major) and B (16 x 256, N-major, four 64-column
-            // panels) of small integers stored in the 128-byte-swizzled layout; the
-            // executor's wgmma must give the exact product in the documented D layout.
-            let mut data = vec![0.0f32; 64 * 256];
-            launch_one_block(128, 16384, &mut data, |p| unsafe {
-                use rgemm_kernels::device::shared::shared_address;
-                use rgemm_kernels::device::wgmma::{self, Descriptor, Swizzle};
-                use rgemm_kernels::element::{Bf16, Element};
-                let base = SharedArena::<u8>::launch_sized().aligned(1024, 16384);
-                let put = |at: u32, x: f32| {
-                    let swizzled = at ^ (((at >> 7) & 7) << 4);
-                    base.add(swizzled as usize)
-                        .cast::<u16>()
-                        .write((x.to_bits() >> 16) as u16)
-                };
-                let tid = thread_idx_x();
-                for i in 0..8 {
-                    let e = tid + 128 * i; // A: 64 x 16
-                    let (r, k) = (e / 16, e % 16);
-                    put((r / 8) * 1024 + (r % 8) * 128 + 2 * k, av(r, k));
-                }
-                for i in 0..32 {
-                    let e = tid + 128 * i; // B: 16 x 256
-                    let (k, n) = (e / 256, e % 256);
-                    let at = 8192 + (n / 64) * 2048 + (k / 8) * 1024 + (k % 8) * 128;
-                    put(at + 2 * (n % 64), bv(k, n));
-                }
-                sync_threads();
-                wgmma::fence_proxy_async();
-                let mut acc = [0.0f32; 128];
-                let a = Descriptor::new(shared_address(base), 16, 1024, Swizzle::B128);
-                let b = Descriptor::new(shared_address(base) + 8192, 2048, 1024, Swizzle::B128);
-                wgmma::fence(&mut acc);
-                Bf16::wgmma_m64n256::<false, true>(&mut acc, a, b);
-                wgmma::commit_group();
-                wgmma::wait_group::<0>(&mut acc);
-                let (w, g, t) = (tid / 32, (tid % 32) / 4, tid % 4);
-                for (r, v) in acc.into_iter().enumerate() {
-                    let (j, h, e) = (r as u32 / 4, (r as u32 / 2) % 2, r as u32 % 2);
-                    let (row, col) = (16 * w + g + 8 * h, 8 * j + 2 * t + e);
-                    store(p, (row * 256 + col) as usize, v);
-                }
-            })
-            .map_err(fail)?;
-            for row in 0..64u32 {
-                for col in 0..256u32 {
-                    let want: f32 = (0..16u32).map(|k| av(row, k) * bv(k, col)).sum();
-                    let got = data[(row * 256 + col) as usize];
-                    if got != want {
-                        return Err(format!("D[{row}][{col}] = {got}, want {want}"));
-                    }
-                }
-            }
-            Ok(())
+            wgmma_product_is_exact(false)
+        }),
+        trial("checks::wgmma_m64n128_reads_swizzled_tiles_exactly", || {
+            wgmma_product_is_exact(true)
         }),
         trial(
             "checks::mbarrier_phase_that_never_completes_is_reported",

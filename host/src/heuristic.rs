@@ -111,14 +111,36 @@ pub fn preference<T: Element>(
     if under_many_rows && (3..=64).contains(&n) && (f32 || (f64 && m < 8192)) {
         order.push(Kernel::StreamKNarrow);
     }
+    // Block tiles of a kernel over the whole batch.
+    let tiles_of = |kernel: Kernel| {
+        let spec = kernel.spec();
+        m.div_ceil(spec.rows() as u64)
+            * n.div_ceil(spec.cols() as u64)
+            * problem.batch.max(1) as u64
+    };
+    // Hopper's 16-bit products on 128 x 128 tiles rather than 128 x 256 where that takes
+    // fewer waves' time: a wave of the narrow tiles takes half a wide wave's work, and ran
+    // at 1.12-1.16 times its time per FLOP (bf16, H100: 1024 x 4096 x 4096, one wide wave
+    // or two narrow ones, 630 against 562 TFLOP/s; 1536 x 4096 x 4096, two against three,
+    // 546 against 628; 1024^3, one against one, 63 against 94% of cuBLAS with a bf16 C).
+    let narrow_tiles = sixteen_bit && hopper && {
+        let waves = |kernel: Kernel| tiles_of(kernel).div_ceil(props.multiprocessors as u64);
+        23 * waves(Kernel::Wgmma128x128) < 40 * waves(Kernel::WgmmaPersistent)
+    };
     if m <= 16 && problem.batch == 1 {
         // Decode shapes (few rows of C): the kernels that read B once at full bandwidth;
-        // which one leads depends on the rows (bf16 on an H200: `decode_async` for 1-2,
-        // `decode` for up to 8, `decode_mma` past that). f32 from 7 rows: stream-K's
-        // tiles win (above). Few columns are not theirs: 4096 x 16 x 4096 took `decode`
-        // 166 ms (H200, f32).
+        // which one leads depends on the rows (bf16 on an H200: `decode_async` for 1-2;
+        // `decode_mma` for 3-8, H100 and H200: x 8192 x 8192 at 76-88% of cuBLAS against
+        // `decode`'s 31-64%, and ties at x 4096 x 4096). From 9 rows the 128 x 128 `wgmma`
+        // tiles (H100, 16 x 8192 x 8192: 81% against 71%; 16 x 4096 x 4096: 66% against
+        // 43%). f32 from 7 rows: stream-K's tiles win (above). Few columns are not theirs:
+        // 4096 x 16 x 4096 took `decode` 166 ms (H200, f32).
+        if m > 8 && narrow_tiles {
+            order.push(Kernel::Wgmma128x128);
+        }
         order.extend(match m {
             0..=2 => [Kernel::DecodeAsync, Kernel::Decode, Kernel::DecodeMma],
+            3..=8 if sixteen_bit => [Kernel::DecodeMma, Kernel::Decode, Kernel::DecodeAsync],
             3..=8 => [Kernel::Decode, Kernel::DecodeAsync, Kernel::DecodeMma],
             _ => [Kernel::DecodeMma, Kernel::DecodeAsync, Kernel::Decode],
         });
@@ -136,12 +158,6 @@ pub fn preference<T: Element>(
     // 128 x 128 tiles, two blocks per SM: less than half a wave of them, and a long K, and
     // stream-K shares the phases out instead of leaving SMs idle (f32 1000^3 on an H200:
     // 57% of cuBLAS against `paired_lanes`' 32%).
-    let tiles_of = |kernel: Kernel| {
-        let spec = kernel.spec();
-        m.div_ceil(spec.rows() as u64)
-            * n.div_ceil(spec.cols() as u64)
-            * problem.batch.max(1) as u64
-    };
     let tiles = tiles_of(Kernel::StreamK);
     let slots = 2 * props.multiprocessors as u64;
     let few_tiles = 2 * tiles < slots && k >= 512;
@@ -162,9 +178,13 @@ pub fn preference<T: Element>(
             // At most one tile per SM: the persistent walk has nothing to overlap, and
             // lost (bf16 1024^3, 32 tiles, H200: 92.9 against `wgmma_tma`'s 110.4 TFLOP/s;
             // 64 x 4096 x 4096: 43.9 against 45.2).
-            let one_wave = tiles_of(Kernel::WgmmaPersistent) <= props.multiprocessors as u64;
+            let wide_tiles = tiles_of(Kernel::WgmmaPersistent);
+            let one_wave = wide_tiles <= props.multiprocessors as u64;
             if one_wave {
                 wgmma.swap(0, 1);
+            }
+            if narrow_tiles && !order.contains(&Kernel::Wgmma128x128) {
+                order.push(Kernel::Wgmma128x128);
             }
             if hopper {
                 order.extend(wgmma);

@@ -206,6 +206,16 @@ pub trait Element: Copy + Pack4 {
         a: Wgmma,
         b: Wgmma,
     );
+    /// [`Element::wgmma_m64n256`] on a 64 x 128 tile (`wgmma.mma_async.m64n128k16`), 16-bit
+    /// types only: the others trap.
+    ///
+    /// # Safety
+    /// As `device::wgmma::m64n128k16_bf16`.
+    unsafe fn wgmma_m64n128<const A_MN: bool, const B_MN: bool>(
+        acc: &mut [f32; 64],
+        a: Wgmma,
+        b: Wgmma,
+    );
 }
 
 /// A `wgmma` matrix descriptor, where the module has them.
@@ -220,9 +230,24 @@ pub type Wgmma = u64;
 macro_rules! no_tensor_cores {
     () => {
         no_16bit_tensor_cores!();
+        no_wgmma_m64n128!();
         #[inline(always)]
         unsafe fn wgmma_m64n256<const A_MN: bool, const B_MN: bool>(
             _: &mut [f32; 128],
+            _: Wgmma,
+            _: Wgmma,
+        ) {
+            crate::device::thread::trap()
+        }
+    };
+}
+
+/// The 64 x 128 `wgmma` of a type without it (f32, f64): a trap.
+macro_rules! no_wgmma_m64n128 {
+    () => {
+        #[inline(always)]
+        unsafe fn wgmma_m64n128<const A_MN: bool, const B_MN: bool>(
+            _: &mut [f32; 64],
             _: Wgmma,
             _: Wgmma,
         ) {
@@ -248,7 +273,7 @@ macro_rules! no_16bit_tensor_cores {
 /// The tensor-core operations of a 16-bit type: `$mma` in `device::mma` (sm_80 and the
 /// host); the sm_70 module has no tensor-core kernel and traps.
 macro_rules! tensor_cores {
-    ($bits:expr, $mma:ident, $wgmma:ident) => {
+    ($bits:expr, $mma:ident, $wgmma:ident, $wgmma128:ident) => {
         #[inline(always)]
         fn bits16(self) -> u16 {
             $bits(self)
@@ -275,6 +300,24 @@ macro_rules! tensor_cores {
             // SAFETY: the caller's contract.
             unsafe {
                 crate::device::wgmma::$wgmma::<A_MN, B_MN>(acc, a, b)
+            }
+            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
+            {
+                let _ = (acc, a, b);
+                crate::device::thread::trap()
+            }
+        }
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        unsafe fn wgmma_m64n128<const A_MN: bool, const B_MN: bool>(
+            acc: &mut [f32; 64],
+            a: Wgmma,
+            b: Wgmma,
+        ) {
+            #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+            // SAFETY: the caller's contract.
+            unsafe {
+                crate::device::wgmma::$wgmma128::<A_MN, B_MN>(acc, a, b)
             }
             #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
             {
@@ -318,6 +361,7 @@ impl Element for f32 {
         let _ = (acc, a, b);
         crate::device::thread::trap()
     }
+    no_wgmma_m64n128!();
 }
 
 impl Element for f64 {
@@ -362,7 +406,7 @@ impl Element for f16 {
     fn widen(self) -> f32 {
         self as f32
     }
-    tensor_cores!(f16::to_bits, m16n8k16_f16, m64n256k16_f16);
+    tensor_cores!(f16::to_bits, m16n8k16_f16, m64n256k16_f16, m64n128k16_f16);
 }
 
 /// bfloat16 bits; same layout as the host's `half::bf16`. Widening is exact: the bits are
@@ -388,7 +432,12 @@ impl Element for Bf16 {
     fn widen(self) -> f32 {
         f32::from_bits((self.0 as u32) << 16)
     }
-    tensor_cores!(|x: Bf16| x.0, m16n8k16_bf16, m64n256k16_bf16);
+    tensor_cores!(
+        |x: Bf16| x.0,
+        m16n8k16_bf16,
+        m64n256k16_bf16,
+        m64n128k16_bf16
+    );
 }
 
 impl Bf16 {
@@ -446,7 +495,12 @@ impl Element for Narrow<f16> {
     fn widen(self) -> f32 {
         self.0 as f32
     }
-    tensor_cores!(|x: Narrow<f16>| x.0.to_bits(), m16n8k16_f16, m64n256k16_f16);
+    tensor_cores!(
+        |x: Narrow<f16>| x.0.to_bits(),
+        m16n8k16_f16,
+        m64n256k16_f16,
+        m64n128k16_f16
+    );
 }
 
 impl Element for Narrow<Bf16> {
@@ -466,5 +520,10 @@ impl Element for Narrow<Bf16> {
     fn widen(self) -> f32 {
         self.0.widen()
     }
-    tensor_cores!(|x: Narrow<Bf16>| x.0.0, m16n8k16_bf16, m64n256k16_bf16);
+    tensor_cores!(
+        |x: Narrow<Bf16>| x.0.0,
+        m16n8k16_bf16,
+        m64n256k16_bf16,
+        m64n128k16_bf16
+    );
 }

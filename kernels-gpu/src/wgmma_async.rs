@@ -195,17 +195,18 @@ impl<const A_MN: bool, const B_MN: bool> Descriptors<A_MN, B_MN> {
     }
 
     /// Issues stage `s`'s four `wgmma`s (one per 32-byte K slice of the 128-byte rows: K = 64
-    /// of a 16-bit type, 32 of TF32) as one batch.
+    /// of a 16-bit type, 32 of TF32) as one batch, into a 64 x 256 or (16-bit types) 64 x 128
+    /// tile of accumulators; stages of B are `W::COLS` columns wide.
     ///
     /// # Safety
     /// As [`Element::wgmma_m64n256`]: the stage is complete and visible to `wgmma`.
     #[inline(always)]
-    pub(crate) unsafe fn multiply<T: Element>(&self, acc: &mut [f32; 128], s: u32) {
+    pub(crate) unsafe fn multiply<T: Element>(&self, acc: &mut impl WarpgroupTile, s: u32) {
         wgmma::fence(acc);
         for step in 0..BK / 16 {
             let a_k = self.a.advanced(s * A_STAGE + Self::step(A_MN) * step);
-            let b_k = self.b.advanced(s * B_STAGE + Self::step(B_MN) * step);
-            unsafe { T::wgmma_m64n256::<A_MN, B_MN>(acc, a_k, b_k) };
+            let b_k = self.b.advanced(s * acc.b_stage() + Self::step(B_MN) * step);
+            unsafe { acc.mma::<T, A_MN, B_MN>(a_k, b_k) };
         }
         wgmma::commit_group();
     }
@@ -234,6 +235,86 @@ impl<const A_MN: bool, const B_MN: bool> Descriptors<A_MN, B_MN> {
         wgmma::commit_group();
     }
 }
+
+/// A consumer warpgroup's tile of accumulators, 64 rows by `COLS` columns of D: 64 x 256
+/// (`m64n256k16`, 128 f32 a thread) or 64 x 128 (`m64n128k16`, 64 a thread). The block tile
+/// (two warpgroups, 128 rows) is as wide, and so are B's stages.
+pub(crate) trait WarpgroupTile: wgmma::Accumulators + Sized {
+    /// Columns of D.
+    const COLS: u32;
+    /// All zeros.
+    const ZERO: Self;
+
+    /// Bytes of one stage of B: `BK` rows of `COLS` 16-bit elements.
+    #[inline(always)]
+    fn b_stage(&self) -> u32 {
+        BK * Self::COLS * 2
+    }
+
+    /// D += A B for one K step (`Element::wgmma_m64n256` or `wgmma_m64n128`).
+    ///
+    /// # Safety
+    /// As [`Element::wgmma_m64n256`].
+    unsafe fn mma<T: Element, const A_MN: bool, const B_MN: bool>(
+        &mut self,
+        a: Descriptor,
+        b: Descriptor,
+    );
+
+    /// [`epilogue`] of this tile.
+    ///
+    /// # Safety
+    /// As [`epilogue`].
+    unsafe fn store<T: Element>(
+        &self,
+        out: &COut<T::Acc, T::Out>,
+        mn: (u32, u32),
+        at: (u32, u32),
+        t: u32,
+    );
+
+    /// TF32's accumulators (`wgmma_tf32`'s mainloop: 64 x 256 only), as this tile; traps for
+    /// the 64 x 128 tile, which no TF32 kernel uses.
+    fn from_tf32(acc: [f32; 128]) -> Self;
+}
+
+/// The tile of `$len` accumulators a thread: `$cols` columns, multiplied by `$mma`; TF32's
+/// accumulators through `$from_tf32`.
+macro_rules! warpgroup_tile {
+    ($len:literal, $cols:literal, $mma:ident, $from_tf32:expr) => {
+        impl WarpgroupTile for [f32; $len] {
+            const COLS: u32 = $cols;
+            const ZERO: Self = [0.0; $len];
+
+            #[inline(always)]
+            unsafe fn mma<T: Element, const A_MN: bool, const B_MN: bool>(
+                &mut self,
+                a: Descriptor,
+                b: Descriptor,
+            ) {
+                unsafe { T::$mma::<A_MN, B_MN>(self, a, b) }
+            }
+
+            #[inline(always)]
+            unsafe fn store<T: Element>(
+                &self,
+                out: &COut<T::Acc, T::Out>,
+                mn: (u32, u32),
+                at: (u32, u32),
+                t: u32,
+            ) {
+                unsafe { epilogue::<T, $len>(out, self, mn, at, t) }
+            }
+
+            #[inline(always)]
+            fn from_tf32(acc: [f32; 128]) -> Self {
+                $from_tf32(acc)
+            }
+        }
+    };
+}
+warpgroup_tile!(128, 256, wgmma_m64n256, |acc| acc);
+warpgroup_tile!(64, 128, wgmma_m64n128, |_| crate::device::thread::trap());
 
 /// Writes a warpgroup's 64 x 256 accumulators (`R` = 128 a thread; 64 x 128 where `R` is
 /// 64) (whose first row is `row0`) to `out`'s C,

@@ -15,6 +15,7 @@ use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
+use crate::wgmma_async::STAGES;
 use crate::wgmma_tma::warp_specialised;
 
 pub const SPEC: KernelSpec = KernelSpec {
@@ -29,7 +30,7 @@ pub const SPEC: KernelSpec = KernelSpec {
 /// See the entry points; 384 threads per block; T is f16 or bf16; as `wgmma_tma`.
 #[inline(always)]
 pub unsafe fn wgmma_persistent<T: Element>(gemm: Gemm<T>) {
-    unsafe { warp_specialised::<T, true>(gemm) }
+    unsafe { warp_specialised::<T, true, [f32; 128], STAGES>(gemm) }
 }
 
 entry_points!(strided wgmma_persistent; wgmma_persistent_f16: f16, wgmma_persistent_bf16: Bf16, wgmma_persistent_f16_f16: Narrow<f16>, wgmma_persistent_bf16_bf16: Narrow<Bf16>);

@@ -166,7 +166,7 @@ impl Packing {
 /// the operands [`pack_tf32`] wrote for this problem (the block is [`Packing::problem`]).
 #[inline(always)]
 pub unsafe fn wgmma_tf32<T: Element>(gemm: Gemm<T>) {
-    unsafe { warp_specialised::<T, true>(gemm) }
+    unsafe { warp_specialised::<T, true, [f32; 128], STAGES>(gemm) }
 }
 
 /// The pack launch: block `(x, y, z)` writes a 64 x 64 square of product `z`'s packed B^T

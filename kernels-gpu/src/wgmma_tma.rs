@@ -44,9 +44,7 @@ use crate::element::{Bf16, Narrow};
 use crate::mma_ldmatrix::Ldmatrix;
 use crate::mma_sync::one_stage_tile;
 use crate::problem::{Gemm, entry_points};
-use crate::wgmma_async::{
-    A_STAGE, ATOM, B_STAGE, BK, BM, BN, Descriptors, PANEL, STAGES, epilogue,
-};
+use crate::wgmma_async::{A_STAGE, ATOM, BK, BM, BN, Descriptors, PANEL, STAGES, WarpgroupTile};
 
 const THREADS: u32 = 384;
 /// Threads that arrive on an `empty` barrier: both consumer warpgroups.
@@ -60,7 +58,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     threads: Threads::Fixed(THREADS, 1),
     tile: Tile::Fixed { rows: BM, cols: BN },
     grid: Grid::Tiles,
-    shared: Shared::InputElements(STAGES * (BM * BK + BK * BN) + ATOM / 2 + 4 * 2 * STAGES),
+    shared: stages_shared(BN, STAGES),
     min_blocks_per_sm: PerAcc {
         f32: Some(1),
         f64: None,
@@ -69,23 +67,35 @@ pub const SPEC: KernelSpec = KernelSpec {
     candidate: Candidate::Always,
     cpu: true,
     tensor_cores: true,
-    tma: Some(TensorMaps {
-        a_box: (BM, BK),
-        b_box: (BK, 64),
-        a_t_box: (BK, 64),
-        b_t_box: (BN, BK),
-        pack: None,
-    }),
+    tma: Some(tile_maps(BN)),
     precision: Precision::Exact,
     strided: true,
 };
+
+/// Shared memory of `stages` stages of 128 x `cols` block tiles of 16-bit elements (A's
+/// 128 x 64 and B's 64 x `cols`), 1 KiB to align them and their 2 `stages` mbarriers.
+pub(crate) const fn stages_shared(cols: u32, stages: u32) -> Shared {
+    Shared::InputElements(stages * (BM * BK + BK * cols) + ATOM / 2 + 4 * 2 * stages)
+}
+
+/// TMA boxes of 128 x `cols` block tiles: A as 128 x 64 K-major boxes or 64 x 64 panels,
+/// B as 64 x 64 panels or one K-major box of `cols` rows.
+pub(crate) const fn tile_maps(cols: u32) -> TensorMaps {
+    TensorMaps {
+        a_box: (BM, BK),
+        b_box: (BK, 64),
+        a_t_box: (BK, 64),
+        b_t_box: (cols, BK),
+        pack: None,
+    }
+}
 
 /// # Safety
 /// See the entry points; 384 threads per block; T is f16 or bf16; the launch provides the
 /// spec's shared bytes and, where TMA can read A and B, their tensor maps in the workspace.
 #[inline(always)]
 pub unsafe fn wgmma_tma<T: Element>(gemm: Gemm<T>) {
-    unsafe { warp_specialised::<T, false>(gemm) }
+    unsafe { warp_specialised::<T, false, [f32; 128], STAGES>(gemm) }
 }
 
 /// Rows of block tiles a persistent grid walks through together (column by column within
@@ -97,7 +107,7 @@ const GROUP: u32 = 8;
 #[derive(Clone, Copy)]
 pub(crate) struct TileOrder {
     persistent: bool,
-    /// Columns of a block tile (`BN`, or `wgmma_3xtf32`'s 128).
+    /// Columns of a block tile (`BN`, or 128: `wgmma_128x128`, `wgmma_3xtf32`).
     cols: u32,
     tiles_m: u32,
     tiles_n: u32,
@@ -106,12 +116,8 @@ pub(crate) struct TileOrder {
 }
 
 impl TileOrder {
-    #[inline(always)]
-    pub(crate) fn new(persistent: bool, (m, n): (u32, u32), batch: u32) -> Self {
-        Self::of_width(persistent, (m, n), batch, BN)
-    }
-
-    /// As [`TileOrder::new`], for block tiles of `cols` columns.
+    /// The order of block tiles of `cols` columns (and `BM` rows) over an `m x n` C (of
+    /// `batch` products where `persistent`).
     #[inline(always)]
     pub(crate) fn of_width(persistent: bool, (m, n): (u32, u32), batch: u32, cols: u32) -> Self {
         Self {
@@ -177,6 +183,8 @@ pub(crate) const fn stage_k<T>() -> u32 {
 /// The warp-specialised TMA kernel over the tiles of a [`TileOrder`]: one tile per block,
 /// or (`PERSISTENT`) every `gridDim.x`-th tile in grouped order, the pipeline running on
 /// across tiles so that the producer loads the next tile while the consumers store one.
+/// Block tiles are 128 x `W::COLS` (each consumer warpgroup's accumulators a `W`), in `N`
+/// stages.
 ///
 /// Every form of the product: the tensor maps carry leading dimensions and the batch (a
 /// third dimension; a shared operand is read from plane 0), a transposed operand is loaded
@@ -190,9 +198,16 @@ pub(crate) const fn stage_k<T>() -> u32 {
 /// # Safety
 /// As [`wgmma_tma`].
 #[inline(always)]
-pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: Gemm<T>) {
+pub(crate) unsafe fn warp_specialised<
+    T: Element,
+    const PERSISTENT: bool,
+    W: WarpgroupTile,
+    const N: u32,
+>(
+    gemm: Gemm<T>,
+) {
     let (a, b, _, m, n, k) = gemm.plain();
-    let order = TileOrder::new(PERSISTENT, (m, n), gemm.p.batch);
+    let order = TileOrder::of_width(PERSISTENT, (m, n), gemm.p.batch, W::COLS);
     let elem = size_of::<T>() as u64;
     // (TF32's packed operands always have maps.)
     if !T::IS_ACC && !tma::reads(&gemm.p, (a as u64, b as u64), elem) {
@@ -202,8 +217,8 @@ pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: 
         for i in 0..order.len() {
             let (z, row0, col0) = order.at(i);
             let product = order.product(&gemm, z);
-            for half in 0..2 {
-                let at = (row0, col0 + half * BN / 2);
+            for half in 0..W::COLS / 128 {
+                let at = (row0, col0 + half * 128);
                 unsafe { one_stage_tile::<T, Ldmatrix, { BN / 2 }, 4>(product, at) };
             }
         }
@@ -212,9 +227,10 @@ pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: 
     let tid = thread_idx_x();
     // SAFETY: the launch provides the stages, the alignment slack and the barriers.
     let mut arena = unsafe { SharedArena::<u8>::launch_sized() };
-    let a_all = arena.aligned(ATOM, STAGES * A_STAGE);
-    let b_all = arena.aligned(ATOM, STAGES * B_STAGE);
-    let bars = StageBarriers(arena.aligned(8, 2 * STAGES * 8).cast::<u64>());
+    let b_stage = W::ZERO.b_stage();
+    let a_all = arena.aligned(ATOM, N * A_STAGE);
+    let b_all = arena.aligned(ATOM, N * b_stage);
+    let bars = StageBarriers(arena.aligned(8, 2 * N * 8).cast::<u64>());
     let pipe = Pipe { a_all, b_all, bars };
     if tid == 0 {
         unsafe { bars.init(CONSUMERS) };
@@ -223,7 +239,9 @@ pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: 
     sync_threads(); // the barriers are ready
     let phases = k.div_ceil(stage_k::<T>());
     let strides = gemm.p.strides();
-    if !consumes(tid, || unsafe { produce(&gemm, pipe, order, phases) }) {
+    if !consumes(tid, || unsafe {
+        produce::<T, W, N>(&gemm, pipe, order, phases)
+    }) {
         return;
     }
     let t = tid - 128;
@@ -236,26 +254,26 @@ pub(crate) unsafe fn warp_specialised<T: Element, const PERSISTENT: bool>(gemm: 
         // A row-major A is K-major, a row-major B MN-major; each transpose swaps its
         // operand. (The match is per tile and the epilogue after it: one copy of it.)
         let run = (pipe, warpgroup, phases, &mut it);
-        let acc = unsafe {
+        let acc: W = unsafe {
             match (strides.a_t, strides.b_t) {
                 // TF32: A and B^T, K-major both (the other arms would trap).
-                _ if T::IS_ACC => mainloop_tf32(run),
-                (false, false) => mainloop::<T, false, true>(run),
-                (false, true) => mainloop::<T, false, false>(run),
-                (true, false) => mainloop::<T, true, true>(run),
-                (true, true) => mainloop::<T, true, false>(run),
+                _ if T::IS_ACC => W::from_tf32(mainloop_tf32(run)),
+                (false, false) => mainloop::<T, false, true, W, N>(run),
+                (false, true) => mainloop::<T, false, false, W, N>(run),
+                (true, false) => mainloop::<T, true, true, W, N>(run),
+                (true, true) => mainloop::<T, true, false, W, N>(run),
             }
         };
-        unsafe { epilogue::<T, 128>(&out, &acc, (m, n), at, t % 128) };
+        unsafe { acc.store::<T>(&out, (m, n), at, t % 128) };
     }
 }
 
-/// The stages and their mbarriers in shared memory.
+/// The `N` stages and their mbarriers in shared memory.
 #[derive(Clone, Copy)]
-struct Pipe {
+struct Pipe<const N: u32> {
     a_all: *mut u8,
     b_all: *mut u8,
-    bars: StageBarriers<STAGES>,
+    bars: StageBarriers<N>,
 }
 
 /// The block's roles: the first warpgroup gives its registers away (down to 40) and its
@@ -307,21 +325,27 @@ impl<const N: u32> StageBarriers<N> {
     }
 }
 
-/// The producer (one thread): per phase, A's 128 x 64 and B's 64 x 256 of the stage, each
-/// as stored: a row-major A as one K-major box, a transposed one as two 64-row panels; a
-/// row-major B as four 64-column panels, a transposed one as one K-major box of 256 rows.
+/// The producer (one thread): per phase, A's 128 x 64 and B's 64 x `W::COLS` of the stage,
+/// each as stored: a row-major A as one K-major box, a transposed one as two 64-row panels;
+/// a row-major B as 64-column panels, a transposed one as one K-major box of `W::COLS` rows.
 ///
 /// # Safety
 /// The workspace holds A's and B's tensor maps for `gemm`'s form; the barriers are
 /// initialised.
 #[inline(always)]
-unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phases: u32) {
+unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
+    gemm: &Gemm<T>,
+    pipe: Pipe<N>,
+    order: TileOrder,
+    phases: u32,
+) {
+    let b_stage = W::ZERO.b_stage();
     let maps = gemm.workspace.cast::<u8>().cast_const();
     let (a_map, b_map) = (maps, maps.wrapping_add(MAP_BYTES));
     let strides = gemm.p.strides();
     // A shared operand (batch stride 0) has one plane.
     let plane = |stride: u64, z: u32| if stride == 0 { 0 } else { z };
-    // Phases issued so far, over all tiles: stage `it % STAGES`, round `it / STAGES`.
+    // Phases issued so far, over all tiles: stage `it % N`, round `it / N`.
     let mut it = 0;
     for i in 0..order.len() {
         let (z, row0, col0) = order.at(i);
@@ -330,18 +354,18 @@ unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phas
             plane(gemm.p.batch_stride_b, z),
         );
         for phase in 0..phases {
-            let s = it % STAGES;
+            let s = it % N;
             let full = pipe.bars.full(s);
-            if it >= STAGES {
+            if it >= N {
                 // The consumers are done with this stage's previous round.
-                unsafe { mbarrier::wait(pipe.bars.empty(s), (it / STAGES - 1) % 2) };
+                unsafe { mbarrier::wait(pipe.bars.empty(s), (it / N - 1) % 2) };
             }
             let k0 = phase * stage_k::<T>();
             let a_s = pipe.a_all.wrapping_add((s * A_STAGE) as usize);
-            let b_s = pipe.b_all.wrapping_add((s * B_STAGE) as usize);
+            let b_s = pipe.b_all.wrapping_add((s * b_stage) as usize);
             let panel = |base: *mut u8, p: u32| base.wrapping_add((p * PANEL) as usize);
             unsafe {
-                mbarrier::arrive_expect_tx(full, A_STAGE + B_STAGE);
+                mbarrier::arrive_expect_tx(full, A_STAGE + b_stage);
                 // (TF32: A and B^T, as packed.)
                 if !T::IS_ACC && strides.a_t {
                     for p in 0..BM / 64 {
@@ -353,7 +377,7 @@ unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phas
                 if T::IS_ACC || strides.b_t {
                     tma::load_3d(b_s, b_map, (k0, col0, zb), full);
                 } else {
-                    for p in 0..BN / 64 {
+                    for p in 0..W::COLS / 64 {
                         tma::load_3d(panel(b_s, p), b_map, (col0 + 64 * p, k0, zb), full);
                     }
                 }
@@ -383,7 +407,9 @@ unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phas
 /// # Safety
 /// As [`mainloop`].
 #[inline(always)]
-unsafe fn mainloop_tf32((pipe, warpgroup, phases, it): (Pipe, u32, u32, &mut u32)) -> [f32; 128] {
+unsafe fn mainloop_tf32<const N: u32>(
+    (pipe, warpgroup, phases, it): (Pipe<N>, u32, u32, &mut u32),
+) -> [f32; 128] {
     let descriptors = Descriptors::<false, false>::of(pipe.a_all, pipe.b_all, warpgroup);
     // This warp's 16 rows of the warpgroup's A in stage 0.
     let (warp, lane) = (thread_idx_x() / 32 % 4, thread_idx_x() % 32);
@@ -408,10 +434,10 @@ unsafe fn mainloop_tf32((pipe, warpgroup, phases, it): (Pipe, u32, u32, &mut u32
     // The fragments of the last stage's two halves (of no stage at first).
     let (mut last0, mut last1) = ([[0u32; 4]; 2], [[0u32; 4]; 2]);
     for phase in 0..phases {
-        let s = *it % STAGES;
-        unsafe { mbarrier::wait(pipe.bars.full(s), (*it / STAGES) % 2) };
+        let s = *it % N;
+        unsafe { mbarrier::wait(pipe.bars.full(s), (*it / N) % 2) };
         last0 = half(&mut acc, s, 0, last0, None);
-        let last_stage = (phase > 0).then(|| (*it - 1) % STAGES);
+        let last_stage = (phase > 0).then(|| (*it - 1) % N);
         last1 = half(&mut acc, s, 1, last1, last_stage);
         *it += 1;
     }
@@ -419,7 +445,7 @@ unsafe fn mainloop_tf32((pipe, warpgroup, phases, it): (Pipe, u32, u32, &mut u32
     wgmma::keep_alive(&last0);
     wgmma::keep_alive(&last1);
     if phases > 0 {
-        unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % STAGES)) };
+        unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % N)) };
     }
     acc
 }
@@ -460,27 +486,33 @@ unsafe fn tf32_fragments(rows: u32, lane: u32, half: u32) -> [[u32; 4]; 2] {
 /// # Safety
 /// The producer fills the stages as [`produce`] does, for the same tiles.
 #[inline(always)]
-unsafe fn mainloop<T: Element, const A_MN: bool, const B_MN: bool>(
-    (pipe, warpgroup, phases, it): (Pipe, u32, u32, &mut u32),
-) -> [f32; 128] {
+unsafe fn mainloop<
+    T: Element,
+    const A_MN: bool,
+    const B_MN: bool,
+    W: WarpgroupTile,
+    const N: u32,
+>(
+    (pipe, warpgroup, phases, it): (Pipe<N>, u32, u32, &mut u32),
+) -> W {
     let descriptors = Descriptors::<A_MN, B_MN>::of(pipe.a_all, pipe.b_all, warpgroup);
-    let mut acc = [0.0f32; 128];
+    let mut acc = W::ZERO;
     for phase in 0..phases {
-        let s = *it % STAGES;
+        let s = *it % N;
         unsafe {
-            mbarrier::wait(pipe.bars.full(s), (*it / STAGES) % 2);
+            mbarrier::wait(pipe.bars.full(s), (*it / N) % 2);
             descriptors.multiply::<T>(&mut acc, s);
         }
         // The previous phase's wgmmas are done: its stage is free.
         wgmma::wait_group::<1>(&mut acc);
         if phase > 0 {
-            unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % STAGES)) };
+            unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % N)) };
         }
         *it += 1;
     }
     wgmma::wait_group::<0>(&mut acc);
     if phases > 0 {
-        unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % STAGES)) };
+        unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % N)) };
     }
     acc
 }

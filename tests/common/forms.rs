@@ -763,7 +763,11 @@ pub fn close_planes(be: &Backend) -> Result<(), String> {
         batch,
     )
     .map_err(fail)?;
-    for kernel in [Kernel::WgmmaTma, Kernel::WgmmaPersistent] {
+    for kernel in [
+        Kernel::WgmmaTma,
+        Kernel::WgmmaPersistent,
+        Kernel::Wgmma128x128,
+    ] {
         let got = be.gemm::<bf16, f32>(
             Some(kernel),
             (1.0, 0.0),

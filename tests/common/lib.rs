@@ -605,7 +605,8 @@ pub fn fixed_cases() -> Vec<Case> {
             ints::<rgemm::bf16>(be)
         }),
         ("shapes::persistent_blocks_walk_several_tiles", |be| {
-            // More block tiles than blocks: `wgmma_persistent`'s blocks walk several tiles,
+            // More block tiles than blocks: `wgmma_persistent`'s (and `wgmma_128x128`'s)
+            // blocks walk several tiles,
             // its pipeline running on from one to the next (the GPU's 132 SMs get 154 tiles
             // of 128 x 256; the CPU executor's few "SMs" get 9). K and N multiples of 8
             // (TMA's path), K with a last partial phase.
@@ -619,7 +620,11 @@ pub fn fixed_cases() -> Vec<Case> {
             ) -> Result<(), String> {
                 let a = random_matrix::<T>(m, k, 7);
                 let b = random_matrix::<T>(k, n, 8);
-                for kernel in [Kernel::WgmmaPersistent, Kernel::WgmmaTma] {
+                for kernel in [
+                    Kernel::WgmmaPersistent,
+                    Kernel::WgmmaTma,
+                    Kernel::Wgmma128x128,
+                ] {
                     let c = be.matmul_with(&a, &b, kernel).map_err(fail)?;
                     check_product_with(&a, &b, &c, true).map_err(|e| format!("{kernel:?}: {e}"))?;
                 }

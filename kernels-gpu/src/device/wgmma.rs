@@ -102,13 +102,15 @@ macro_rules! pinning {
     };
 }
 
+/// `wgmma` of `$shape` (`m64n256k16`, `m64n128k16`) on 16-bit operands, D += A B, with the
+/// transpose immediates `A_MN` and `B_MN`.
 #[cfg(target_arch = "nvptx64")]
 macro_rules! mma_asm {
-    ($ty:literal, $acc:ident, $a:ident, $b:ident; $first:literal $($i:literal)*) => {
+    ($shape:literal, $ty:literal, $acc:ident, $a:ident, $b:ident; $first:literal $($i:literal)*) => {
         core::arch::asm!(
             concat!(
                 "{{ .reg .pred %wg_d; setp.ne.b32 %wg_d, {one}, 0; ",
-                "wgmma.mma_async.sync.aligned.m64n256k16.f32.", $ty, ".", $ty,
+                "wgmma.mma_async.sync.aligned.", $shape, ".f32.", $ty, ".", $ty,
                 " {{{", $first, "}", $(", {", $i, "}",)* "}}, {a}, {b}, %wg_d, 1, 1, {ta}, {tb}; }}"
             ),
             inout(reg32) $acc[$first], $(inout(reg32) $acc[$i],)*
@@ -278,8 +280,11 @@ pub unsafe fn load_tf32(at: u32) -> u32 {
     super::mma::round_tf32(f32::from_bits(bits))
 }
 
-macro_rules! mma_m64n256k16 {
-    ($(#[$doc:meta])* $name:ident, $ty:literal, $widen:expr) => {
+macro_rules! mma_k16 {
+    (
+        $(#[$doc:meta])* $name:ident, $shape:literal, $len:literal, $list:ident, $ty:literal,
+        $widen:expr
+    ) => {
         $(#[$doc])*
         ///
         /// `A_MN` and `B_MN` are the transpose immediates: A (64 x 16) is MN-major where
@@ -294,7 +299,7 @@ macro_rules! mma_m64n256k16 {
         #[inline(always)]
         #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name<const A_MN: bool, const B_MN: bool>(
-            acc: &mut [f32; 128],
+            acc: &mut [f32; $len],
             a: Descriptor,
             b: Descriptor,
         ) {
@@ -302,7 +307,7 @@ macro_rules! mma_m64n256k16 {
             {
                 let (a, b) = (a.0, b.0);
                 // SAFETY: the caller's contract.
-                unsafe { with_accumulators!(mma_asm!($ty, acc, a, b)) }
+                unsafe { $list!(mma_asm!($shape, $ty, acc, a, b)) }
             }
             #[cfg(not(target_arch = "nvptx64"))]
             emulate(acc, ASource::Shared(a, A_MN), (b, B_MN), Operand::Bits16($widen))
@@ -310,16 +315,42 @@ macro_rules! mma_m64n256k16 {
     };
 }
 
-mma_m64n256k16!(
+mma_k16!(
     /// `wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16`, D += A B (row-major A and
     /// B: A K-major, B N-major).
     m64n256k16_bf16,
+    "m64n256k16",
+    128,
+    with_accumulators,
     "bf16",
     |bits| f32::from_bits((bits as u32) << 16)
 );
-mma_m64n256k16!(
+mma_k16!(
     /// `wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16`, as [`m64n256k16_bf16`].
     m64n256k16_f16,
+    "m64n256k16",
+    128,
+    with_accumulators,
+    "f16",
+    |bits| f16::from_bits(bits) as f32
+);
+mma_k16!(
+    /// `wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16`: as [`m64n256k16_bf16`] on a
+    /// 64 x 128 tile of D (64 accumulators a thread, registers `4 j + 2 h + e` for `j < 16`;
+    /// B 16 x 128: two 64-column panels MN-major, or 128 rows K-major).
+    m64n128k16_bf16,
+    "m64n128k16",
+    64,
+    with_accumulators_64,
+    "bf16",
+    |bits| f32::from_bits((bits as u32) << 16)
+);
+mma_k16!(
+    /// `wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16`, as [`m64n128k16_bf16`].
+    m64n128k16_f16,
+    "m64n128k16",
+    64,
+    with_accumulators_64,
     "f16",
     |bits| f16::from_bits(bits) as f32
 );
