@@ -487,30 +487,36 @@ fn the_tensor_core_rungs_use_their_instructions() {
                 assert!(!text.contains(op), "{kernel}_{t} has {op}");
             }
         }
-        // The 128 x 128 tiles: the same, with `m64n128k16`, A's box or two panels and B's
-        // two panels or box per stage.
-        let text = entry_in(sm90, &format!("wgmma_128x128_{t}"));
-        let narrow = format!("wgmma.mma_async.sync.aligned.m64n128k16.f32.{t}.{t}");
-        assert_eq!(text.matches(&narrow).count(), 16, "wgmma_128x128_{t}");
-        assert!(!text.contains(&wgmma), "wgmma_128x128_{t}");
-        for immediates in ["0, 1;", "0, 0;", "1, 1;", "1, 0;"] {
-            let with = format!("%wg_d, 1, 1, {immediates}");
-            assert_eq!(text.matches(&with).count(), 4, "wgmma_128x128_{t}: {with}");
-        }
-        for op in [
-            "mbarrier.try_wait.parity.shared::cta.b64",
-            "setmaxnreg.dec.sync.aligned.u32 40",
-            "setmaxnreg.inc.sync.aligned.u32 232",
+        // The 128 x 128 and 128 x 64 tiles: the same, with `m64n128k16` / `m64n64k16`, A's
+        // box or two panels and B's two panels (one) or box per stage.
+        for (kernel, shape, copies) in [
+            ("wgmma_128x128", "m64n128k16", 6),
+            ("wgmma_128x64", "m64n64k16", 5),
         ] {
-            assert!(text.contains(op), "wgmma_128x128_{t} lacks {op}");
-        }
-        assert_eq!(
-            text.matches("cp.async.bulk.tensor").count(),
-            6,
-            "wgmma_128x128_{t}"
-        );
-        for op in ["cp.async.cg", "fence.proxy.async", "ld.local", "st.local"] {
-            assert!(!text.contains(op), "wgmma_128x128_{t} has {op}");
+            let name = format!("{kernel}_{t}");
+            let text = entry_in(sm90, &name);
+            let narrow = format!("wgmma.mma_async.sync.aligned.{shape}.f32.{t}.{t}");
+            assert_eq!(text.matches(&narrow).count(), 16, "{name}");
+            assert_eq!(text.matches("wgmma.mma_async").count(), 16, "{name}");
+            for immediates in ["0, 1;", "0, 0;", "1, 1;", "1, 0;"] {
+                let with = format!("%wg_d, 1, 1, {immediates}");
+                assert_eq!(text.matches(&with).count(), 4, "{name}: {with}");
+            }
+            for op in [
+                "mbarrier.try_wait.parity.shared::cta.b64",
+                "setmaxnreg.dec.sync.aligned.u32 40",
+                "setmaxnreg.inc.sync.aligned.u32 232",
+            ] {
+                assert!(text.contains(op), "{name} lacks {op}");
+            }
+            assert_eq!(
+                text.matches("cp.async.bulk.tensor").count(),
+                copies,
+                "{name}"
+            );
+            for op in ["cp.async.cg", "fence.proxy.async", "ld.local", "st.local"] {
+                assert!(!text.contains(op), "{name} has {op}");
+            }
         }
         // TF32 on wgmma: one K-major mainloop (4 K steps of 8 a stage, A from registers:
         // 16 fragment elements a thread loaded from the stage and rounded by `cvt.rna`, and
@@ -612,8 +618,8 @@ fn launch_bounds_in_the_ptx_follow_the_specs() {
         }
     }
     assert_eq!(
-        bounded, 64,
-        "14 SIMT kernels x 3 f32-accumulating types, 4 tensor-core kernels x 2, the 8 \
+        bounded, 66,
+        "14 SIMT kernels x 3 f32-accumulating types, 5 tensor-core kernels x 2, the 8 \
          one-type kernels of the 32/64-bit tensor cores, the f64 entries of \
          `stream_k_64`, `stream_k_32`, `stream_k_narrow` and `stream_k_narrow_32`, and \
          `few_columns`' two"
@@ -663,8 +669,8 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 // After the mbarriers' init, and the one-stage loop's two for each half of
                 // the tile (none in the mainloop: the stages hand over through mbarriers).
                 Kernel::WgmmaTma | Kernel::WgmmaPersistent => 5,
-                // The same with one half: the tile is 128 columns wide.
-                Kernel::Wgmma128x128 => 3,
+                // The same with one tile of 128 or 64 columns.
+                Kernel::Wgmma128x128 | Kernel::Wgmma128x64 => 3,
                 // After the mbarriers' init only (the pack launch made the maps' operands).
                 Kernel::WgmmaTf32 | Kernel::Wgmma3xTf32 => 1,
                 // One in each of the three row counts' passes (the pipelines drained, their
@@ -1177,7 +1183,7 @@ fn the_rule_picks_the_measured_kernels() {
         (F32, (4096, 64, 4096), Kernel::StreamKNarrow),
         (F32, (4096, 1, 4096), Kernel::Thin),
         (Bf16, (4096, 1, 4096), Kernel::Thin),
-        (Bf16, (4096, 16, 4096), Kernel::Wgmma128x128),
+        (Bf16, (4096, 16, 4096), Kernel::Wgmma128x64),
         (F32, (77, 4096, 4096), Kernel::StreamK),
         (F64, (64, 4096, 4096), Kernel::StreamK64),
         (F64, (4096, 4096, 4096), Kernel::DmmaBuffered),
@@ -1185,14 +1191,16 @@ fn the_rule_picks_the_measured_kernels() {
         (F64, (3000, 3000, 3000), Kernel::DmmaWarps),
         (F64, (1024, 1024, 1024), Kernel::DmmaSmall),
         (Bf16, (64, 4096, 4096), Kernel::Wgmma128x128),
-        (Bf16, (1024, 1024, 1024), Kernel::Wgmma128x128),
+        (Bf16, (1024, 1024, 1024), Kernel::Wgmma128x64),
         (Bf16, (2048, 2048, 2048), Kernel::WgmmaTma),
         (Bf16, (4096, 4096, 4096), Kernel::WgmmaPersistent),
         (Bf16, (1024, 4096, 4096), Kernel::WgmmaTma),
         (Bf16, (1536, 4096, 4096), Kernel::Wgmma128x128),
         (Bf16, (8192, 8192, 8192), Kernel::WgmmaPersistent),
-        (Bf16, (16, 8192, 8192), Kernel::Wgmma128x128),
-        (Bf16, (16, 28672, 8192), Kernel::DecodeMma),
+        (Bf16, (16, 8192, 8192), Kernel::Wgmma128x64),
+        (Bf16, (16, 4096, 4096), Kernel::Wgmma128x128),
+        (Bf16, (128, 4096, 4096), Kernel::Wgmma128x64),
+        (Bf16, (16, 28672, 8192), Kernel::WgmmaTma),
         (Bf16, (8, 8192, 8192), Kernel::DecodeMma),
         (Bf16, (4, 4096, 4096), Kernel::DecodeMma),
         (Bf16, (1, 8192, 8192), Kernel::DecodeAsync),

@@ -104,14 +104,14 @@ fn tma_then_wgmma(p: *mut f32, wait: bool) {
 
 /// One warpgroup: A (64 x 16, K-major) and B (16 x 256, N-major, four 64-column panels) of
 /// small integers stored in the 128-byte-swizzled layout; the executor's `wgmma` must give
-/// the exact product in the documented D layout: `m64n256k16`, or (`narrow`) `m64n128k16`
-/// over B's first two panels.
-fn wgmma_product_is_exact(narrow: bool) -> Result<(), String> {
-    let cols: u32 = if narrow { 128 } else { 256 };
+/// the exact product in the documented D layout: `m64n256k16`, or over B's first `cols`
+/// columns `m64n128k16` (two panels) or `m64n64k16` (one).
+fn wgmma_product_is_exact(cols: u32) -> Result<(), String> {
     let mut data = vec![0.0f32; 64 * 256];
-    let body = match narrow {
-        true => wgmma_product::<true>,
-        false => wgmma_product::<false>,
+    let body = match cols {
+        64 => wgmma_product::<64>,
+        128 => wgmma_product::<128>,
+        _ => wgmma_product::<256>,
     };
     launch_one_block(128, 16384, &mut data, body).map_err(fail)?;
     for row in 0..64u32 {
@@ -130,7 +130,7 @@ fn wgmma_product_is_exact(narrow: bool) -> Result<(), String> {
 }
 
 /// [`wgmma_product_is_exact`]'s block: D stored row-major (256 columns) at `p`.
-fn wgmma_product<const NARROW: bool>(p: *mut f32) {
+fn wgmma_product<const COLS: u32>(p: *mut f32) {
     use rgemm_kernels::device::shared::shared_address;
     use rgemm_kernels::device::wgmma::{self, Descriptor, Swizzle};
     use rgemm_kernels::element::{Bf16, Element};
@@ -168,7 +168,14 @@ fn wgmma_product<const NARROW: bool>(p: *mut f32) {
                 store(p, (row * 256 + col) as usize, v);
             }
         };
-        if NARROW {
+        if COLS == 64 {
+            let mut acc = [0.0f32; 32];
+            wgmma::fence(&mut acc);
+            Bf16::wgmma_m64n64::<false, true>(&mut acc, a, b);
+            wgmma::commit_group();
+            wgmma::wait_group::<0>(&mut acc);
+            put_d(&acc);
+        } else if COLS == 128 {
             let mut acc = [0.0f32; 64];
             wgmma::fence(&mut acc);
             Bf16::wgmma_m64n128::<false, true>(&mut acc, a, b);
@@ -396,10 +403,13 @@ fn checks() -> Vec<Trial> {
             },
         ),
         trial("checks::wgmma_reads_swizzled_tiles_exactly", || {
-            wgmma_product_is_exact(false)
+            wgmma_product_is_exact(256)
         }),
         trial("checks::wgmma_m64n128_reads_swizzled_tiles_exactly", || {
-            wgmma_product_is_exact(true)
+            wgmma_product_is_exact(128)
+        }),
+        trial("checks::wgmma_m64n64_reads_swizzled_tiles_exactly", || {
+            wgmma_product_is_exact(64)
         }),
         trial(
             "checks::mbarrier_phase_that_never_completes_is_reported",

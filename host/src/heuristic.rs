@@ -118,25 +118,24 @@ pub fn preference<T: Element>(
             * n.div_ceil(spec.cols() as u64)
             * problem.batch.max(1) as u64
     };
-    // Hopper's 16-bit products on 128 x 128 tiles rather than 128 x 256 where that takes
-    // fewer waves' time: a wave of the narrow tiles takes half a wide wave's work, and ran
-    // at 1.12-1.16 times its time per FLOP (bf16, H100: 1024 x 4096 x 4096, one wide wave
-    // or two narrow ones, 630 against 562 TFLOP/s; 1536 x 4096 x 4096, two against three,
-    // 546 against 628; 1024^3, one against one, 63 against 94% of cuBLAS with a bf16 C).
-    let narrow_tiles = sixteen_bit && hopper && {
-        let waves = |kernel: Kernel| tiles_of(kernel).div_ceil(props.multiprocessors as u64);
-        23 * waves(Kernel::Wgmma128x128) < 40 * waves(Kernel::WgmmaPersistent)
+    // Hopper's 16-bit `wgmma` kernels, best first for this shape.
+    let wgmma = match sixteen_bit && hopper {
+        true => wgmma_order(props, problem, &tiles_of),
+        false => Vec::new(),
     };
     if m <= 16 && problem.batch == 1 {
         // Decode shapes (few rows of C): the kernels that read B once at full bandwidth;
         // which one leads depends on the rows (bf16 on an H200: `decode_async` for 1-2;
         // `decode_mma` for 3-8, H100 and H200: x 8192 x 8192 at 76-88% of cuBLAS against
-        // `decode`'s 31-64%, and ties at x 4096 x 4096). From 9 rows the 128 x 128 `wgmma`
-        // tiles (H100, 16 x 8192 x 8192: 81% against 71%; 16 x 4096 x 4096: 66% against
-        // 43%). f32 from 7 rows: stream-K's tiles win (above). Few columns are not theirs:
-        // 4096 x 16 x 4096 took `decode` 166 ms (H200, f32).
-        if m > 8 && narrow_tiles {
-            order.push(Kernel::Wgmma128x128);
+        // `decode`'s 31-64%, and ties at x 4096 x 4096). From 9 rows the `wgmma` kernels,
+        // where TMA reads the operands (H100, % of cuBLAS, bf16: 16 x 8192 x 8192
+        // `wgmma_128x64` 87% against `decode_mma`'s 72%; 16 x 4096 x 4096 `wgmma_128x128`
+        // 58% against 39%; 16 x 28672 x 8192 `wgmma_persistent` 97% against 82%). f32 from
+        // 7 rows: stream-K's tiles win (above). Few columns are not theirs: 4096 x 16 x
+        // 4096 took `decode` 166 ms (H200, f32).
+        let tma_rows = (problem.lda | problem.ldb | problem.ldc).is_multiple_of(8);
+        if m > 8 && tma_rows {
+            order.extend(&wgmma);
         }
         order.extend(match m {
             0..=2 => [Kernel::DecodeAsync, Kernel::Decode, Kernel::DecodeMma],
@@ -166,28 +165,10 @@ pub fn preference<T: Element>(
     let unaligned = !(problem.lda | problem.ldb | problem.ldc).is_multiple_of(4);
     match T::ELEM {
         Elem::F16 | Elem::Bf16 => {
-            // Every form the TMA kernels read (leading dimensions, transposes, alpha/beta,
-            // batches); the persistent grid leads, batches of one-tile products included
-            // since the epilogue skips the columns past C (bf16, 512 x 128^3, H200: 70.6
-            // against `wgmma_tma`'s 65-66 TFLOP/s; before, 56 against 61).
-            let mut wgmma = [
-                Kernel::WgmmaPersistent,
-                Kernel::WgmmaTma,
-                Kernel::WgmmaAsync,
-            ];
-            // At most one tile per SM: the persistent walk has nothing to overlap, and
-            // lost (bf16 1024^3, 32 tiles, H200: 92.9 against `wgmma_tma`'s 110.4 TFLOP/s;
-            // 64 x 4096 x 4096: 43.9 against 45.2).
-            let wide_tiles = tiles_of(Kernel::WgmmaPersistent);
-            let one_wave = wide_tiles <= props.multiprocessors as u64;
-            if one_wave {
-                wgmma.swap(0, 1);
-            }
-            if narrow_tiles && !order.contains(&Kernel::Wgmma128x128) {
-                order.push(Kernel::Wgmma128x128);
-            }
-            if hopper {
-                order.extend(wgmma);
+            for kernel in wgmma {
+                if !order.contains(&kernel) {
+                    order.push(kernel);
+                }
             }
             // Without `wgmma` (compute capability 8.x), or where no `wgmma` kernel takes
             // the launch: the swizzled `mma.sync` rung leads (H200, bf16 4096^3: 378
@@ -234,5 +215,54 @@ pub fn preference<T: Element>(
         order.push(Kernel::FragmentBuffered);
     }
     order.extend(SIMT);
+    order
+}
+
+/// The 16-bit `wgmma` kernels (Hopper), best first for `problem`: every form the TMA
+/// kernels read (leading dimensions, transposes, alpha/beta, batches). Block tiles of
+/// 128 x 256, 128 x 128 or 128 x 64, as the product's tiles fill the SMs.
+fn wgmma_order(
+    props: &DeviceProps,
+    problem: &Problem,
+    tiles_of: &dyn Fn(Kernel) -> u64,
+) -> Vec<Kernel> {
+    let (m, n) = (problem.m as u64, problem.n as u64);
+    let sms = props.multiprocessors as u64;
+    let waves = |kernel: Kernel| tiles_of(kernel).div_ceil(sms);
+    // The persistent grid leads, batches of one-tile products included since the epilogue
+    // skips the columns past C (bf16, 512 x 128^3, H200: 70.6 against `wgmma_tma`'s 65-66
+    // TFLOP/s; before, 56 against 61); at most one tile per SM, the persistent walk has
+    // nothing to overlap, and lost (bf16 1024^3, 32 tiles, H200: 92.9 against `wgmma_tma`'s
+    // 110.4 TFLOP/s; 64 x 4096 x 4096: 43.9 against 45.2).
+    let mut wide = [
+        Kernel::WgmmaPersistent,
+        Kernel::WgmmaTma,
+        Kernel::WgmmaAsync,
+    ];
+    if tiles_of(Kernel::WgmmaPersistent) <= sms {
+        wide.swap(0, 1);
+    }
+    // 128 x 128 tiles where they take fewer waves' time: a wave of them is half a wide
+    // wave's work, and ran at 1.12-1.16 times its time per FLOP (bf16, H100: 1024 x 4096 x
+    // 4096, one wide wave or two narrow ones, 630 against 562 TFLOP/s; 1536 x 4096 x 4096,
+    // two against three, 546 against 628; 1024^3 with a bf16 C, one against one, 63
+    // against 93% of cuBLAS).
+    let narrow = 23 * waves(Kernel::Wgmma128x128) < 40 * waves(Kernel::WgmmaPersistent);
+    // 128 x 64 tiles where they fit one wave and either C has a whole row of tiles, or few
+    // columns, or the tiles fill more than half the SMs (bf16, H100, % of cuBLAS against
+    // `wgmma_128x128`'s: 1024^3 146% against 129%; 128 x 4096 x 4096 97% against 86%;
+    // 256 x 4096 x 4096 119% against 101%; 4096 x 16 x 4096 82% against 68%; 16 x 8192 x
+    // 8192 87% against 78%. With fewer rows and tiles it lost: 16 and 32 x 4096 x 4096, 53
+    // and 58% against 58 and 68%; 64 x 4096 x 4096 a tie).
+    let quarter = tiles_of(Kernel::Wgmma128x64);
+    let narrowest = quarter <= sms && (m >= 128 || n <= 64 || 2 * quarter > sms);
+    let mut order = Vec::new();
+    if narrowest {
+        order.push(Kernel::Wgmma128x64);
+    }
+    if narrow || narrowest {
+        order.push(Kernel::Wgmma128x128);
+    }
+    order.extend(wide);
     order
 }

@@ -612,6 +612,9 @@ macro_rules! for_each_kernel {
                 /// `wgmma_persistent` on 128 x 128 tiles, `wgmma` m64n128k16
                 /// (`wgmma_128x128.rs`; f16/bf16, 9.0 only).
                 Wgmma128x128 => $crate::wgmma_128x128::SPEC, $crate::wgmma_128x128::wgmma_128x128;
+                /// `wgmma_persistent` on 128 x 64 tiles, `wgmma` m64n64k16
+                /// (`wgmma_128x64.rs`; f16/bf16, 9.0 only).
+                Wgmma128x64 => $crate::wgmma_128x64::SPEC, $crate::wgmma_128x64::wgmma_128x64;
                 /// f64 on the FP64 tensor cores: `mma.sync` m16n8k8 f64, `cp.async`-fed
                 /// (`dmma.rs`; f64, 9.0 only).
                 Dmma => $crate::dmma::SPEC, $crate::dmma::dmma;

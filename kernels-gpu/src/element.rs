@@ -216,6 +216,16 @@ pub trait Element: Copy + Pack4 {
         a: Wgmma,
         b: Wgmma,
     );
+    /// [`Element::wgmma_m64n256`] on a 64 x 64 tile (`wgmma.mma_async.m64n64k16`), 16-bit
+    /// types only: the others trap.
+    ///
+    /// # Safety
+    /// As `device::wgmma::m64n64k16_bf16`.
+    unsafe fn wgmma_m64n64<const A_MN: bool, const B_MN: bool>(
+        acc: &mut [f32; 32],
+        a: Wgmma,
+        b: Wgmma,
+    );
 }
 
 /// A `wgmma` matrix descriptor, where the module has them.
@@ -242,12 +252,20 @@ macro_rules! no_tensor_cores {
     };
 }
 
-/// The 64 x 128 `wgmma` of a type without it (f32, f64): a trap.
+/// The 64 x 128 and 64 x 64 `wgmma`s of a type without them (f32, f64): traps.
 macro_rules! no_wgmma_m64n128 {
     () => {
         #[inline(always)]
         unsafe fn wgmma_m64n128<const A_MN: bool, const B_MN: bool>(
             _: &mut [f32; 64],
+            _: Wgmma,
+            _: Wgmma,
+        ) {
+            crate::device::thread::trap()
+        }
+        #[inline(always)]
+        unsafe fn wgmma_m64n64<const A_MN: bool, const B_MN: bool>(
+            _: &mut [f32; 32],
             _: Wgmma,
             _: Wgmma,
         ) {
@@ -273,7 +291,7 @@ macro_rules! no_16bit_tensor_cores {
 /// The tensor-core operations of a 16-bit type: `$mma` in `device::mma` (sm_80 and the
 /// host); the sm_70 module has no tensor-core kernel and traps.
 macro_rules! tensor_cores {
-    ($bits:expr, $mma:ident, $wgmma:ident, $wgmma128:ident) => {
+    ($bits:expr, $mma:ident, $wgmma:ident, $wgmma128:ident, $wgmma64:ident) => {
         #[inline(always)]
         fn bits16(self) -> u16 {
             $bits(self)
@@ -318,6 +336,24 @@ macro_rules! tensor_cores {
             // SAFETY: the caller's contract.
             unsafe {
                 crate::device::wgmma::$wgmma128::<A_MN, B_MN>(acc, a, b)
+            }
+            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
+            {
+                let _ = (acc, a, b);
+                crate::device::thread::trap()
+            }
+        }
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        unsafe fn wgmma_m64n64<const A_MN: bool, const B_MN: bool>(
+            acc: &mut [f32; 32],
+            a: Wgmma,
+            b: Wgmma,
+        ) {
+            #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+            // SAFETY: the caller's contract.
+            unsafe {
+                crate::device::wgmma::$wgmma64::<A_MN, B_MN>(acc, a, b)
             }
             #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
             {
@@ -406,7 +442,13 @@ impl Element for f16 {
     fn widen(self) -> f32 {
         self as f32
     }
-    tensor_cores!(f16::to_bits, m16n8k16_f16, m64n256k16_f16, m64n128k16_f16);
+    tensor_cores!(
+        f16::to_bits,
+        m16n8k16_f16,
+        m64n256k16_f16,
+        m64n128k16_f16,
+        m64n64k16_f16
+    );
 }
 
 /// bfloat16 bits; same layout as the host's `half::bf16`. Widening is exact: the bits are
@@ -436,7 +478,8 @@ impl Element for Bf16 {
         |x: Bf16| x.0,
         m16n8k16_bf16,
         m64n256k16_bf16,
-        m64n128k16_bf16
+        m64n128k16_bf16,
+        m64n64k16_bf16
     );
 }
 
@@ -499,7 +542,8 @@ impl Element for Narrow<f16> {
         |x: Narrow<f16>| x.0.to_bits(),
         m16n8k16_f16,
         m64n256k16_f16,
-        m64n128k16_f16
+        m64n128k16_f16,
+        m64n64k16_f16
     );
 }
 
@@ -524,6 +568,7 @@ impl Element for Narrow<Bf16> {
         |x: Narrow<Bf16>| x.0.0,
         m16n8k16_bf16,
         m64n256k16_bf16,
-        m64n128k16_bf16
+        m64n128k16_bf16,
+        m64n64k16_bf16
     );
 }

@@ -88,6 +88,8 @@ pub mod warp_tiled;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_128x128;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma_128x64;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_3xtf32;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_async;

@@ -158,7 +158,8 @@ pub unsafe fn load_phase<T: Element, const BN: u32>(
     tid: u32,
     vector: bool,
 ) {
-    // A: 2 runs a row, one per thread; B: BN / 16 runs a row, BN / 128 per thread.
+    // A: 2 runs a row, one per thread; B: BN / 16 runs a row, BN / 128 per thread (a
+    // 64-wide B: the first half of the threads, one each).
     let (ar, ac) = (tid / 2, (tid % 2) * 16);
     for q in 0..4 {
         unsafe {
@@ -166,8 +167,12 @@ pub unsafe fn load_phase<T: Element, const BN: u32>(
             stage.a.set4(ar, ac + 4 * q, va);
         }
     }
-    for run in 0..BK * BN / 16 / THREADS {
+    let runs = BK * BN / 16;
+    for run in 0..runs.div_ceil(THREADS) {
         let e = tid + run * THREADS;
+        if runs < THREADS && e >= runs {
+            break;
+        }
         let (br, bc) = (e / (BN / 16), (e % (BN / 16)) * 16);
         for q in 0..4 {
             unsafe {

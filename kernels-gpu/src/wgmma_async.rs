@@ -237,7 +237,8 @@ impl<const A_MN: bool, const B_MN: bool> Descriptors<A_MN, B_MN> {
 }
 
 /// A consumer warpgroup's tile of accumulators, 64 rows by `COLS` columns of D: 64 x 256
-/// (`m64n256k16`, 128 f32 a thread) or 64 x 128 (`m64n128k16`, 64 a thread). The block tile
+/// (`m64n256k16`, 128 f32 a thread), 64 x 128 (`m64n128k16`, 64 a thread) or 64 x 64
+/// (`m64n64k16`, 32 a thread). The block tile
 /// (two warpgroups, 128 rows) is as wide, and so are B's stages.
 pub(crate) trait WarpgroupTile: wgmma::Accumulators + Sized {
     /// Columns of D.
@@ -315,9 +316,10 @@ macro_rules! warpgroup_tile {
 }
 warpgroup_tile!(128, 256, wgmma_m64n256, |acc| acc);
 warpgroup_tile!(64, 128, wgmma_m64n128, |_| crate::device::thread::trap());
+warpgroup_tile!(32, 64, wgmma_m64n64, |_| crate::device::thread::trap());
 
 /// Writes a warpgroup's 64 x 256 accumulators (`R` = 128 a thread; 64 x 128 where `R` is
-/// 64) (whose first row is `row0`) to `out`'s C,
+/// 64, 64 x 64 where it is 32) (whose first row is `row0`) to `out`'s C,
 /// what lies inside `m x n`, finished with alpha and beta: thread `t` of the warpgroup
 /// holds, in register `4 j + 2 h + e`, row `16 (t / 32) + g + 8 h`, column `8 j + 2 tq + e`
 /// (g = t % 32 / 4, tq = t % 4). With beta, C is read 16 pairs at a time, all before their
@@ -428,8 +430,10 @@ pub(crate) unsafe fn epilogue<T: Element, const R: usize>(
         };
     }
     eight_columns!(0; 0 1 2 3 4 5 6 7);
-    eight_columns!(8; 0 1 2 3 4 5 6 7);
-    // (A 64 x 128 tile, R = 64, ends here.)
+    // (A 64 x 64 tile, R = 32, ends here; a 64 x 128 one, R = 64, after the next.)
+    if R >= 64 {
+        eight_columns!(8; 0 1 2 3 4 5 6 7);
+    }
     if R == 128 {
         eight_columns!(16; 0 1 2 3 4 5 6 7);
         eight_columns!(24; 0 1 2 3 4 5 6 7);

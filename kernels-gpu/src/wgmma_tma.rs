@@ -211,12 +211,15 @@ pub(crate) unsafe fn warp_specialised<
     let elem = size_of::<T>() as u64;
     // (TF32's packed operands always have maps.)
     if !T::IS_ACC && !tma::reads(&gemm.p, (a as u64, b as u64), elem) {
-        // Dense, row-major `C = A B` only (the host makes maps for every other form). In two
-        // halves of 128 columns: 64 accumulators a thread, which fit the launch bounds' 168
-        // registers (the whole tile's 128 spilled).
+        // Dense, row-major `C = A B` only (the host makes maps for every other form). In
+        // halves of 128 columns (or one 64-column tile): 64 accumulators a thread, which fit
+        // the launch bounds' 168 registers (the whole 256-column tile's 128 spilled).
         for i in 0..order.len() {
             let (z, row0, col0) = order.at(i);
             let product = order.product(&gemm, z);
+            if W::COLS == 64 {
+                unsafe { one_stage_tile::<T, Ldmatrix, 64, 2>(product, (row0, col0)) };
+            }
             for half in 0..W::COLS / 128 {
                 let at = (row0, col0 + half * 128);
                 unsafe { one_stage_tile::<T, Ldmatrix, { BN / 2 }, 4>(product, at) };

@@ -767,6 +767,7 @@ pub fn close_planes(be: &Backend) -> Result<(), String> {
         Kernel::WgmmaTma,
         Kernel::WgmmaPersistent,
         Kernel::Wgmma128x128,
+        Kernel::Wgmma128x64,
     ] {
         let got = be.gemm::<bf16, f32>(
             Some(kernel),

@@ -624,6 +624,7 @@ pub fn fixed_cases() -> Vec<Case> {
                     Kernel::WgmmaPersistent,
                     Kernel::WgmmaTma,
                     Kernel::Wgmma128x128,
+                    Kernel::Wgmma128x64,
                 ] {
                     let c = be.matmul_with(&a, &b, kernel).map_err(fail)?;
                     check_product_with(&a, &b, &c, true).map_err(|e| format!("{kernel:?}: {e}"))?;

@@ -88,6 +88,15 @@ macro_rules! with_accumulators_64 {
     };
 }
 
+/// The 32 accumulator registers of an `m64n64` (`%0` .. `%31`).
+#[cfg(target_arch = "nvptx64")]
+macro_rules! with_accumulators_32 {
+    ($m:ident!($($args:tt)*)) => {
+        $m!($($args)*;
+            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31)
+    };
+}
+
 /// An instruction that only orders the accumulators: they are named as operands (in a PTX
 /// comment) so that the compiler keeps them in place around it.
 #[cfg(target_arch = "nvptx64")]
@@ -148,7 +157,7 @@ macro_rules! mma_tf32_asm {
 }
 
 /// A warpgroup's accumulators of one `wgmma` shape: 128 registers a thread for
-/// `m64n256`, 64 for `m64n128`. [`fence`] and [`wait_group`] name them all, so that the
+/// `m64n256`, 64 for `m64n128`, 32 for `m64n64`. [`fence`] and [`wait_group`] name them all, so that the
 /// compiler keeps them in place around the asynchronous instructions.
 pub trait Accumulators {
     /// `wgmma.fence.sync.aligned` over these registers.
@@ -185,6 +194,7 @@ macro_rules! accumulators {
 }
 accumulators!(128, with_accumulators);
 accumulators!(64, with_accumulators_64);
+accumulators!(32, with_accumulators_32);
 
 /// `wgmma.fence.sync.aligned`: orders this thread's earlier accesses to the accumulators
 /// before the next `wgmma`.
@@ -344,6 +354,26 @@ mma_k16!(
     with_accumulators_64,
     "bf16",
     |bits| f32::from_bits((bits as u32) << 16)
+);
+mma_k16!(
+    /// `wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16`: as [`m64n256k16_bf16`] on a
+    /// 64 x 64 tile of D (32 accumulators a thread, registers `4 j + 2 h + e` for `j < 8`;
+    /// B 16 x 64: one 64-column panel MN-major, or 64 rows K-major).
+    m64n64k16_bf16,
+    "m64n64k16",
+    32,
+    with_accumulators_32,
+    "bf16",
+    |bits| f32::from_bits((bits as u32) << 16)
+);
+mma_k16!(
+    /// `wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16`, as [`m64n64k16_bf16`].
+    m64n64k16_f16,
+    "m64n64k16",
+    32,
+    with_accumulators_32,
+    "f16",
+    |bits| f16::from_bits(bits) as f32
 );
 mma_k16!(
     /// `wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16`, as [`m64n128k16_bf16`].
