@@ -1216,7 +1216,8 @@ fn the_rule_picks_the_measured_kernels() {
     .map(|(elem, (m, n, k), want)| (elem, (m, n, k, 1), want))
     .into_iter()
     .chain([
-        (Bf16, (128, 128, 128, 512), Kernel::Wgmma128x128),
+        (Bf16, (128, 128, 128, 512), Kernel::Wgmma128x64),
+        (Bf16, (256, 256, 256, 128), Kernel::WgmmaPersistent),
         (Bf16, (512, 512, 512, 64), Kernel::WgmmaPersistent),
         (Bf16, (1024, 1024, 1024, 16), Kernel::WgmmaPersistent),
     ]) {

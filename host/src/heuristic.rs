@@ -254,8 +254,13 @@ fn wgmma_order(
     // 256 x 4096 x 4096 119% against 101%; 4096 x 16 x 4096 82% against 68%; 16 x 8192 x
     // 8192 87% against 78%. With fewer rows and tiles it lost: 16 and 32 x 4096 x 4096, 53
     // and 58% against 58 and 68%; 64 x 4096 x 4096 a tie).
+    // So do batches of one-tile products: 512 x 128^3, 200 calls back to back, 27.5 us a
+    // call against `wgmma_persistent`'s 30.0 and cuBLAS's 26.2 (95.4% where it ran 87.8%);
+    // at 256^3 and 512^3 the wide tiles stay (92.0 and 81.9% against 94.6 and 97.6%).
     let quarter = tiles_of(Kernel::Wgmma128x64);
-    let narrowest = quarter <= sms && (m >= 128 || n <= 64 || 2 * quarter > sms);
+    let one_tile_products = problem.batch > 1 && m <= 128 && n <= 128;
+    let narrowest =
+        one_tile_products || (quarter <= sms && (m >= 128 || n <= 64 || 2 * quarter > sms));
     let mut order = Vec::new();
     if narrowest {
         order.push(Kernel::Wgmma128x64);
