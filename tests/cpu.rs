@@ -1180,7 +1180,7 @@ fn the_rule_picks_the_measured_kernels() {
         (F32, (4096, 63, 4096), Kernel::FewColumns),
         (F32, (1000, 20, 2000), Kernel::StreamKNarrow),
         (F64, (4096, 32, 4096), Kernel::StreamKNarrow32),
-        (F32, (4096, 64, 4096), Kernel::StreamKNarrow),
+        (F32, (4096, 64, 4096), Kernel::FewColumns),
         (F32, (4096, 1, 4096), Kernel::Thin),
         (Bf16, (4096, 1, 4096), Kernel::Thin),
         (Bf16, (4096, 16, 4096), Kernel::Wgmma128x64),
@@ -1217,6 +1217,7 @@ fn the_rule_picks_the_measured_kernels() {
     .into_iter()
     .chain([
         (Bf16, (128, 128, 128, 512), Kernel::Wgmma128x64),
+        (F32, (128, 128, 128, 512), Kernel::WarpTiledK16),
         (Bf16, (256, 256, 256, 128), Kernel::WgmmaPersistent),
         (Bf16, (512, 512, 512, 64), Kernel::WgmmaPersistent),
         (Bf16, (1024, 1024, 1024, 16), Kernel::WgmmaPersistent),

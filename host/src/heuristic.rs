@@ -86,15 +86,13 @@ pub fn preference<T: Element>(
     // Fewer still: `few_columns` (whole rows of C per thread, A read once through shared
     // memory) leads for 3 to 32 columns of f32 from 1024 rows (H200, % of cuBLAS, 4096 x N
     // x 4096: N = 8 129%, 16 124%, 32 94% against `stream_k_narrow_32`'s 71-73%; 2048 x
-    // 16 x 2048 127% against 101%; 1000 x 20 x 2000 86%, a tie), for up to 64 columns not
-    // in 16-byte groups from 4096 rows (4096 x 63 x 4096: 87.5% against `stream_k_narrow`'s
-    // 50.8%, eighteenth session), and for 3 to 16 columns of f64 from 2048 rows (4096 x 8 x 4096 100% against
+    // 16 x 2048 127% against 101%; 1000 x 20 x 2000 86%, a tie), for up to 64 columns from
+    // 4096 rows (4096 x 63 x 4096: 87.5% against `stream_k_narrow`'s 50.8%, eighteenth
+    // session; 4096 x 64 x 4096, the tuner's choice in three runs of `rgemm-forms`, H200 and
+    // H100: 25.7 / 27.2 / 27.0 against 25.1 / 24.8 / 23.9 TFLOP/s), and for 3 to 16 columns of f64 from 2048 rows (4096 x 8 x 4096 100% against
     // 60%, 8192 x 16 x 8192 80% against 49%; 17 to 32 columns lost: 48% against 57%).
     let few_columns = match T::ELEM {
-        Elem::F32 => {
-            (m >= 1024 && (3..=32).contains(&n))
-                || (m >= 4096 && (33..=64).contains(&n) && !n.is_multiple_of(4))
-        }
+        Elem::F32 => (m >= 1024 && (3..=32).contains(&n)) || (m >= 4096 && (33..=64).contains(&n)),
         Elem::F64 => m >= 2048 && (3..=16).contains(&n),
         _ => false,
     };
@@ -213,6 +211,12 @@ pub fn preference<T: Element>(
     }
     if unaligned {
         order.push(Kernel::FragmentBuffered);
+    }
+    // f32 batches of one-tile products: BK = 16 and no `cp.async` stages to fill (512 x
+    // 128^3, the tuner's choice in three runs of `rgemm-forms`, H200 and H100: 35.1 / 33.9
+    // / 35.3 against `paired_lanes`' 32.9 / 33.7 / 31.2 TFLOP/s).
+    if f32 && problem.batch > 1 && m <= 128 && n <= 128 {
+        order.push(Kernel::WarpTiledK16);
     }
     order.extend(SIMT);
     order
