@@ -168,27 +168,21 @@ fn wgmma_product<const COLS: u32>(p: *mut f32) {
                 store(p, (row * 256 + col) as usize, v);
             }
         };
-        if COLS == 64 {
-            let mut acc = [0.0f32; 32];
-            wgmma::fence(&mut acc);
-            Bf16::wgmma_m64n64::<false, true>(&mut acc, a, b);
-            wgmma::commit_group();
-            wgmma::wait_group::<0>(&mut acc);
-            put_d(&acc);
-        } else if COLS == 128 {
-            let mut acc = [0.0f32; 64];
-            wgmma::fence(&mut acc);
-            Bf16::wgmma_m64n128::<false, true>(&mut acc, a, b);
-            wgmma::commit_group();
-            wgmma::wait_group::<0>(&mut acc);
-            put_d(&acc);
-        } else {
-            let mut acc = [0.0f32; 128];
-            wgmma::fence(&mut acc);
-            Bf16::wgmma_m64n256::<false, true>(&mut acc, a, b);
-            wgmma::commit_group();
-            wgmma::wait_group::<0>(&mut acc);
-            put_d(&acc);
+        // One `wgmma` of the shape on `$len` accumulators, waited for and stored.
+        macro_rules! one {
+            ($mma:ident, $len:literal) => {{
+                let mut acc = [0.0f32; $len];
+                wgmma::fence(&mut acc);
+                Bf16::$mma::<false, true>(&mut acc, a, b);
+                wgmma::commit_group();
+                wgmma::wait_group::<0>(&mut acc);
+                put_d(&acc);
+            }};
+        }
+        match COLS {
+            64 => one!(wgmma_m64n64, 32),
+            128 => one!(wgmma_m64n128, 64),
+            _ => one!(wgmma_m64n256, 128),
         }
     }
 }

@@ -89,8 +89,9 @@ pub fn preference<T: Element>(
     // 16 x 2048 127% against 101%; 1000 x 20 x 2000 86%, a tie), for up to 64 columns from
     // 4096 rows (4096 x 63 x 4096: 87.5% against `stream_k_narrow`'s 50.8%, eighteenth
     // session; 4096 x 64 x 4096, the tuner's choice in three runs of `rgemm-forms`, H200 and
-    // H100: 25.7 / 27.2 / 27.0 against 25.1 / 24.8 / 23.9 TFLOP/s), and for 3 to 16 columns of f64 from 2048 rows (4096 x 8 x 4096 100% against
-    // 60%, 8192 x 16 x 8192 80% against 49%; 17 to 32 columns lost: 48% against 57%).
+    // H100: 25.7 / 27.2 / 27.0 against 25.1 / 24.8 / 23.9 TFLOP/s), and for 3 to 16 columns
+    // of f64 from 2048 rows (4096 x 8 x 4096 100% against 60%, 8192 x 16 x 8192 80% against
+    // 49%; 17 to 32 columns lost: 48% against 57%).
     let few_columns = match T::ELEM {
         Elem::F32 => (m >= 1024 && (3..=32).contains(&n)) || (m >= 4096 && (33..=64).contains(&n)),
         Elem::F64 => m >= 2048 && (3..=16).contains(&n),

@@ -240,36 +240,51 @@ pub type Wgmma = u64;
 macro_rules! no_tensor_cores {
     () => {
         no_16bit_tensor_cores!();
-        no_wgmma_m64n128!();
+        wgmma_shape!(wgmma_m64n256, 128, trap);
+        no_narrow_wgmma!();
+    };
+}
+
+/// The 64 x 128 and 64 x 64 `wgmma`s of a type without them (f32, f64): traps.
+macro_rules! no_narrow_wgmma {
+    () => {
+        wgmma_shape!(wgmma_m64n128, 64, trap);
+        wgmma_shape!(wgmma_m64n64, 32, trap);
+    };
+}
+
+/// One `wgmma` shape of [`Element`], `$method` on `$len` accumulators a thread: `$device`
+/// in `device::wgmma` (the sm_90a module and the host; the other modules trap), or `trap`
+/// for a type without it.
+macro_rules! wgmma_shape {
+    ($method:ident, $len:literal, trap) => {
         #[inline(always)]
-        unsafe fn wgmma_m64n256<const A_MN: bool, const B_MN: bool>(
-            _: &mut [f32; 128],
+        unsafe fn $method<const A_MN: bool, const B_MN: bool>(
+            _: &mut [f32; $len],
             _: Wgmma,
             _: Wgmma,
         ) {
             crate::device::thread::trap()
         }
     };
-}
-
-/// The 64 x 128 and 64 x 64 `wgmma`s of a type without them (f32, f64): traps.
-macro_rules! no_wgmma_m64n128 {
-    () => {
+    ($method:ident, $len:literal, $device:ident) => {
         #[inline(always)]
-        unsafe fn wgmma_m64n128<const A_MN: bool, const B_MN: bool>(
-            _: &mut [f32; 64],
-            _: Wgmma,
-            _: Wgmma,
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        unsafe fn $method<const A_MN: bool, const B_MN: bool>(
+            acc: &mut [f32; $len],
+            a: Wgmma,
+            b: Wgmma,
         ) {
-            crate::device::thread::trap()
-        }
-        #[inline(always)]
-        unsafe fn wgmma_m64n64<const A_MN: bool, const B_MN: bool>(
-            _: &mut [f32; 32],
-            _: Wgmma,
-            _: Wgmma,
-        ) {
-            crate::device::thread::trap()
+            #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+            // SAFETY: the caller's contract.
+            unsafe {
+                crate::device::wgmma::$device::<A_MN, B_MN>(acc, a, b)
+            }
+            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
+            {
+                let _ = (acc, a, b);
+                crate::device::thread::trap()
+            }
         }
     };
 }
@@ -307,60 +322,9 @@ macro_rules! tensor_cores {
                 crate::device::thread::trap()
             }
         }
-        #[inline(always)]
-        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-        unsafe fn wgmma_m64n256<const A_MN: bool, const B_MN: bool>(
-            acc: &mut [f32; 128],
-            a: Wgmma,
-            b: Wgmma,
-        ) {
-            #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-            // SAFETY: the caller's contract.
-            unsafe {
-                crate::device::wgmma::$wgmma::<A_MN, B_MN>(acc, a, b)
-            }
-            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
-            {
-                let _ = (acc, a, b);
-                crate::device::thread::trap()
-            }
-        }
-        #[inline(always)]
-        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-        unsafe fn wgmma_m64n128<const A_MN: bool, const B_MN: bool>(
-            acc: &mut [f32; 64],
-            a: Wgmma,
-            b: Wgmma,
-        ) {
-            #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-            // SAFETY: the caller's contract.
-            unsafe {
-                crate::device::wgmma::$wgmma128::<A_MN, B_MN>(acc, a, b)
-            }
-            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
-            {
-                let _ = (acc, a, b);
-                crate::device::thread::trap()
-            }
-        }
-        #[inline(always)]
-        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-        unsafe fn wgmma_m64n64<const A_MN: bool, const B_MN: bool>(
-            acc: &mut [f32; 32],
-            a: Wgmma,
-            b: Wgmma,
-        ) {
-            #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-            // SAFETY: the caller's contract.
-            unsafe {
-                crate::device::wgmma::$wgmma64::<A_MN, B_MN>(acc, a, b)
-            }
-            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
-            {
-                let _ = (acc, a, b);
-                crate::device::thread::trap()
-            }
-        }
+        wgmma_shape!(wgmma_m64n256, 128, $wgmma);
+        wgmma_shape!(wgmma_m64n128, 64, $wgmma128);
+        wgmma_shape!(wgmma_m64n64, 32, $wgmma64);
     };
 }
 
@@ -397,7 +361,7 @@ impl Element for f32 {
         let _ = (acc, a, b);
         crate::device::thread::trap()
     }
-    no_wgmma_m64n128!();
+    no_narrow_wgmma!();
 }
 
 impl Element for f64 {

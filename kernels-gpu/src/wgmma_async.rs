@@ -151,7 +151,7 @@ pub unsafe fn wgmma_async<T: Element>(gemm: Gemm<T>) {
             unsafe { copy_phase::<T>(stage(ahead % STAGES), (a, b), (m, n, k), at, tid) };
         }
         commit_group();
-        unsafe { descriptors.multiply::<T>(&mut acc, phase % STAGES) };
+        unsafe { descriptors.multiply::<T, _>(&mut acc, phase % STAGES) };
         wgmma::wait_group::<1>(&mut acc);
     }
     wgmma::wait_group::<0>(&mut acc);
@@ -195,17 +195,17 @@ impl<const A_MN: bool, const B_MN: bool> Descriptors<A_MN, B_MN> {
     }
 
     /// Issues stage `s`'s four `wgmma`s (one per 32-byte K slice of the 128-byte rows: K = 64
-    /// of a 16-bit type, 32 of TF32) as one batch, into a 64 x 256 or (16-bit types) 64 x 128
-    /// tile of accumulators; stages of B are `W::COLS` columns wide.
+    /// of a 16-bit type, 32 of TF32) as one batch, into a warpgroup tile `W` (64 x 256, or
+    /// for 16-bit types 64 x 128 or 64 x 64); stages of B are `W::COLS` columns wide.
     ///
     /// # Safety
     /// As [`Element::wgmma_m64n256`]: the stage is complete and visible to `wgmma`.
     #[inline(always)]
-    pub(crate) unsafe fn multiply<T: Element>(&self, acc: &mut impl WarpgroupTile, s: u32) {
+    pub(crate) unsafe fn multiply<T: Element, W: WarpgroupTile>(&self, acc: &mut W, s: u32) {
         wgmma::fence(acc);
         for step in 0..BK / 16 {
             let a_k = self.a.advanced(s * A_STAGE + Self::step(A_MN) * step);
-            let b_k = self.b.advanced(s * acc.b_stage() + Self::step(B_MN) * step);
+            let b_k = self.b.advanced(s * W::B_STAGE + Self::step(B_MN) * step);
             unsafe { acc.mma::<T, A_MN, B_MN>(a_k, b_k) };
         }
         wgmma::commit_group();
@@ -238,8 +238,8 @@ impl<const A_MN: bool, const B_MN: bool> Descriptors<A_MN, B_MN> {
 
 /// A consumer warpgroup's tile of accumulators, 64 rows by `COLS` columns of D: 64 x 256
 /// (`m64n256k16`, 128 f32 a thread), 64 x 128 (`m64n128k16`, 64 a thread) or 64 x 64
-/// (`m64n64k16`, 32 a thread). The block tile
-/// (two warpgroups, 128 rows) is as wide, and so are B's stages.
+/// (`m64n64k16`, 32 a thread). The block tile (two warpgroups, 128 rows) is as wide, and so
+/// are B's stages.
 pub(crate) trait WarpgroupTile: wgmma::Accumulators + Sized {
     /// Columns of D.
     const COLS: u32;
@@ -247,12 +247,10 @@ pub(crate) trait WarpgroupTile: wgmma::Accumulators + Sized {
     const ZERO: Self;
 
     /// Bytes of one stage of B: `BK` rows of `COLS` 16-bit elements.
-    #[inline(always)]
-    fn b_stage(&self) -> u32 {
-        BK * Self::COLS * 2
-    }
+    const B_STAGE: u32 = BK * Self::COLS * 2;
 
-    /// D += A B for one K step (`Element::wgmma_m64n256` or `wgmma_m64n128`).
+    /// D += A B for one K step (`Element::wgmma_m64n256`, `wgmma_m64n128` or
+    /// `wgmma_m64n64`).
     ///
     /// # Safety
     /// As [`Element::wgmma_m64n256`].
@@ -275,7 +273,7 @@ pub(crate) trait WarpgroupTile: wgmma::Accumulators + Sized {
     );
 
     /// TF32's accumulators (`wgmma_tf32`'s mainloop: 64 x 256 only), as this tile; traps for
-    /// the 64 x 128 tile, which no TF32 kernel uses.
+    /// the narrower tiles, which no TF32 kernel uses.
     fn from_tf32(acc: [f32; 128]) -> Self;
 }
 

@@ -230,9 +230,8 @@ pub(crate) unsafe fn warp_specialised<
     let tid = thread_idx_x();
     // SAFETY: the launch provides the stages, the alignment slack and the barriers.
     let mut arena = unsafe { SharedArena::<u8>::launch_sized() };
-    let b_stage = W::ZERO.b_stage();
     let a_all = arena.aligned(ATOM, N * A_STAGE);
-    let b_all = arena.aligned(ATOM, N * b_stage);
+    let b_all = arena.aligned(ATOM, N * W::B_STAGE);
     let bars = StageBarriers(arena.aligned(8, 2 * N * 8).cast::<u64>());
     let pipe = Pipe { a_all, b_all, bars };
     if tid == 0 {
@@ -342,7 +341,6 @@ unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
     order: TileOrder,
     phases: u32,
 ) {
-    let b_stage = W::ZERO.b_stage();
     let maps = gemm.workspace.cast::<u8>().cast_const();
     let (a_map, b_map) = (maps, maps.wrapping_add(MAP_BYTES));
     let strides = gemm.p.strides();
@@ -365,10 +363,10 @@ unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
             }
             let k0 = phase * stage_k::<T>();
             let a_s = pipe.a_all.wrapping_add((s * A_STAGE) as usize);
-            let b_s = pipe.b_all.wrapping_add((s * b_stage) as usize);
+            let b_s = pipe.b_all.wrapping_add((s * W::B_STAGE) as usize);
             let panel = |base: *mut u8, p: u32| base.wrapping_add((p * PANEL) as usize);
             unsafe {
-                mbarrier::arrive_expect_tx(full, A_STAGE + b_stage);
+                mbarrier::arrive_expect_tx(full, A_STAGE + W::B_STAGE);
                 // (TF32: A and B^T, as packed.)
                 if !T::IS_ACC && strides.a_t {
                     for p in 0..BM / 64 {
@@ -504,7 +502,7 @@ unsafe fn mainloop<
         let s = *it % N;
         unsafe {
             mbarrier::wait(pipe.bars.full(s), (*it / N) % 2);
-            descriptors.multiply::<T>(&mut acc, s);
+            descriptors.multiply::<T, _>(&mut acc, s);
         }
         // The previous phase's wgmmas are done: its stage is free.
         wgmma::wait_group::<1>(&mut acc);

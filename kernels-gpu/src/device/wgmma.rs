@@ -111,7 +111,7 @@ macro_rules! pinning {
     };
 }
 
-/// `wgmma` of `$shape` (`m64n256k16`, `m64n128k16`) on 16-bit operands, D += A B, with the
+/// `wgmma` of `$shape` (`m64n256k16`, `m64n128k16`, `m64n64k16`) on 16-bit operands, D += A B, with the
 /// transpose immediates `A_MN` and `B_MN`.
 #[cfg(target_arch = "nvptx64")]
 macro_rules! mma_asm {
@@ -157,8 +157,8 @@ macro_rules! mma_tf32_asm {
 }
 
 /// A warpgroup's accumulators of one `wgmma` shape: 128 registers a thread for
-/// `m64n256`, 64 for `m64n128`, 32 for `m64n64`. [`fence`] and [`wait_group`] name them all, so that the
-/// compiler keeps them in place around the asynchronous instructions.
+/// `m64n256`, 64 for `m64n128`, 32 for `m64n64`. [`fence`] and [`wait_group`] name them
+/// all, so that the compiler keeps them in place around the asynchronous instructions.
 pub trait Accumulators {
     /// `wgmma.fence.sync.aligned` over these registers.
     fn fence(&mut self);
