@@ -430,12 +430,46 @@ fn the_tensor_core_rungs_use_their_instructions() {
                 assert!(!text.contains(".local") && !text.contains("call"), "{name}");
             }
         }
+        // decode_tma: per stage one TMA copy of A's box and four of B's panels on the `full`
+        // barrier, the warps waiting and releasing through mbarriers, 4 K steps of one
+        // `ldmatrix` of A and four transposed of B, 8 `mma`s each; the rendezvous; and
+        // `decode_mma`'s pipelines for launches TMA cannot read.
+        let sm90 = module(Arch::Sm90a);
+        for suffix in [t.to_string(), format!("{t}_{t}")] {
+            let name = format!("decode_tma_{suffix}");
+            let text = entry_in(sm90, &name);
+            let count = |op: &str| text.matches(op).count();
+            assert_eq!(
+                count("cp.async.bulk.tensor.3d"),
+                2 * 5,
+                "{name}: a stage's copies, in the prologue and the refill"
+            );
+            assert_eq!(
+                count("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+                4,
+                "{name}"
+            );
+            assert_eq!(
+                count(mma.as_str()),
+                32 + 64,
+                "{name}: 32 a stage, 64 in decode_mma's two loops"
+            );
+            for op in [
+                "mbarrier.try_wait.parity",
+                "mbarrier.arrive.expect_tx",
+                "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+                "cp.async.cg.shared.global",
+                "atom.acq_rel.gpu.global.add.u32",
+            ] {
+                assert!(text.contains(op), "{name} lacks {op}");
+            }
+            assert!(!text.contains(".local") && !text.contains("call"), "{name}");
+        }
         // C in f16: rounded by `cvt.rn` (bf16 rounds in integer operations on sm_70 only).
         assert!(entry_in(sm80, "decode_async_f16_f16").contains("cvt.rn.f16.f32"));
         // Hopper: wgmma from descriptors (4 K steps of 16 a phase), its fences and waits,
         // the proxy fence between the cp.async copies and wgmma's reads; the one-stage
         // mma.sync loop for launches that cannot copy in chunks.
-        let sm90 = module(Arch::Sm90a);
         let text = entry_in(sm90, &format!("wgmma_async_{t}"));
         let wgmma = format!("wgmma.mma_async.sync.aligned.m64n256k16.f32.{t}.{t}");
         assert_eq!(text.matches(&wgmma).count(), 4, "wgmma_async_{t}");
@@ -657,6 +691,10 @@ fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
                 Kernel::DecodeAsync => 7,
                 // One after the pipeline, four in the rendezvous's epilogue.
                 Kernel::DecodeMma => 5,
+                // After the mbarriers' init, the rendezvous's four (none in the mainloop:
+                // the stages hand over through mbarriers), and `decode_mma`'s five (its
+                // body, where TMA cannot read A and B).
+                Kernel::DecodeTma => 10,
                 // Three in each of the three thread tiles' slices (the mainloop's one per
                 // stage, the stages drained, the K groups' sums in), two in the rendezvous.
                 Kernel::FewColumns => 11,
@@ -1175,13 +1213,16 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (1024, 4096, 4096), Kernel::WgmmaTma),
         (Bf16, (1536, 4096, 4096), Kernel::Wgmma128x128),
         (Bf16, (8192, 8192, 8192), Kernel::WgmmaPersistent),
-        (Bf16, (16, 8192, 8192), Kernel::Wgmma128x64),
-        (Bf16, (16, 4096, 4096), Kernel::Wgmma128x128),
+        (Bf16, (16, 8192, 8192), Kernel::DecodeTma),
+        (Bf16, (16, 4096, 4096), Kernel::DecodeTma),
         (Bf16, (128, 4096, 4096), Kernel::Wgmma128x64),
-        (Bf16, (16, 28672, 8192), Kernel::WgmmaTma),
-        (Bf16, (8, 8192, 8192), Kernel::DecodeMma),
-        (Bf16, (4, 4096, 4096), Kernel::DecodeMma),
-        (Bf16, (1, 8192, 8192), Kernel::DecodeAsync),
+        (Bf16, (16, 28672, 8192), Kernel::DecodeTma),
+        (Bf16, (8, 8192, 8192), Kernel::DecodeTma),
+        (Bf16, (4, 4096, 4096), Kernel::DecodeTma),
+        (Bf16, (1, 8192, 8192), Kernel::DecodeTma),
+        // Rows of B that TMA cannot read (N not a multiple of 8): the cp.async kernels.
+        (Bf16, (8, 4100, 4096), Kernel::DecodeMma),
+        (Bf16, (1, 4100, 4096), Kernel::DecodeAsync),
         (F64, (8192, 64, 8192), Kernel::DmmaSmall),
         (F64, (4096, 64, 4096), Kernel::StreamKNarrow),
         (F64, (4096, 8, 4096), Kernel::FewColumns),

@@ -17,6 +17,7 @@ use cudarc::nvrtc::Ptx;
 use rgemm_kernels::catalogue::TensorMaps;
 use rgemm_kernels::problem::Problem;
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 /// Number of CUDA devices, or why there are none usable: [`Error::NoDriver`] when the
@@ -139,44 +140,48 @@ pub struct Context {
 struct Workspace {
     buf: Option<CudaSlice<u8>>,
     maps: Option<[u8; TensorMaps::BYTES]>,
-    /// Bytes at the start known to be zero: the last split-K product's counters, which it
-    /// leaves zero (`decode_async`, `decode_mma`, `few_columns`).
-    zero: usize,
+    /// Bytes known to be zero: the last split-K product's counters, which it leaves zero
+    /// (`decode_async`, `decode_mma`, `few_columns`; `decode_tma`'s after its maps).
+    zero: Range<usize>,
 }
 
 impl Workspace {
     /// The buffer, grown to at least `bytes` (never shrunk: an allocation per product cost
     /// 60-80 us on an H200, the stream-ordered pool handing its memory back at each
     /// synchronisation), with `maps` at its start where given: copied only when they are
-    /// not what it already holds, and its first `zeroed` bytes zero: set only when another
-    /// use may have left something else there.
+    /// not what it already holds, and its bytes `zeroed` zero: set only when another use
+    /// may have left something else there.
     fn ready(
         &mut self,
         stream: &Arc<CudaStream>,
         bytes: usize,
         maps: impl FnOnce(u64) -> Result<Option<[u8; TensorMaps::BYTES]>>,
-        zeroed: usize,
+        zeroed: Range<usize>,
     ) -> Result<&mut CudaSlice<u8>> {
         if self.buf.as_ref().is_none_or(|w| w.len() < bytes) {
             // Drop the old buffer first (its free is stream-ordered after its last use).
             self.buf = None;
             self.maps = None;
-            self.zero = 0;
+            self.zero = 0..0;
             // SAFETY: the kernels read only the parts of it they wrote in the same product,
             // and the tensor maps written below.
             self.buf = Some(unsafe { stream.alloc::<u8>(bytes.max(TensorMaps::BYTES)) }?);
         }
         let buf = self.buf.as_mut().expect("just set");
         let maps = maps(buf.device_ptr(stream).0)?;
-        if zeroed > 0 {
-            if self.zero < zeroed {
-                stream.memset_zeros(&mut buf.slice_mut(..zeroed))?;
+        if zeroed.is_empty() {
+            self.zero = 0..0;
+        } else {
+            let known = self.zero.start <= zeroed.start && zeroed.end <= self.zero.end;
+            if !known {
+                stream.memset_zeros(&mut buf.slice_mut(zeroed.clone()))?;
+                if zeroed.start < TensorMaps::BYTES {
+                    self.maps = None; // zeroed over
+                }
             }
             // The kernel leaves its own counters zero, but writes its planes right after
             // them: bytes a larger set of counters took before are zero no longer.
             self.zero = zeroed;
-        } else {
-            self.zero = 0;
         }
         match maps {
             Some(maps) if self.maps != Some(maps) => {
@@ -569,7 +574,8 @@ impl Context {
         let mut workspace = (launches.workspace > 0)
             .then(|| self.workspace.lock().unwrap_or_else(|e| e.into_inner()));
         let bytes = launches.workspace * std::mem::size_of::<T::Out>();
-        let zeroed = launches.zeroed * std::mem::size_of::<T::Out>();
+        let unit = std::mem::size_of::<T::Out>();
+        let zeroed = launches.zeroed_from * unit..(launches.zeroed_from + launches.zeroed) * unit;
         let mut scratch = match &mut workspace {
             Some(workspace) => Some(workspace.ready(&self.stream, bytes, maps, zeroed)?),
             None => None,

@@ -133,6 +133,13 @@ pub fn preference<T: Element>(
         // 7 rows: stream-K's tiles win (above). Few columns are not theirs: 4096 x 16 x
         // 4096 took `decode` 166 ms (H200, f32).
         let tma_rows = (problem.lda | problem.ldb | problem.ldc).is_multiple_of(8);
+        // On Hopper, where TMA reads A and B, `decode_tma` leads for every row count (H100,
+        // bf16, f16 and bf16 -> bf16, twenty-second session: 1-16 x 4096 x 4096 at 83-116%
+        // of cuBLAS against the others' best 56-70%; x 8192 x 8192 91-96% against 77-85%;
+        // 16 x 28672 x 8192 100-102% against `wgmma_tma`'s 95-101%).
+        if sixteen_bit && hopper && tma_rows {
+            order.push(Kernel::DecodeTma);
+        }
         if m > 8 && tma_rows {
             order.extend(&wgmma);
         }

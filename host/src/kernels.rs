@@ -83,9 +83,12 @@ pub struct Launches {
     /// Accumulators of scratch memory the launches use (0: none): `stream_k`'s and
     /// `decode`'s partial sums, or the two tensor maps (256 bytes) of a TMA kernel.
     pub workspace: usize,
-    /// Accumulators at the start of the workspace that must be zero at launch (the
-    /// counters of [`Grid::SplitKLastBlock`]; the kernel leaves them zero).
+    /// Accumulators of the workspace that must be zero at launch, from
+    /// [`Launches::zeroed_from`] (the counters of [`Grid::SplitKLastBlock`]; the kernel
+    /// leaves them zero).
     pub zeroed: usize,
+    /// Where the zeroed accumulators start: 0, or after the tensor maps (`decode_tma`).
+    pub zeroed_from: usize,
     /// The problem block both launches take.
     pub problem: Problem,
 }
@@ -342,7 +345,7 @@ impl Kernel {
             Some(_) => TensorMaps::BYTES / std::mem::size_of::<T::Out>(),
             None => 0,
         };
-        let mut zeroed = 0;
+        let (mut zeroed, mut zeroed_from) = (0, 0);
         let (grid, fixup, mut workspace) = match self.spec().grid {
             Grid::Tiles => (
                 (n.div_ceil(cols as usize), m.div_ceil(rows as usize)),
@@ -363,18 +366,20 @@ impl Kernel {
                 let workspace = if splits > 1 { splits * plane } else { 0 };
                 ((strips, splits), fixup, workspace)
             }
-            Grid::SplitKLastBlock => {
+            Grid::SplitKLastBlock { per_sm } => {
                 let strips = n.div_ceil(cols as usize);
                 let sms = props.multiprocessors as usize;
-                let splits = decode_async::splits((m, k), strips, sms);
+                let splits = decode_async::splits((m, k), strips, (sms, per_sm as usize));
                 problem.ctas = splits as u32;
                 if splits > 1 {
                     zeroed = decode_async::counters(m, strips, rows as usize);
                 }
+                // The counters and planes follow the tensor maps, where the kernel has them.
+                zeroed_from = maps;
                 let workspace = if splits > 1 {
-                    zeroed + splits * m * n
+                    maps + zeroed + splits * m * n
                 } else {
-                    0
+                    maps
                 };
                 ((strips, splits), None, workspace)
             }
@@ -456,6 +461,7 @@ impl Kernel {
             pack,
             workspace,
             zeroed,
+            zeroed_from,
             problem,
         })
     }

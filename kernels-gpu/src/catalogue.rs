@@ -170,10 +170,12 @@ pub enum Grid {
     /// planes of C and a second launch (`<fixup>_<accumulator>`, `ceil(m n / 256)` blocks
     /// of 256 threads) that adds them.
     SplitK { fixup: &'static str },
-    /// Split-K in one launch: the grid of [`Grid::SplitK`], and a workspace of counters
-    /// (one per strip and pass, zero at launch and left zero) then `splits` planes of C; the
-    /// last block of each strip to finish adds the planes in K order.
-    SplitKLastBlock,
+    /// Split-K in one launch: the grid of [`Grid::SplitK`] (its slices planned for `per_sm`
+    /// blocks resident per SM, [`crate::decode_async::splits`]), and a workspace of counters
+    /// (one per strip and pass, zero at launch and left zero) then `splits` planes of C,
+    /// after the tensor maps where the kernel has them; the last block of each strip to
+    /// finish adds the planes in K order.
+    SplitKLastBlock { per_sm: u32 },
     /// Split-K over strips of whole block tiles, in one launch: `ceil(m / rows) ceil(n /
     /// cols)` strips (x, row strips first) by `splits` slices of K (y, `Problem::ctas`, from
     /// [`crate::few_columns::splits`]), and the workspace of [`Grid::SplitKLastBlock`] with
@@ -584,6 +586,9 @@ macro_rules! for_each_kernel {
                 /// `decode_async` on the tensor cores, up to 16 rows of C per pass
                 /// (`decode_mma.rs`; f16/bf16, 8.0+).
                 DecodeMma => $crate::decode_mma::SPEC, $crate::decode_mma::decode_mma;
+                /// `decode_mma` fed by TMA, one block per SM (`decode_tma.rs`; f16/bf16, 9.0
+                /// only).
+                DecodeTma => $crate::decode_tma::SPEC, $crate::decode_tma::decode_tma;
                 /// Tensor cores: `mma.sync` m16n8k16, fragments from shared memory
                 /// (`mma_sync.rs`; f16/bf16, 8.0+).
                 MmaSync => $crate::mma_sync::SPEC, $crate::mma_sync::mma_sync;

@@ -56,12 +56,13 @@ const _: () = assert!(WARPS * ROWS * STRIP <= PIPES);
 /// Blocks resident per SM that [`splits`] plans for (registers allow two).
 pub const RESIDENT: usize = 2;
 
-/// Slices of K for an `m x k` A over `strips` strips on `sms` SMs: as many as keep the
-/// grid to one wave of [`RESIDENT`] blocks per SM (a second, partial wave left most SMs
-/// idle for its length), each slice at least 256 K rows (8 stages of each warp), and the
-/// slices' sums at most an eighth of B's bytes.
-pub fn splits((m, k): (usize, usize), strips: usize, sms: usize) -> usize {
-    let wanted = RESIDENT * sms / strips.max(1);
+/// Slices of K for an `m x k` A over `strips` strips on `sms` SMs with `per_sm` blocks
+/// resident on each ([`RESIDENT`] here and for `decode_mma`, 1 for `decode_tma`): as many
+/// as keep the grid to one wave (a second, partial wave left most SMs idle for its length),
+/// each slice at least 256 K rows (8 stages of each warp), and the slices' sums at most an
+/// eighth of B's bytes.
+pub fn splits((m, k): (usize, usize), strips: usize, (sms, per_sm): (usize, usize)) -> usize {
+    let wanted = per_sm * sms / strips.max(1);
     let by_k = k / 256;
     let by_traffic = k / (16 * m.max(1));
     wanted.min(by_k).min(by_traffic).max(1)
@@ -83,7 +84,9 @@ pub const SPEC: KernelSpec = KernelSpec {
         rows: ROWS,
         cols: STRIP,
     },
-    grid: Grid::SplitKLastBlock,
+    grid: Grid::SplitKLastBlock {
+        per_sm: RESIDENT as u32,
+    },
     shared: Shared::Elements(PIPES + 4),
     // No launch bounds: capped at 3 blocks per SM (168 registers) it ran at half the speed.
     min_blocks_per_sm: PerAcc::NONE,

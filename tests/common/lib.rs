@@ -637,15 +637,30 @@ pub fn fixed_cases() -> Vec<Case> {
         ("shapes::decode_splits_k_over_blocks", |be| {
             // K large enough for several slices of K (each at least 256 rows), so the partial
             // sums go through the workspace and `decode`'s fix-up launch or
-            // `decode_async`'s and `decode_mma`'s last block; M from 1 to 16 and past it
+            // `decode_async`'s, `decode_mma`'s and `decode_tma`'s last block; M from 1 to 16 and past it
             // (two passes), N off the 4- and 8-column loads' alignment too; C in f32 and in the input type. Twice
             // each: the result must not depend on which block finishes last, and the
             // counters must be left zero for the next product.
             fn decode<T: Element, O: Output<T>>(be: &Backend) -> Result<(), String> {
-                for (m, n, k, seed) in [(1, 384, 2048, 1), (16, 130, 1000, 2), (17, 67, 777, 3)] {
+                // (N = 130 and 67: no tensor maps, `decode_tma` runs `decode_mma`'s body.)
+                let decode_kernels = || {
+                    [
+                        Kernel::Decode,
+                        Kernel::DecodeAsync,
+                        Kernel::DecodeMma,
+                        Kernel::DecodeTma,
+                    ]
+                };
+                for (m, n, k, seed) in [
+                    (1, 384, 2048, 1),
+                    (16, 130, 1000, 2),
+                    (17, 67, 777, 3),
+                    (16, 512, 1536, 4),
+                    (5, 264, 1032, 5),
+                ] {
                     let a = random_matrix::<T>(m, k, seed);
                     let b = random_matrix::<T>(k, n, seed ^ 0x51);
-                    for kernel in [Kernel::Decode, Kernel::DecodeAsync, Kernel::DecodeMma] {
+                    for kernel in decode_kernels() {
                         let mut first = Matrix::<O>::zeros(m, n).map_err(fail)?;
                         be.matmul_into(&a, &b, &mut first, kernel).map_err(fail)?;
                         check_product_with(&a, &b, &first, kernel)
