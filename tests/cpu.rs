@@ -1219,7 +1219,8 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (16, 28672, 8192), Kernel::DecodeTma),
         (Bf16, (8, 8192, 8192), Kernel::DecodeTma),
         (Bf16, (4, 4096, 4096), Kernel::DecodeTma),
-        (Bf16, (1, 8192, 8192), Kernel::DecodeTma),
+        (Bf16, (1, 8192, 8192), Kernel::DecodeAsync),
+        (Bf16, (2, 4096, 4096), Kernel::DecodeAsync),
         // Rows of B that TMA cannot read (N not a multiple of 8): the cp.async kernels.
         (Bf16, (8, 4100, 4096), Kernel::DecodeMma),
         (Bf16, (1, 4100, 4096), Kernel::DecodeAsync),
@@ -1242,6 +1243,13 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (1024, 1024, 1024, 16), Kernel::WgmmaPersistent),
     ]) {
         assert_eq!(first(elem, shape), want, "{elem:?} {shape:?}");
+    }
+    // With C in the 16-bit type, 1 and 2 rows go to `decode_tma` too.
+    for (m, n, k) in [(1, 8192, 8192), (2, 4096, 4096)] {
+        let problem = Problem::row_major(m, n, k);
+        let exact = rgemm::Precision::Exact;
+        let order = rgemm::heuristic::preference_for::<bf16>(&p, &problem, exact, true);
+        assert_eq!(order[0], Kernel::DecodeTma, "bf16 -> bf16 {m}x{n}x{k}");
     }
 }
 

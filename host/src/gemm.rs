@@ -461,7 +461,8 @@ impl Context {
         if let Some(kernel) = self.tuned::<T, O>(norm, precision, &fits)? {
             return Ok(kernel);
         }
-        let order = crate::heuristic::preference::<T>(self.props(), p, precision);
+        let narrow_c = std::mem::size_of::<O>() < std::mem::size_of::<T::Out>();
+        let order = crate::heuristic::preference_for::<T>(self.props(), p, precision, narrow_c);
         order
             .into_iter()
             .filter(fits)

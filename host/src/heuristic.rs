@@ -29,11 +29,22 @@ const SIMT: [Kernel; 12] = [
 ];
 
 /// The kernels to try, best first, for a product of `T` in `precision` laid out as
-/// `problem` on `props`'s device. Callers keep the first that can launch it.
+/// `problem` on `props`'s device, C in the accumulator's type (f32 for 16-bit inputs).
+/// Callers keep the first that can launch it.
 pub fn preference<T: Element>(
     props: &DeviceProps,
     problem: &Problem,
     precision: Precision,
+) -> Vec<Kernel> {
+    preference_for::<T>(props, problem, precision, false)
+}
+
+/// [`preference`] for C in the 16-bit input type where `narrow_c`.
+pub fn preference_for<T: Element>(
+    props: &DeviceProps,
+    problem: &Problem,
+    precision: Precision,
+    narrow_c: bool,
 ) -> Vec<Kernel> {
     let (m, n, k) = (problem.m as u64, problem.n as u64, problem.k as u64);
     let hopper = props.compute_capability == (9, 0);
@@ -133,15 +144,23 @@ pub fn preference<T: Element>(
         // 7 rows: stream-K's tiles win (above). Few columns are not theirs: 4096 x 16 x
         // 4096 took `decode` 166 ms (H200, f32).
         let tma_rows = (problem.lda | problem.ldb | problem.ldc).is_multiple_of(8);
-        // On Hopper, where TMA reads A and B, `decode_tma` leads for every row count (H100,
-        // bf16, f16 and bf16 -> bf16, twenty-second session: 1-16 x 4096 x 4096 at 83-116%
-        // of cuBLAS against the others' best 56-70%; x 8192 x 8192 91-96% against 77-85%;
-        // 16 x 28672 x 8192 100-102% against `wgmma_tma`'s 95-101%).
-        if sixteen_bit && hopper && tma_rows {
+        // On Hopper, where TMA reads A and B, `decode_tma` leads (H100, twenty-second
+        // session, `docs/bench/bench_decode_tma.md`: 4-16 x 4096 x 4096 at 75-102% of cuBLAS
+        // against the other kernels' best 56-72%; 4-16 x 8192 x 8192 88-94% against 76-84%;
+        // 16 x 28672 x 8192 98-102% against `wgmma_tma`'s 94-100%; 1 row with a 16-bit C
+        // 91-103% against `decode_async`'s 82-94%), but for 1 or 2 rows with an f32 C, where
+        // `decode_async` ran 7-14% ahead in two of three runs (1 x 4096 x 4096 and 1 x 8192
+        // x 8192) and 1-6% behind in the third.
+        let tma_decode = sixteen_bit && hopper && tma_rows;
+        let async_first = m <= 2 && !narrow_c;
+        if tma_decode && !async_first {
             order.push(Kernel::DecodeTma);
         }
         if m > 8 && tma_rows {
             order.extend(&wgmma);
+        }
+        if tma_decode && async_first {
+            order.extend([Kernel::DecodeAsync, Kernel::DecodeTma]);
         }
         order.extend(match m {
             0..=2 => [Kernel::DecodeAsync, Kernel::Decode, Kernel::DecodeMma],

@@ -245,8 +245,9 @@ impl<T: Element> Slices<T> {
     }
 
     /// Rows `row0..row0 + rows` of C (this pass: pass `row0 / PER_WARP`) in this block's
-    /// strip, from the `PARTS` partial sums in `sums` (part `w`'s row `r` at row `PER_WARP w
-    /// + r`: the 4 warps' slices of K, or 1 where the warps shared out the columns).
+    /// strip, from the `PARTS` partial sums in `sums` (part `w`'s row `r` at row
+    /// `PER_WARP w + r`: the 4 warps' slices of K, or 1 where the warps share out the
+    /// columns).
     /// Meets the block's barriers: every thread calls it, in uniform control flow.
     ///
     /// # Safety
