@@ -159,14 +159,17 @@ pub fn preference_for<T: Element>(
         if m > 8 && tma_rows {
             order.extend(&wgmma);
         }
-        if tma_decode && async_first {
-            order.extend([Kernel::DecodeAsync, Kernel::DecodeTma]);
-        }
-        order.extend(match m {
-            0..=2 => [Kernel::DecodeAsync, Kernel::Decode, Kernel::DecodeMma],
-            3..=8 if sixteen_bit => [Kernel::DecodeMma, Kernel::Decode, Kernel::DecodeAsync],
-            3..=8 => [Kernel::Decode, Kernel::DecodeAsync, Kernel::DecodeMma],
-            _ => [Kernel::DecodeMma, Kernel::DecodeAsync, Kernel::Decode],
+        order.extend_from_slice(match m {
+            0..=2 if tma_decode && async_first => &[
+                Kernel::DecodeAsync,
+                Kernel::DecodeTma,
+                Kernel::Decode,
+                Kernel::DecodeMma,
+            ],
+            0..=2 => &[Kernel::DecodeAsync, Kernel::Decode, Kernel::DecodeMma],
+            3..=8 if sixteen_bit => &[Kernel::DecodeMma, Kernel::Decode, Kernel::DecodeAsync],
+            3..=8 => &[Kernel::Decode, Kernel::DecodeAsync, Kernel::DecodeMma],
+            _ => &[Kernel::DecodeMma, Kernel::DecodeAsync, Kernel::Decode],
         });
     }
     // `thin` after the decode kernels for few rows; for few columns only for one or two (H200,

@@ -56,9 +56,6 @@ const _: () = assert!(A_BYTES.is_multiple_of(ATOM) && STAGE_BYTES.is_multiple_of
 /// Shared f32s ahead of the stages: one pass's sums and the last-block flag.
 const SUMS: u32 = ROWS * STRIP + 4;
 const SHARED_BYTES: u32 = 4 * SUMS + ATOM + STAGES * STAGE_BYTES + 8 + 2 * STAGES * 8;
-/// f32 units of the workspace that the tensor maps take; the split-K's follows.
-const MAP_UNITS: usize = TensorMaps::BYTES / 4;
-
 pub const SPEC: KernelSpec = KernelSpec {
     name: "decode_tma",
     file: file!(),
@@ -102,7 +99,9 @@ fn swizzled(base: u32, row: u32, chunk: u32) -> u32 {
 pub unsafe fn decode_tma<T: Element>(g: Gemm<T>) {
     // The split-K's counters and planes follow the tensor maps.
     let split_k = Gemm {
-        workspace: g.workspace.wrapping_add(MAP_UNITS),
+        workspace: g
+            .workspace
+            .wrapping_add(TensorMaps::BYTES / size_of::<T::Acc>()),
         ..g
     };
     let (a, b, _, m, _, k) = g.plain();
@@ -159,11 +158,10 @@ pub unsafe fn decode_tma<T: Element>(g: Gemm<T>) {
             issue(i);
         }
     }
-    // This lane's rows for `ldmatrix`: A's matrices (rows 0-7, 8-15) x (K 0-7, 8-15) as the
-    // `mma` fragment's four registers; B's (K 0-7, 8-15) x (tile j, j + 1), transposed.
-    let a_row = lane % 8 + 8 * ((lane / 8) % 2);
-    let a_chunk = lane / 16;
-    let (b_row, b_chunk) = (lane % 8 + 8 * ((lane / 8) % 2), lane / 16);
+    // This lane's row (of 16) and 16-byte chunk (of 2) for `ldmatrix`, the same for both
+    // operands: A's matrices (rows 0-7, 8-15) x (K 0-7, 8-15) as the `mma` fragment's four
+    // registers; B's (K 0-7, 8-15) x (tile j, j + 1), transposed.
+    let (row, chunk) = (lane % 8 + 8 * ((lane / 8) % 2), lane / 16);
     let base = shared_address(stages);
     let (gr, tq) = (lane / 4, lane % 4);
     let mut it = 0;
@@ -176,10 +174,9 @@ pub unsafe fn decode_tma<T: Element>(g: Gemm<T>) {
             let panel = stage + A_BYTES + warp * PANEL;
             for step in 0..STAGE_K / 16 {
                 // SAFETY: inside the stage, which has landed.
-                let af = unsafe { ldmatrix::x4_at(swizzled(stage, a_row, 2 * step + a_chunk)) };
+                let af = unsafe { ldmatrix::x4_at(swizzled(stage, row, 2 * step + chunk)) };
                 for j in (0..8).step_by(2) {
-                    let row = 16 * step + b_row;
-                    let at = swizzled(panel, row, j as u32 + b_chunk);
+                    let at = swizzled(panel, 16 * step + row, j as u32 + chunk);
                     let r = unsafe { ldmatrix::x4_trans_at(at) };
                     acc[j] = T::mma_m16n8k16(af, [r[0], r[1]], acc[j]);
                     acc[j + 1] = T::mma_m16n8k16(af, [r[2], r[3]], acc[j + 1]);

@@ -643,14 +643,12 @@ pub fn fixed_cases() -> Vec<Case> {
             // counters must be left zero for the next product.
             fn decode<T: Element, O: Output<T>>(be: &Backend) -> Result<(), String> {
                 // (N = 130 and 67: no tensor maps, `decode_tma` runs `decode_mma`'s body.)
-                let decode_kernels = || {
-                    [
-                        Kernel::Decode,
-                        Kernel::DecodeAsync,
-                        Kernel::DecodeMma,
-                        Kernel::DecodeTma,
-                    ]
-                };
+                let kernels = [
+                    Kernel::Decode,
+                    Kernel::DecodeAsync,
+                    Kernel::DecodeMma,
+                    Kernel::DecodeTma,
+                ];
                 for (m, n, k, seed) in [
                     (1, 384, 2048, 1),
                     (16, 130, 1000, 2),
@@ -660,7 +658,7 @@ pub fn fixed_cases() -> Vec<Case> {
                 ] {
                     let a = random_matrix::<T>(m, k, seed);
                     let b = random_matrix::<T>(k, n, seed ^ 0x51);
-                    for kernel in decode_kernels() {
+                    for kernel in kernels {
                         let mut first = Matrix::<O>::zeros(m, n).map_err(fail)?;
                         be.matmul_into(&a, &b, &mut first, kernel).map_err(fail)?;
                         check_product_with(&a, &b, &first, kernel)
