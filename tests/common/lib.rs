@@ -540,6 +540,28 @@ pub fn check_product_with<T: Element, O: Output<T>>(
 }
 
 /// Turns any `Display` error into a test failure message.
+/// A split-K product run twice with `kernel` (C of type `O`, from zeros): the first checked
+/// against the reference, the second identical to it (whichever block finished last, and
+/// with the counters the first left behind).
+fn same_twice<T: Element, O: Output<T>>(
+    be: &Backend,
+    (a, b): (&Matrix<T>, &Matrix<T>),
+    kernel: Kernel,
+) -> Result<(), String> {
+    let (m, n, k) = (a.rows(), b.cols(), a.cols());
+    let run = || -> Result<Matrix<O>, String> {
+        let mut c = Matrix::<O>::zeros(m, n).map_err(fail)?;
+        be.matmul_into(a, b, &mut c, kernel).map_err(fail)?;
+        Ok(c)
+    };
+    let first = run()?;
+    check_product_with(a, b, &first, kernel).map_err(|e| format!("{kernel} {m}x{n}x{k}: {e}"))?;
+    if run()? != first {
+        return Err(format!("{kernel} {m}x{n}x{k}: a second run differs"));
+    }
+    Ok(())
+}
+
 pub fn fail(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
@@ -659,15 +681,7 @@ pub fn fixed_cases() -> Vec<Case> {
                     let a = random_matrix::<T>(m, k, seed);
                     let b = random_matrix::<T>(k, n, seed ^ 0x51);
                     for kernel in kernels {
-                        let mut first = Matrix::<O>::zeros(m, n).map_err(fail)?;
-                        be.matmul_into(&a, &b, &mut first, kernel).map_err(fail)?;
-                        check_product_with(&a, &b, &first, kernel)
-                            .map_err(|e| format!("{kernel} {m}x{n}x{k}: {e}"))?;
-                        let mut again = Matrix::<O>::zeros(m, n).map_err(fail)?;
-                        be.matmul_into(&a, &b, &mut again, kernel).map_err(fail)?;
-                        if again != first {
-                            return Err(format!("{kernel} {m}x{n}x{k}: a second run differs"));
-                        }
+                        same_twice::<T, O>(be, (&a, &b), kernel)?;
                     }
                 }
                 Ok(())
@@ -693,14 +707,7 @@ pub fn fixed_cases() -> Vec<Case> {
                 ] {
                     let a = random_matrix::<T>(m, k, seed);
                     let b = random_matrix::<T>(k, n, seed ^ 0x51);
-                    let kernel = Kernel::FewColumns;
-                    let first = be.matmul_with(&a, &b, kernel).map_err(fail)?;
-                    check_product_with(&a, &b, &first, kernel)
-                        .map_err(|e| format!("{kernel} {m}x{n}x{k}: {e}"))?;
-                    let again = be.matmul_with(&a, &b, kernel).map_err(fail)?;
-                    if again != first {
-                        return Err(format!("{kernel} {m}x{n}x{k}: a second run differs"));
-                    }
+                    same_twice::<T, T::Out>(be, (&a, &b), Kernel::FewColumns)?;
                 }
                 Ok(())
             }
