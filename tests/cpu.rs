@@ -530,6 +530,24 @@ fn the_tensor_core_rungs_use_their_instructions() {
                 assert!(!text.contains(op), "{name} has {op}");
             }
         }
+        // A 16-bit C four columns a lane: per 16 columns of a warp's rows one butterfly
+        // shuffle and one 8-byte store a row (a tile's 256, 128 or 64 columns); an f32 C's
+        // pairs fill whole sectors already, without one.
+        for (kernel, quads) in [
+            ("wgmma_async", 32),
+            ("wgmma_tma", 32),
+            ("wgmma_persistent", 32),
+            ("wgmma_128x128", 16),
+            ("wgmma_128x64", 8),
+        ] {
+            let name = format!("{kernel}_{t}_{t}");
+            let text = entry_in(sm90, &name);
+            assert_eq!(text.matches("shfl.sync.bfly.b32").count(), quads, "{name}");
+            assert_eq!(text.matches("st.global.b64").count(), quads, "{name}");
+            assert!(!text.contains(".local"), "{name}");
+            let f32_c = entry_in(sm90, &format!("{kernel}_{t}"));
+            assert!(!f32_c.contains("shfl.sync"), "{kernel}_{t}");
+        }
         // TF32 on wgmma: one K-major mainloop (4 K steps of 8 a stage, A from registers:
         // 16 fragment elements a thread loaded from the stage and rounded by `cvt.rna`, and
         // no store to shared memory, proxy fence or barrier for them), A's box and B^T's

@@ -369,6 +369,64 @@ fn checks() -> Vec<Trial> {
             Ok(())
         }),
         trial(
+            "checks::shuffle_xor_gives_each_lane_its_partners_words",
+            || {
+                // Two warps; every lane hands in eight words naming itself and receives lane
+                // `lane ^ mask`'s, for each butterfly mask.
+                const MASKS: [u32; 5] = [1, 2, 4, 8, 16];
+                let mut data = vec![0.0f32; 64 * 8 * MASKS.len()];
+                launch_one_block(64, 0, &mut data, |p| unsafe {
+                    use rgemm_kernels::device::shuffle;
+                    let t = thread_idx_x();
+                    let mine: [u32; 8] = std::array::from_fn(|i| 100 * t + i as u32);
+                    for (m, mask) in MASKS.into_iter().enumerate() {
+                        for (i, w) in shuffle::xor(mine, mask).into_iter().enumerate() {
+                            store(p, ((m * 64 + t as usize) * 8) + i, w as f32);
+                        }
+                    }
+                })
+                .map_err(fail)?;
+                for (m, mask) in MASKS.into_iter().enumerate() {
+                    for t in 0..64u32 {
+                        for i in 0..8u32 {
+                            // The partner is in the same warp: the mask flips only lane bits.
+                            let want = 100 * (t ^ mask) + i;
+                            let got = data[(m * 64 + t as usize) * 8 + i as usize];
+                            if got != want as f32 {
+                                return Err(format!(
+                                    "mask {mask}: thread {t} word {i} = {got}, want {want}"
+                                ));
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            },
+        ),
+        trial(
+            "checks::shuffle_that_not_every_lane_reaches_is_reported",
+            || {
+                let mut data = vec![0.0f32; 32];
+                let r = launch_one_block(32, 0, &mut data, |_| unsafe {
+                    if thread_idx_x() < 16 {
+                        let w = rgemm_kernels::device::shuffle::xor([thread_idx_x()], 1);
+                        std::hint::black_box(w);
+                    }
+                });
+                match fault_of(r)? {
+                    (
+                        0,
+                        Fault::WarpDivergence {
+                            other_lane: (16, 0, 0),
+                            other,
+                            ..
+                        },
+                    ) if other.contains("returned") => Ok(()),
+                    other => Err(format!("{other:?}")),
+                }
+            },
+        ),
+        trial(
             "checks::wgmma_that_not_every_warp_reaches_is_reported",
             || {
                 // Three warps of a warpgroup reach a wgmma, the fourth returns.

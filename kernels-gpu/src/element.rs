@@ -3,11 +3,43 @@
 use crate::device::vector::{Pack2, Pack4};
 
 /// What a kernel writes to C: its accumulator type, or a 16-bit input type (see [`Narrow`]).
-pub trait Output: Copy + Pack2 + Pack4 {}
+pub trait Output: Copy + Pack2 + Pack4 {
+    /// Two of these fill one 32-bit word (f16, bf16): a lane's pair of C values is what a
+    /// warp shuffle moves (see [`crate::wgmma_async::epilogue`]).
+    const HALF_WORD: bool = false;
+    /// A pair as one word, the first in the low half (`HALF_WORD` types only).
+    #[inline(always)]
+    fn to_word(_: [Self; 2]) -> u32 {
+        crate::device::thread::trap()
+    }
+    /// Two words of pairs as four values (`HALF_WORD` types only).
+    #[inline(always)]
+    fn from_words(_: [u32; 2]) -> [Self; 4] {
+        crate::device::thread::trap()
+    }
+}
 impl Output for f32 {}
 impl Output for f64 {}
-impl Output for f16 {}
-impl Output for Bf16 {}
+
+/// `Output` for a 16-bit type whose bits `$bits` gives and `$from` takes back.
+macro_rules! half_word_output {
+    ($t:ty, $bits:expr, $from:expr) => {
+        impl Output for $t {
+            const HALF_WORD: bool = true;
+            #[inline(always)]
+            fn to_word([lo, hi]: [Self; 2]) -> u32 {
+                $bits(lo) as u32 | ($bits(hi) as u32) << 16
+            }
+            #[inline(always)]
+            fn from_words(w: [u32; 2]) -> [Self; 4] {
+                let half = |i: usize| $from((w[i / 2] >> (16 * (i % 2))) as u16);
+                [half(0), half(1), half(2), half(3)]
+            }
+        }
+    };
+}
+half_word_output!(f16, f16::to_bits, f16::from_bits);
+half_word_output!(Bf16, |x: Bf16| x.0, Bf16);
 
 /// The accumulator (and output) type of a kernel.
 pub trait Accumulator:

@@ -17,6 +17,7 @@ pub mod mbarrier;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod mma;
 pub mod shared;
+pub mod shuffle;
 pub mod thread;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod tma;
