@@ -208,6 +208,23 @@ fn fault_of(r: rgemm::Result<()>) -> Result<(u32, Fault), String> {
     }
 }
 
+/// Runs one warp of `body`, whose lanes 0-15 reach a warp-wide operation that lanes 16-31
+/// return before: the executor must report lane 0 waiting there and name lane 16's return.
+fn only_half_the_warp_reaches(body: fn(*mut f32)) -> Result<(), String> {
+    let mut data = vec![0.0f32; 32];
+    match fault_of(launch_one_block(32, 0, &mut data, body))? {
+        (
+            0,
+            Fault::WarpDivergence {
+                other_lane: (16, 0, 0),
+                other,
+                ..
+            },
+        ) if other.contains("returned") => Ok(()),
+        other => Err(format!("{other:?}")),
+    }
+}
+
 fn checks() -> Vec<Trial> {
     vec![
         trial("checks::barriers_order_shared_memory", || {
@@ -303,24 +320,12 @@ fn checks() -> Vec<Trial> {
             || {
                 // Half a warp reaches a tensor-core operation, the other half returns: on a GPU
                 // a hang or garbage; here a fault naming both places.
-                let mut data = vec![0.0f32; 32];
-                let r = launch_one_block(32, 0, &mut data, |_| {
+                only_half_the_warp_reaches(|_| {
                     if thread_idx_x() < 16 {
                         let d = <rgemm_kernels::element::Bf16 as rgemm_kernels::element::Element>::mma_m16n8k16([0; 4], [0; 2], [0.0; 4]);
                         std::hint::black_box(d);
                     }
-                });
-                match fault_of(r)? {
-                    (
-                        0,
-                        Fault::WarpDivergence {
-                            other_lane: (16, 0, 0),
-                            other,
-                            ..
-                        },
-                    ) if other.contains("returned") => Ok(()),
-                    other => Err(format!("{other:?}")),
-                }
+                })
             },
         ),
         trial("checks::mma_lanes_see_each_others_fragments", || {
@@ -406,24 +411,12 @@ fn checks() -> Vec<Trial> {
         trial(
             "checks::shuffle_that_not_every_lane_reaches_is_reported",
             || {
-                let mut data = vec![0.0f32; 32];
-                let r = launch_one_block(32, 0, &mut data, |_| unsafe {
+                only_half_the_warp_reaches(|_| unsafe {
                     if thread_idx_x() < 16 {
                         let w = rgemm_kernels::device::shuffle::xor([thread_idx_x()], 1);
                         std::hint::black_box(w);
                     }
-                });
-                match fault_of(r)? {
-                    (
-                        0,
-                        Fault::WarpDivergence {
-                            other_lane: (16, 0, 0),
-                            other,
-                            ..
-                        },
-                    ) if other.contains("returned") => Ok(()),
-                    other => Err(format!("{other:?}")),
-                }
+                })
             },
         ),
         trial(
