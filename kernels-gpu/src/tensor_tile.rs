@@ -6,10 +6,11 @@
 //! bytes) so that a warp's fragment reads, 32-bit or `ldmatrix` rows, hit distinct banks.
 //! How the fragments come out of shared memory is the kernels' difference ([`Fragments`]);
 //! loading phases, the K-step multiply and the epilogue are here.
-use crate::device::global::{load4_or_zeros, store};
+use crate::device::global::{load4_or_zeros, store, store4};
 use crate::device::shared::SharedTile;
+use crate::device::shuffle;
 use crate::device::vector::aligned4;
-use crate::element::Element;
+use crate::element::{Element, Output};
 
 pub const BM: u32 = 128;
 pub const BK: u32 = 32;
@@ -184,7 +185,11 @@ pub unsafe fn load_phase<T: Element, const BN: u32>(
 }
 
 /// Writes the warp's accumulators to C (rows g and g + 8, columns 2t and 2t + 1 of each
-/// tile), only what lies inside C.
+/// tile), only what lies inside C. With a 16-bit C in whole block tiles, lanes `t` and
+/// `t ^ 1` first swap pairs of two neighbouring tiles so that each stores 4 consecutive
+/// columns (as `wgmma_async::epilogue`): single-element stores wrote a 16-bit C two bytes
+/// at a time, a quarter of a 32-byte sector per warp row. The shuffles' branch depends only
+/// on the launch and the block tile, never on the warp; rows past `m` skip their stores.
 ///
 /// # Safety
 /// `c` is `m x n`, row-major; no other thread writes these elements.
@@ -197,19 +202,70 @@ pub unsafe fn epilogue<T: Element, const NT: usize>(
     me: Lane,
 ) {
     let (g, t) = me.group();
-    for i in 0..MT {
-        for j in 0..NT {
-            for h in 0..2 {
-                let row = row0 + me.warp_row + 16 * i as u32 + g + 8 * h;
-                let col = col0 + me.warp_col + 8 * j as u32 + 2 * t;
-                for e in 0..2 {
-                    if row < m && col + e < n {
-                        let at = row as usize * n as usize + (col + e) as usize;
-                        let value = T::out(acc[i][j][2 * h as usize + e as usize]);
-                        unsafe { store(c, at, value) };
+    let quads = <T::Out as Output>::HALF_WORD
+        && NT.is_multiple_of(2)
+        && NT <= 8
+        && n.is_multiple_of(4)
+        && (c as usize).is_multiple_of(4 * size_of::<T::Out>())
+        && col0 + 4 * 8 * NT as u32 <= n;
+    if !quads {
+        for i in 0..MT {
+            for j in 0..NT {
+                for h in 0..2 {
+                    let row = row0 + me.warp_row + 16 * i as u32 + g + 8 * h;
+                    let col = col0 + me.warp_col + 8 * j as u32 + 2 * t;
+                    for e in 0..2 {
+                        if row < m && col + e < n {
+                            let at = row as usize * n as usize + (col + e) as usize;
+                            let value = T::out(acc[i][j][2 * h as usize + e as usize]);
+                            unsafe { store(c, at, value) };
+                        }
                     }
                 }
             }
         }
+        return;
     }
+    let odd = t % 2;
+    let word = |i: usize, j: usize, h: usize| {
+        <T::Out as Output>::to_word([T::out(acc[i][j][2 * h]), T::out(acc[i][j][2 * h + 1])])
+    };
+    // Tile pair `p` of row `i`: an even lane sends its second tile's pair, an odd one its
+    // first's (selects, not an index by lane). Written out: as loops, LLVM did not unroll
+    // the 128 x 256 tiles' and sent their accumulators to local memory.
+    macro_rules! tile_pair {
+        ($i:literal, $p:literal) => {
+            if $p < NT / 2 {
+                let (j0, j1) = (2 * $p, 2 * $p + 1);
+                let first = [word($i, j0, 0), word($i, j0, 1)];
+                let second = [word($i, j1, 0), word($i, j1, 1)];
+                let send = if odd == 0 { second } else { first };
+                let got = unsafe { shuffle::xor(send, 1) };
+                let col = col0 + me.warp_col + 16 * $p + 6 * odd + 2 * t;
+                for h in 0..2 {
+                    let row = row0 + me.warp_row + 16 * $i + g + 8 * h as u32;
+                    let both = match odd {
+                        0 => [first[h], got[h]],
+                        _ => [got[h], second[h]],
+                    };
+                    if row < m {
+                        let at = row as usize * n as usize + col as usize;
+                        unsafe { store4(c, at, <T::Out as Output>::from_words(both)) };
+                    }
+                }
+            }
+        };
+    }
+    macro_rules! row_of_tiles {
+        ($i:literal) => {
+            tile_pair!($i, 0);
+            tile_pair!($i, 1);
+            tile_pair!($i, 2);
+            tile_pair!($i, 3);
+        };
+    }
+    row_of_tiles!(0);
+    row_of_tiles!(1);
+    row_of_tiles!(2);
+    row_of_tiles!(3);
 }

@@ -906,6 +906,26 @@ pub fn fixed_cases() -> Vec<Case> {
             each::<f32>(be)?;
             each::<rgemm::bf16>(be)
         }),
+        ("shapes::whole_tiles_store_a_16_bit_c_by_sectors", |be| {
+            // A 16-bit C in whole block tiles 256 columns wide (the `wgmma` and `mma` epilogues'
+            // quad stores: lanes swap pairs, each stores 4 columns), rows past m in the last
+            // tile row (136 = 128 + 8), and a last column tile past n that takes the pair or
+            // element stores. C starts as NaN; every element must be the product's.
+            fn each<T: Element + Output<T>>(be: &Backend) -> Result<(), String> {
+                let (m, n, k) = (136, 520, 40);
+                let a = random_matrix::<T>(m, k, 3);
+                let b = random_matrix::<T>(k, n, 4);
+                for kernel in kernels_for::<T>(7).filter(|k| k.spec().tensor_cores) {
+                    let mut c =
+                        Matrix::from_vec(m, n, vec![T::from_f64(f64::NAN); m * n]).map_err(fail)?;
+                    be.matmul_into(&a, &b, &mut c, kernel).map_err(fail)?;
+                    check_product_with(&a, &b, &c, kernel).map_err(|e| format!("{kernel}: {e}"))?;
+                }
+                Ok(())
+            }
+            each::<rgemm::f16>(be)?;
+            each::<rgemm::bf16>(be)
+        }),
         ("shapes::every_output_element_is_written", |be| {
             // C starts as NaN; every element of the product must replace it (interior and
             // edge tiles: 67 x 129 is no multiple of any block tile).
