@@ -226,6 +226,8 @@ pub unsafe fn epilogue<T: Element, const NT: usize>(
         }
         return;
     }
+    // The written-out rows and tile pairs below cover MT = 4 and NT <= 8.
+    const { assert!(MT == 4) };
     let odd = t % 2;
     let word = |i: usize, j: usize, h: usize| {
         <T::Out as Output>::to_word([T::out(acc[i][j][2 * h]), T::out(acc[i][j][2 * h + 1])])
