@@ -530,43 +530,32 @@ fn the_tensor_core_rungs_use_their_instructions() {
                 assert!(!text.contains(op), "{name} has {op}");
             }
         }
-        // A 16-bit C four columns a lane: per 16 columns of a warp's rows one butterfly
-        // shuffle and one 8-byte store a row (a tile's 256, 128 or 64 columns); an f32 C's
-        // pairs fill whole sectors already, without one.
-        for (kernel, quads) in [
-            ("wgmma_async", 32),
-            ("wgmma_tma", 32),
-            ("wgmma_persistent", 32),
-            ("wgmma_128x128", 16),
-            ("wgmma_128x64", 8),
+        // A 16-bit C four columns a lane (`wgmma_async::epilogue`, and in whole block tiles
+        // `tensor_tile::epilogue`): per 16 columns of a warp's rows one butterfly shuffle and
+        // one 8-byte store a row (at least: a `wgmma` tile's 256, 128 or 64 columns, plus the
+        // one-stage `mma.sync` fallback of some); an f32 C's pairs need no shuffle.
+        for (ptx, kernel, quads) in [
+            (sm90, "wgmma_async", 32),
+            (sm90, "wgmma_tma", 32),
+            (sm90, "wgmma_persistent", 32),
+            (sm90, "wgmma_128x128", 16),
+            (sm90, "wgmma_128x64", 8),
+            (sm80, "mma_sync", 1),
+            (sm80, "mma_ldmatrix", 1),
+            (sm80, "mma_async", 1),
+            (sm80, "mma_deep", 1),
+            (sm80, "mma_deep128", 1),
+            (sm80, "mma_wide", 1),
+            (sm80, "mma_swizzled", 1),
         ] {
             let name = format!("{kernel}_{t}_{t}");
-            let text = entry_in(sm90, &name);
-            // (At least: the one-stage `mma.sync` fallback of some adds its own.)
+            let text = entry_in(ptx, &name);
             for op in ["shfl.sync.bfly.b32", "st.global.b64"] {
                 assert!(text.matches(op).count() >= quads, "{name}: {op}");
             }
             assert!(!text.contains(".local"), "{name}");
-            let f32_c = entry_in(sm90, &format!("{kernel}_{t}"));
+            let f32_c = entry_in(ptx, &format!("{kernel}_{t}"));
             assert!(!f32_c.contains("shfl.sync"), "{kernel}_{t}");
-        }
-        // And the `mma.sync` kernels' (`tensor_tile::epilogue`), in whole block tiles.
-        for kernel in [
-            "mma_sync",
-            "mma_ldmatrix",
-            "mma_async",
-            "mma_deep",
-            "mma_deep128",
-            "mma_wide",
-            "mma_swizzled",
-        ] {
-            let name = format!("{kernel}_{t}_{t}");
-            let text = entry_in(sm80, &name);
-            for op in ["shfl.sync.bfly.b32", "st.global.b64"] {
-                assert!(text.contains(op), "{name} lacks {op}");
-            }
-            assert!(!text.contains(".local"), "{name}");
-            assert!(!entry_in(sm80, &format!("{kernel}_{t}")).contains("shfl.sync"));
         }
         // TF32 on wgmma: one K-major mainloop (4 K steps of 8 a stage, A from registers:
         // 16 fragment elements a thread loaded from the stage and rounded by `cvt.rna`, and

@@ -539,7 +539,6 @@ pub fn check_product_with<T: Element, O: Output<T>>(
     Ok(())
 }
 
-/// Turns any `Display` error into a test failure message.
 /// A split-K product run twice with `kernel` (C of type `O`, from zeros): the first checked
 /// against the reference, the second identical to it (whichever block finished last, and
 /// with the counters the first left behind).
@@ -562,6 +561,23 @@ fn same_twice<T: Element, O: Output<T>>(
     Ok(())
 }
 
+/// `a b` by each of `kernels` into a C of type `O` that starts as NaN: every element must be
+/// replaced by the product's.
+fn nan_c_is_overwritten<T: Element, O: Output<T>>(
+    be: &Backend,
+    (a, b): (&Matrix<T>, &Matrix<T>),
+    kernels: impl IntoIterator<Item = Kernel>,
+) -> Result<(), String> {
+    let (m, n) = (a.rows(), b.cols());
+    for kernel in kernels {
+        let mut c = Matrix::from_vec(m, n, vec![O::from_f64(f64::NAN); m * n]).map_err(fail)?;
+        be.matmul_into(a, b, &mut c, kernel).map_err(fail)?;
+        check_product_with(a, b, &c, kernel).map_err(|e| format!("{kernel}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Turns any `Display` error into a test failure message.
 pub fn fail(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
@@ -913,15 +929,9 @@ pub fn fixed_cases() -> Vec<Case> {
             // element stores. C starts as NaN; every element must be the product's.
             fn each<T: Element + Output<T>>(be: &Backend) -> Result<(), String> {
                 let (m, n, k) = (136, 520, 40);
-                let a = random_matrix::<T>(m, k, 3);
-                let b = random_matrix::<T>(k, n, 4);
-                for kernel in kernels_for::<T>(7).filter(|k| k.spec().tensor_cores) {
-                    let mut c =
-                        Matrix::from_vec(m, n, vec![T::from_f64(f64::NAN); m * n]).map_err(fail)?;
-                    be.matmul_into(&a, &b, &mut c, kernel).map_err(fail)?;
-                    check_product_with(&a, &b, &c, kernel).map_err(|e| format!("{kernel}: {e}"))?;
-                }
-                Ok(())
+                let (a, b) = (random_matrix::<T>(m, k, 3), random_matrix::<T>(k, n, 4));
+                let tensor_cores = kernels_for::<T>(7).filter(|k| k.spec().tensor_cores);
+                nan_c_is_overwritten::<T, T>(be, (&a, &b), tensor_cores)
             }
             each::<rgemm::f16>(be)?;
             each::<rgemm::bf16>(be)
@@ -931,15 +941,8 @@ pub fn fixed_cases() -> Vec<Case> {
             // edge tiles: 67 x 129 is no multiple of any block tile).
             fn each<T: Element>(be: &Backend) -> Result<(), String> {
                 let (m, n, k) = (67, 129, 33);
-                let a = random_matrix::<T>(m, k, 1);
-                let b = random_matrix::<T>(k, n, 2);
-                for kernel in kernels_for::<T>(7) {
-                    let mut c = Matrix::from_vec(m, n, vec![T::Out::from_f64(f64::NAN); m * n])
-                        .map_err(fail)?;
-                    be.matmul_into(&a, &b, &mut c, kernel).map_err(fail)?;
-                    check_product_with(&a, &b, &c, kernel).map_err(|e| format!("{kernel}: {e}"))?;
-                }
-                Ok(())
+                let (a, b) = (random_matrix::<T>(m, k, 1), random_matrix::<T>(k, n, 2));
+                nan_c_is_overwritten::<T, T::Out>(be, (&a, &b), kernels_for::<T>(7))
             }
             each::<f32>(be)?;
             each::<f64>(be)?;
