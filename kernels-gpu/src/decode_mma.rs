@@ -19,7 +19,7 @@ use crate::catalogue::{
 };
 use crate::decode_async::{RESIDENT, STRIP, THREADS, WARPS, counters, last_to_arrive};
 use crate::device::async_copy::{commit_group, pipeline, wait_group};
-use crate::device::global::{load, load_volatile, load4_or_zeros, store};
+use crate::device::global::{load, load_volatile, load4_or_zeros, load4_volatile, store, store4};
 use crate::device::ldmatrix;
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{
@@ -288,35 +288,19 @@ impl<T: Element> Slices<T> {
             let pass = row0 / PER_WARP;
             let counter = self.counters.wrapping_add((pass * strips + strip) as usize);
             if unsafe { last_to_arrive(counter, splits, last_flag, tid) } {
-                // Plane by plane, each thread's elements at once: a plane's loads are in
-                // flight together (element by element, each sum's loads then its store to C
-                // waited out an L2 round trip per element: 16 rows took 10-25 us longer than
-                // one at x 4096 and x 8192, H100). The same order of the sums.
-                let at = |i: u32| {
-                    let (r, _, column) = element(i);
-                    let at = (row0 + r) as usize * n as usize + column as usize;
-                    (r < rows && column < n, at)
-                };
+                // Four columns an access and four planes' loads in flight before their
+                // adds (the same order of the sums, so the same bits). Plane by plane, the
+                // last block waited out an L2 round trip per plane: the planes' loads, sums
+                // and C's stores took 4-8 us of 20-64 us products at x 4096 and x 8192
+                // (H100, timed by leaving them out).
+                let vector = n.is_multiple_of(4)
+                    && aligned16(self.planes.cast_const())
+                    && (self.c as usize).is_multiple_of(4 * size_of::<T::Out>());
                 const { assert!(PER_WARP <= ROWS) };
-                const MOST: usize = (ROWS * STRIP / THREADS) as usize;
-                let count = (PER_WARP * STRIP / THREADS) as usize;
-                let mut sum = [T::Acc::ZERO; MOST];
-                for s in 0..splits as usize {
-                    // (Loads first, then the adds that wait for them.)
-                    let mut got = [T::Acc::ZERO; MOST];
-                    for i in 0..count {
-                        if let (true, at) = at(i as u32) {
-                            got[i] = unsafe { load_volatile(self.planes, s * plane + at) };
-                        }
-                    }
-                    for i in 0..count {
-                        sum[i] = sum[i] + got[i];
-                    }
-                }
-                for i in 0..count {
-                    if let (true, at) = at(i as u32) {
-                        unsafe { store(self.c, at, T::out(sum[i])) };
-                    }
+                if vector {
+                    unsafe { self.add_planes_by_four::<PER_WARP>((row0, rows), plane) };
+                } else {
+                    unsafe { self.add_planes::<PER_WARP>((row0, rows), plane) };
                 }
                 if tid == 0 {
                     // The next product on this stream finds it zero again.
@@ -325,6 +309,96 @@ impl<T: Element> Slices<T> {
             }
         }
         sync_threads(); // before the next pass writes the pipelines (and the flag)
+    }
+
+    /// Where element `i` of this thread's share of the pass of rows `row0..row0 + rows`
+    /// lies, `UNIT` columns at a time: whether inside C, and its index in C (and in each
+    /// plane).
+    #[inline(always)]
+    fn place<const UNIT: u32>(&self, i: u32, (row0, rows): (u32, u32)) -> (bool, usize) {
+        let e = UNIT * (thread_idx_x() + i * THREADS);
+        let (r, column) = (e / STRIP, self.strip_split.0 * STRIP + e % STRIP);
+        let n = self.m_n.1;
+        let at = (row0 + r) as usize * n as usize + column as usize;
+        (r < rows && column < n, at)
+    }
+
+    /// The last block's sums of the planes, element by element, plane by plane (a plane's
+    /// loads in flight together), into C: for any `n` and alignment.
+    ///
+    /// # Safety
+    /// As [`Slices::finish`], in the last block, past its ticket.
+    #[inline(always)]
+    unsafe fn add_planes<const PER_WARP: u32>(&self, pass: (u32, u32), plane: usize) {
+        let at = |i: u32| self.place::<1>(i, pass);
+        const MOST: usize = (ROWS * STRIP / THREADS) as usize;
+        let count = (PER_WARP * STRIP / THREADS) as usize;
+        let mut sum = [T::Acc::ZERO; MOST];
+        for s in 0..self.strip_split.2 as usize {
+            // (Loads first, then the adds that wait for them.)
+            let mut got = [T::Acc::ZERO; MOST];
+            for i in 0..count {
+                if let (true, at) = at(i as u32) {
+                    got[i] = unsafe { load_volatile(self.planes, s * plane + at) };
+                }
+            }
+            for i in 0..count {
+                sum[i] = sum[i] + got[i];
+            }
+        }
+        for i in 0..count {
+            if let (true, at) = at(i as u32) {
+                unsafe { store(self.c, at, T::out(sum[i])) };
+            }
+        }
+    }
+
+    /// [`Slices::add_planes`] four columns an access, four planes at a time: where `n` is a
+    /// multiple of 4 and the planes and C are aligned to four elements (a group of four
+    /// columns then lies wholly inside C or wholly past it).
+    ///
+    /// # Safety
+    /// As [`Slices::add_planes`], and the alignment above.
+    #[inline(always)]
+    unsafe fn add_planes_by_four<const PER_WARP: u32>(&self, pass: (u32, u32), plane: usize) {
+        let splits = self.strip_split.2 as usize;
+        let at = |i: u32| self.place::<4>(i, pass);
+        /// Planes whose loads are in flight together.
+        const GROUP: usize = 4;
+        const MOST: usize = (ROWS * STRIP / THREADS / 4) as usize;
+        let count = (PER_WARP * STRIP / THREADS / 4) as usize;
+        let mut sum = [[T::Acc::ZERO; 4]; MOST];
+        // (Constant trip counts inside, so the arrays stay in registers.)
+        for first in (0..splits).step_by(GROUP) {
+            let mut got = [[[T::Acc::ZERO; 4]; MOST]; GROUP];
+            for (p, got) in got.iter_mut().enumerate() {
+                for (i, got) in got.iter_mut().enumerate() {
+                    if let (true, at) = at(i as u32)
+                        && i < count
+                        && first + p < splits
+                    {
+                        let at = (first + p) * plane + at;
+                        *got = unsafe { load4_volatile(self.planes.cast_const(), at) };
+                    }
+                }
+            }
+            for (p, got) in got.iter().enumerate() {
+                if first + p < splits {
+                    for i in 0..MOST {
+                        for e in 0..4 {
+                            sum[i][e] = sum[i][e] + got[i][e];
+                        }
+                    }
+                }
+            }
+        }
+        for (i, sum) in sum.iter().enumerate() {
+            if let (true, at) = at(i as u32)
+                && i < count
+            {
+                unsafe { store4(self.c, at, sum.map(T::out)) };
+            }
+        }
     }
 }
 

@@ -181,6 +181,36 @@ pub fn fence_gpu() {
     core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
 }
 
+/// Elements `index..index + 4` as another block of this launch wrote them (volatile, not
+/// served from this SM's L1): for 32-bit `T` on the GPU one access of four (PTX
+/// `ld.volatile.global.v4.b32`).
+///
+/// # Safety
+/// As [`load4`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn load4_volatile<T: Pack4>(ptr: *const T, index: usize) -> [T; 4] {
+    #[cfg(target_arch = "nvptx64")]
+    if size_of::<T>() == 4 {
+        let (a, b, c, d): (u32, u32, u32, u32);
+        // SAFETY: the caller's: four aligned elements inside the buffer.
+        unsafe {
+            core::arch::asm!(
+                "ld.volatile.global.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+                a = out(reg32) a,
+                b = out(reg32) b,
+                c = out(reg32) c,
+                d = out(reg32) d,
+                p = in(reg64) ptr.add(index) as u64,
+            );
+            return core::mem::transmute_copy(&[a, b, c, d]);
+        }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    super::host::check_global(ptr.wrapping_add(index) as usize, 4 * size_of::<T>(), "read");
+    core::array::from_fn(|j| unsafe { core::ptr::read_volatile(ptr.add(index + j)) })
+}
+
 /// Element `index` as another block of this launch wrote it: a volatile load (PTX
 /// `ld.volatile.global`, not served from this SM's L1).
 ///
