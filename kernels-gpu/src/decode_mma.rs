@@ -263,14 +263,11 @@ impl<T: Element> Slices<T> {
         let (strip, split, splits, strips) = self.strip_split;
         let tid = thread_idx_x();
         let plane = m as usize * n as usize;
-        // Element i of this thread's share of the pass: (row of the pass, column of C).
-        let element = |i: u32| {
-            let e = tid + i * THREADS;
-            (e / STRIP, e % STRIP, strip * STRIP + e % STRIP)
-        };
         sync_threads(); // every warp's sums are in
         for i in 0..PER_WARP * STRIP / THREADS {
-            let (r, cc, column) = element(i);
+            // (Not `place`: its index before the check compiled to other PTX than was measured.)
+            let (r, cc) = self.element::<1>(i);
+            let column = strip * STRIP + cc;
             if r < rows && column < n {
                 let mut sum = T::Acc::ZERO;
                 for w in 0..PARTS {
@@ -311,13 +308,20 @@ impl<T: Element> Slices<T> {
         sync_threads(); // before the next pass writes the pipelines (and the flag)
     }
 
-    /// Where element `i` of this thread's share of the pass of rows `row0..row0 + rows`
-    /// lies, `UNIT` columns at a time: whether inside C, and its index in C (and in each
-    /// plane).
+    /// Element `i` of this thread's share of a pass, `UNIT` columns at a time: its row of
+    /// the pass and its column in the strip.
+    #[inline(always)]
+    fn element<const UNIT: u32>(&self, i: u32) -> (u32, u32) {
+        let e = UNIT * (thread_idx_x() + i * THREADS);
+        (e / STRIP, e % STRIP)
+    }
+
+    /// Where [`Slices::element`] `i` of the pass of rows `row0..row0 + rows` lies: whether
+    /// inside C, and its index in C (and in each plane).
     #[inline(always)]
     fn place<const UNIT: u32>(&self, i: u32, (row0, rows): (u32, u32)) -> (bool, usize) {
-        let e = UNIT * (thread_idx_x() + i * THREADS);
-        let (r, column) = (e / STRIP, self.strip_split.0 * STRIP + e % STRIP);
+        let (r, cc) = self.element::<UNIT>(i);
+        let column = self.strip_split.0 * STRIP + cc;
         let n = self.m_n.1;
         let at = (row0 + r) as usize * n as usize + column as usize;
         (r < rows && column < n, at)
