@@ -213,18 +213,20 @@ pub fn preference_for<T: Element>(
         Elem::F64 if hopper => {
             // 64 x 64 tiles where 128 x 64 ones would not fill two blocks per SM.
             let wide_tiles = m.div_ceil(128) * n.div_ceil(64) * problem.batch.max(1) as u64;
-            // `dmma_buffered` where every tile is whole (its buffered mainloop; edge tiles
-            // run the plain one, spilled): H200, 4096^3 and 8192^3 at 88-91% of cuBLAS
-            // over the twentieth session's runs against `dmma_warps`' 82-84%. (3000^3, edge
-            // tiles and a partial stage: 77-81% against 78%, within noise; not taken.)
+            // `dmma_k4` where every tile is whole (its buffered mainloop in K steps of 4;
+            // edge tiles run the plain one, spilled): H200, one run, 4096^3 91.7%, 8192^3
+            // 91.0%, 2048^3 92.8% of cuBLAS against `dmma_buffered`'s 89.1-89.6% and
+            // `dmma_warps`' 81-83%. (3000^3, edge tiles and a partial stage: `dmma_k4` 84.0%
+            // against `dmma_warps`' 76.6% in that run, once; not taken yet.)
             let whole = m % 128 == 0 && n % 64 == 0;
             if wide_tiles < 2 * props.multiprocessors as u64 {
-                order.extend([Kernel::DmmaSmall, Kernel::DmmaBuffered, Kernel::DmmaWarps]);
+                order.extend([Kernel::DmmaSmall, Kernel::DmmaK4, Kernel::DmmaWarps]);
             } else if whole {
-                order.extend([Kernel::DmmaBuffered, Kernel::DmmaWarps, Kernel::DmmaSmall]);
+                order.extend([Kernel::DmmaK4, Kernel::DmmaWarps, Kernel::DmmaSmall]);
             } else {
-                order.extend([Kernel::DmmaWarps, Kernel::DmmaBuffered, Kernel::DmmaSmall]);
+                order.extend([Kernel::DmmaWarps, Kernel::DmmaK4, Kernel::DmmaSmall]);
             }
+            order.push(Kernel::DmmaBuffered);
             order.push(Kernel::Dmma);
         }
         _ => {}

@@ -632,6 +632,9 @@ macro_rules! for_each_kernel {
                 /// `dmma` with fragments double-buffered in registers across stages
                 /// (`dmma_buffered.rs`; f64, 9.0 only).
                 DmmaBuffered => $crate::dmma_buffered::SPEC, $crate::dmma_buffered::dmma_buffered;
+                /// `dmma_buffered` in K steps of 4, `mma.sync` m16n8k4 (`dmma_k4.rs`; f64, 9.0
+                /// only).
+                DmmaK4 => $crate::dmma_k4::SPEC, $crate::dmma_k4::dmma_k4;
                 /// f32 in TF32 on Hopper's `wgmma`, only when asked: operands packed by a
                 /// first launch (`wgmma_tf32.rs`; `Precision::Tf32`, 9.0 only).
                 WgmmaTf32 => $crate::wgmma_tf32::SPEC, $crate::wgmma_tf32::wgmma_tf32,

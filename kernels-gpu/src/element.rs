@@ -77,6 +77,9 @@ pub trait Accumulator:
     /// `D = A B + C` for one 16 x 8 x 16 tile on the FP64 tensor cores
     /// ([`crate::device::mma::m16n8k16_f64`]); f64 only.
     fn mma_m16n8k16_f64(a: [Self; 8], b: [Self; 4], c: [Self; 4]) -> [Self; 4];
+    /// `D = A B + C` for one 16 x 8 x 4 tile on the FP64 tensor cores
+    /// ([`crate::device::mma::m16n8k4_f64`]); f64 only.
+    fn mma_m16n8k4_f64(a: [Self; 2], b: Self, c: [Self; 4]) -> [Self; 4];
 }
 
 /// The TF32 operations of f32, where the module has tensor cores (sm_80 and newer, the
@@ -97,13 +100,17 @@ mod tf32 {
 
 /// The FP64 tensor cores, where the module has them (sm_90a, the host).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-use crate::device::mma::{m16n8k8_f64 as dmma, m16n8k16_f64 as dmma16};
+use crate::device::mma::{m16n8k4_f64 as dmma4, m16n8k8_f64 as dmma, m16n8k16_f64 as dmma16};
 #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
 fn dmma(_: [f64; 4], _: [f64; 2], _: [f64; 4]) -> [f64; 4] {
     crate::device::thread::trap()
 }
 #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
 fn dmma16(_: [f64; 8], _: [f64; 4], _: [f64; 4]) -> [f64; 4] {
+    crate::device::thread::trap()
+}
+#[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
+fn dmma4(_: [f64; 2], _: f64, _: [f64; 4]) -> [f64; 4] {
     crate::device::thread::trap()
 }
 
@@ -150,6 +157,10 @@ impl Accumulator for f32 {
     }
     #[inline(always)]
     fn mma_m16n8k16_f64(_: [f32; 8], _: [f32; 4], _: [f32; 4]) -> [f32; 4] {
+        crate::device::thread::trap()
+    }
+    #[inline(always)]
+    fn mma_m16n8k4_f64(_: [f32; 2], _: f32, _: [f32; 4]) -> [f32; 4] {
         crate::device::thread::trap()
     }
 }
@@ -199,6 +210,11 @@ impl Accumulator for f64 {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn mma_m16n8k16_f64(a: [f64; 8], b: [f64; 4], c: [f64; 4]) -> [f64; 4] {
         dmma16(a, b, c)
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn mma_m16n8k4_f64(a: [f64; 2], b: f64, c: [f64; 4]) -> [f64; 4] {
+        dmma4(a, b, c)
     }
 }
 

@@ -120,6 +120,8 @@ pub trait Scheme {
     const REPAIR: bool;
     /// Whether K steps go 16 at a time ([`Scheme::mma16`], one instruction) rather than 8.
     const K16: bool = false;
+    /// Whether the buffered mainloop goes 4 at a time ([`buffered4`], [`Scheme::mma4`]).
+    const K4: bool = false;
     type Frag<A: Accumulator>: Copy;
     fn prepare<A: Accumulator>(x: A) -> Self::Frag<A>;
     fn mma<A: Accumulator>(a: [Self::Frag<A>; 4], b: [Self::Frag<A>; 2], c: [A; 4]) -> [A; 4];
@@ -129,6 +131,12 @@ pub trait Scheme {
     fn mma16<A: Accumulator>(a: [Self::Frag<A>; 8], b: [Self::Frag<A>; 4], c: [A; 4]) -> [A; 4] {
         let low = Self::mma([a[0], a[1], a[2], a[3]], [b[0], b[1]], c);
         Self::mma([a[4], a[5], a[6], a[7]], [b[2], b[3]], low)
+    }
+    /// Half a K step, 4 at a time ([`buffered4`]: m16n8k4): A's fragment (rows g, g + 8 of
+    /// column t) and B's (row t, column g). Only the FP64 scheme has it.
+    #[inline(always)]
+    fn mma4<A: Accumulator>(_: [Self::Frag<A>; 2], _: Self::Frag<A>, _: [A; 4]) -> [A; 4] {
+        crate::device::thread::trap()
     }
 }
 
@@ -516,6 +524,95 @@ unsafe fn buffered<
     }
 }
 
+/// [`buffered`] in K steps of 4 (`mma.sync` m16n8k4, [`Scheme::mma4`]): a step's fragments
+/// are half of a K step of 8's (per m16 tile 2 of A, per n8 tile 1 of B: 24 registers, not
+/// 48), so two steps' are held whole. Each step's `mma`s issue after all of the next step's
+/// loads, into registers no `mma` in flight reads: `buffered` reloads each A fragment into
+/// the registers its `mma`s have just read (its 255 registers leave no others), and those
+/// loads wait for the `mma`s to read their operands (35 of 51 loads a phase, SASS).
+///
+/// # Safety
+/// As [`buffered`].
+#[inline(always)]
+unsafe fn buffered4<
+    T: Element,
+    S: Scheme,
+    const BK: u32,
+    const DEPTH: u32,
+    const MT: usize,
+    const A_T: bool,
+    const B_T: bool,
+>(
+    acc: &mut Accumulators<T::Acc, MT>,
+    (stage, first, copy): (
+        &impl Fn(u32) -> Stage<T>,
+        &impl Fn(&Stage<T>, u32),
+        &impl Fn(&Stage<T>, u32),
+    ),
+    phases: u32,
+    me: Lane,
+) {
+    for s in 0..DEPTH {
+        if s < phases {
+            first(&stage(s), s);
+        }
+        commit_group();
+    }
+    if phases == 0 {
+        return;
+    }
+    // Step `kk..kk + 4` of a stage: A's fragment of each m16 tile, B's of each n8 tile.
+    let reads = |st: &Stage<T>, kk: u32| {
+        let Lane { row, col, g, t } = me;
+        let a: [[S::Frag<T::Acc>; 2]; MT] = core::array::from_fn(|i| {
+            let r = row + 16 * i as u32 + g;
+            // SAFETY: inside the stage, which has landed (the callers' waits and barriers).
+            unsafe {
+                [
+                    st.a_at::<S, A_T>(r, kk + t),
+                    st.a_at::<S, A_T>(r + 8, kk + t),
+                ]
+            }
+        });
+        let b: [S::Frag<T::Acc>; NT] = core::array::from_fn(|j| {
+            // SAFETY: as above.
+            unsafe { st.b_at::<S, B_T>(kk + t, col + 8 * j as u32 + g) }
+        });
+        (a, b)
+    };
+    // Phase 0 has landed (every thread's copies: the barrier).
+    wait_groups(DEPTH - 1);
+    sync_threads();
+    let mut now = reads(&stage(0), 0);
+    for phase in 0..phases {
+        let here = stage(phase % DEPTH);
+        for step in 0..BK / 4 {
+            // The next step's fragments: this stage's, or after the last step the next
+            // stage's (past the end a stage nobody writes any more: read, not used).
+            let next = if step + 1 < BK / 4 {
+                here
+            } else {
+                // As in `buffered`: `phase + 1` has landed, and nobody reads `here` past the
+                // barrier.
+                wait_groups(DEPTH - 2);
+                sync_threads();
+                if phase + DEPTH < phases {
+                    copy(&here, phase + DEPTH);
+                }
+                commit_group();
+                stage((phase + 1) % DEPTH)
+            };
+            let ahead = reads(&next, 4 * ((step + 1) % (BK / 4)));
+            for i in 0..MT {
+                for j in 0..NT {
+                    acc[i][j] = S::mma4(now.0[i], now.1[j], acc[i][j]);
+                }
+            }
+            now = ahead;
+        }
+    }
+}
+
 /// [`pipelined`] for every form: leading dimensions, alpha and beta, and A and B each as
 /// stored (one mainloop per pair of orientations, chosen per launch).
 ///
@@ -577,6 +674,60 @@ pub unsafe fn pipelined<
     const A_T: bool,
     const B_T: bool,
     const BUFFERED: bool,
+>(
+    gemm: Gemm<T>,
+) {
+    if BUFFERED && S::K4 && interior_block::<T, BM, BN, BK, MT, A_T, B_T>(&gemm, grouped(BM, BN)) {
+        // `dmma_k4`'s interior blocks run in a function of their own, so that the edge
+        // blocks' checked copies do not crowd the buffered loop's registers (compiled
+        // together: 255 registers, 35 of 51 fragment loads waiting on a `DMMA`; alone: 234,
+        // and 12-18).
+        return unsafe { interior_k4::<T, S, R, BM, BN, BK, DEPTH, MT, A_T, B_T>(gemm) };
+    }
+    unsafe { pipelined_body::<T, S, R, BM, BN, BK, DEPTH, MT, A_T, B_T, BUFFERED, false>(gemm) }
+}
+
+/// [`pipelined`] of a `K4` scheme for a block that [`interior_block`] says is interior, not
+/// inlined.
+///
+/// # Safety
+/// As [`pipelined`], for an interior block.
+#[inline(never)]
+unsafe fn interior_k4<
+    T: Element,
+    S: Scheme,
+    R: Scheme,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const DEPTH: u32,
+    const MT: usize,
+    const A_T: bool,
+    const B_T: bool,
+>(
+    gemm: Gemm<T>,
+) {
+    unsafe { pipelined_body::<T, S, R, BM, BN, BK, DEPTH, MT, A_T, B_T, true, true>(gemm) }
+}
+
+/// [`pipelined`]'s body; `INTERIOR`: the block is interior (the buffered mainloop only).
+///
+/// # Safety
+/// As [`pipelined`].
+#[inline(always)]
+unsafe fn pipelined_body<
+    T: Element,
+    S: Scheme,
+    R: Scheme,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const DEPTH: u32,
+    const MT: usize,
+    const A_T: bool,
+    const B_T: bool,
+    const BUFFERED: bool,
+    const INTERIOR: bool,
 >(
     gemm: Gemm<T>,
 ) {
@@ -683,7 +834,9 @@ pub unsafe fn pipelined<
         true => whole_tiles::<T, BN, BK>(threads),
     };
     let interior = whole && chunked && row0 + BM <= m && col0 + BN <= n;
-    if BUFFERED && interior {
+    // (A `K4` kernel's interior blocks come here with `INTERIOR`: its other blocks, the
+    // edges, take the plain mainloop.)
+    if BUFFERED && (INTERIOR || interior && !S::K4) {
         // A K that is not a multiple of BK: its last, partial stage goes first (phase 0,
         // copied with checks in the prologue), so every copy inside the loop is whole.
         let tail = !k.is_multiple_of(BK) as u32;
@@ -704,7 +857,10 @@ pub unsafe fn pipelined<
             }
         };
         let at = (&stage, &first, &whole);
-        unsafe { buffered::<T, S, BK, DEPTH, MT, A_T, B_T>(&mut acc, at, phases, me) };
+        match S::K4 {
+            true => unsafe { buffered4::<T, S, BK, DEPTH, MT, A_T, B_T>(&mut acc, at, phases, me) },
+            false => unsafe { buffered::<T, S, BK, DEPTH, MT, A_T, B_T>(&mut acc, at, phases, me) },
+        }
     } else {
         mainloop(&mut acc, &|s, acc| unsafe {
             multiply::<T, S, BK, MT, A_T, B_T>(s, acc, me)
@@ -744,6 +900,41 @@ pub unsafe fn pipelined<
     }
     let out = gemm.c_out();
     unsafe { epilogue::<T, MT>(&out, &acc, (m, n), (row0 + me.row, col0 + me.col), me) };
+}
+
+/// Whether the block at `(row0, col0)` runs [`pipelined`]'s buffered mainloop: its tiles
+/// lie inside A and B (and C) at every phase, in whole aligned 16-byte chunks that the
+/// block's threads copy in whole rows. (The same test as the kernel's `interior`.)
+#[inline(always)]
+fn interior_block<
+    T: Element,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const MT: usize,
+    const A_T: bool,
+    const B_T: bool,
+>(
+    gemm: &Gemm<T>,
+    (row0, col0): (u32, u32),
+) -> bool {
+    let (a, b, _, m, n, k) = gemm.plain();
+    let st = gemm.p.strides();
+    let (a_cols, b_cols) = (if A_T { m } else { k }, if B_T { k } else { n });
+    let chunk = 16 / size_of::<T>() as u32;
+    let fits = |p: *const T, cols: u32, ld: u32| {
+        cols.is_multiple_of(chunk) && ld.is_multiple_of(chunk) && aligned16(p)
+    };
+    let threads = threads(BM, BN, MT);
+    let whole = match A_T {
+        false => whole_tiles::<T, BM, BK>(threads),
+        true => whole_tiles::<T, BK, BM>(threads),
+    } && match B_T {
+        false => whole_tiles::<T, BK, BN>(threads),
+        true => whole_tiles::<T, BN, BK>(threads),
+    };
+    let chunked = fits(a, a_cols, st.lda) && fits(b, b_cols, st.ldb);
+    whole && chunked && row0 + BM <= m && col0 + BN <= n
 }
 
 /// Writes the warp's accumulators to `out`'s C (rows g, g + 8 and columns 2t, 2t + 1 of

@@ -683,6 +683,8 @@ pub fn whole_tiles(be: &Backend) -> Result<(), String> {
         (128, 64, 168),
     ] {
         each_of::<f64>(be, Kernel::DmmaBuffered, mnk)?;
+        // `dmma_k4`'s: its interior blocks in their own function, K steps of 4.
+        each_of::<f64>(be, Kernel::DmmaK4, mnk)?;
     }
     Ok(())
 }
