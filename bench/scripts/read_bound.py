@@ -4,7 +4,7 @@
 # matrix left in L2 between calls (as rgemm-bench times) and with L2 flushed (a 256 MB
 # write before each call). torch's x @ B (cuBLAS) beside it.
 # Run on the GPU machine: python3 bench/scripts/read_bound.py
-import sys, torch, triton, triton.language as tl
+import torch, triton, triton.language as tl
 
 @triton.jit
 def read_all(x, out, n, BLOCK: tl.constexpr, PER: tl.constexpr):
