@@ -23,12 +23,14 @@ pub const SPEC: KernelSpec = wide_tile::spec(
 );
 
 /// f64 fragments as they are; K steps of 16 in one instruction (`mma.sync.m16n8k16.f64`,
-/// the same sum as two m16n8k8 steps) where `K16`.
-pub struct Dmma<const K16: bool>;
+/// the same sum as two m16n8k8 steps) where `K16`; the buffered mainloop in K steps of 4
+/// (`mma.sync.m16n8k4.f64`, `dmma_k4`) where `K4`.
+pub struct Dmma<const K16: bool, const K4: bool = false>;
 
-impl<const K16: bool> Scheme for Dmma<K16> {
+impl<const K16: bool, const K4: bool> Scheme for Dmma<K16, K4> {
     const REPAIR: bool = false;
     const K16: bool = K16;
+    const K4: bool = K4;
     type Frag<A: Accumulator> = A;
     #[inline(always)]
     fn prepare<A: Accumulator>(x: A) -> A {
@@ -43,6 +45,11 @@ impl<const K16: bool> Scheme for Dmma<K16> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn mma16<A: Accumulator>(a: [A; 8], b: [A; 4], c: [A; 4]) -> [A; 4] {
         A::mma_m16n8k16_f64(a, b, c)
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn mma4<A: Accumulator>(a: [A; 2], b: A, c: [A; 4]) -> [A; 4] {
+        A::mma_m16n8k4_f64(a, b, c)
     }
 }
 

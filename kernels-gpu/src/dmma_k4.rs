@@ -6,9 +6,10 @@
 //!
 //! Launch rules ([`SPEC`]): as `dmma_buffered`.
 use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
-use crate::element::{Accumulator, Element};
+use crate::dmma::Dmma;
+use crate::element::Element;
 use crate::problem::{Gemm, entry_points};
-use crate::wide_tile::{self, Scheme};
+use crate::wide_tile;
 
 pub const SPEC: KernelSpec = wide_tile::spec(
     ("dmma_k4", file!()),
@@ -18,35 +19,13 @@ pub const SPEC: KernelSpec = wide_tile::spec(
     2,
 );
 
-/// f64 fragments as they are, the buffered mainloop in K steps of 4 where `K4`.
-/// (`DmmaK4<false>` is the kernel's repair scheme, which never repairs.)
-pub struct DmmaK4<const K4: bool>;
-
-impl<const K4: bool> Scheme for DmmaK4<K4> {
-    const REPAIR: bool = false;
-    const K4: bool = K4;
-    type Frag<A: Accumulator> = A;
-    #[inline(always)]
-    fn prepare<A: Accumulator>(x: A) -> A {
-        x
-    }
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn mma<A: Accumulator>(a: [A; 4], b: [A; 2], c: [A; 4]) -> [A; 4] {
-        A::mma_m16n8k8_f64(a, b, c)
-    }
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn mma4<A: Accumulator>(a: [A; 2], b: A, c: [A; 4]) -> [A; 4] {
-        A::mma_m16n8k4_f64(a, b, c)
-    }
-}
-
 /// # Safety
 /// See the entry points; 128 threads per block; T is f64.
 #[inline(always)]
 pub unsafe fn dmma_k4<T: Element>(gemm: Gemm<T>) {
-    unsafe { wide_tile::strided::<T, DmmaK4<true>, DmmaK4<false>, 128, 64, 16, 3, 4, true>(gemm) }
+    unsafe {
+        wide_tile::strided::<T, Dmma<false, true>, Dmma<false>, 128, 64, 16, 3, 4, true>(gemm)
+    }
 }
 
 entry_points!(dmma_k4; dmma_k4_f64: f64);

@@ -430,6 +430,50 @@ fn wait_groups(n: u32) {
     }
 }
 
+/// The buffered mainloops' prologue: every stage's copies started (phase `s` into slot
+/// `s`, by `first`), then phase 0 landed (this thread's copies, then the barrier: every
+/// thread's). False where there are no phases.
+#[inline(always)]
+fn start_stages<T: Element, const DEPTH: u32>(
+    stage: &impl Fn(u32) -> Stage<T>,
+    first: &impl Fn(&Stage<T>, u32),
+    phases: u32,
+) -> bool {
+    for s in 0..DEPTH {
+        if s < phases {
+            first(&stage(s), s);
+        }
+        commit_group();
+    }
+    if phases == 0 {
+        return false;
+    }
+    wait_groups(DEPTH - 1);
+    sync_threads();
+    true
+}
+
+/// The stage a buffered mainloop's last K step of `phase` reads the next fragments from:
+/// `phase + 1`'s, once it has landed, after `here` (which nobody reads past the barrier) is
+/// refilled with phase `phase + DEPTH` (past the end a stage nobody writes any more).
+#[inline(always)]
+fn next_stage<T: Element, const DEPTH: u32>(
+    (stage, copy): (&impl Fn(u32) -> Stage<T>, &impl Fn(&Stage<T>, u32)),
+    here: &Stage<T>,
+    phase: u32,
+    phases: u32,
+) -> Stage<T> {
+    // Groups committed: phases up to `phase + DEPTH - 1`; `phase + 1` has landed when at
+    // most DEPTH - 2 are in flight.
+    wait_groups(DEPTH - 2);
+    sync_threads();
+    if phase + DEPTH < phases {
+        copy(here, phase + DEPTH);
+    }
+    commit_group();
+    stage((phase + 1) % DEPTH)
+}
+
 /// The mainloop with fragments double-buffered in registers, across stages too: each K
 /// step's `mma`s are issued after the loads of the next step's fragments, and the wait and
 /// barrier for the next stage come before the last K step's `mma`s, so the first fragments
@@ -466,18 +510,9 @@ unsafe fn buffered<
     phases: u32,
     me: Lane,
 ) {
-    for s in 0..DEPTH {
-        if s < phases {
-            first(&stage(s), s);
-        }
-        commit_group();
-    }
-    if phases == 0 {
+    if !start_stages::<T, DEPTH>(stage, first, phases) {
         return;
     }
-    // Phase 0 has landed (every thread's copies: the barrier).
-    wait_groups(DEPTH - 1);
-    sync_threads();
     let first = StepReads {
         stage: &stage(0),
         kk: 0,
@@ -492,18 +527,9 @@ unsafe fn buffered<
         for step in 0..BK / 8 {
             // The next step's fragments: this stage's, or after the last step the next
             // stage's (past the end a stage nobody writes any more: read, not used).
-            let next = if step + 1 < BK / 8 {
-                here
-            } else {
-                // Groups committed: phases up to `phase + DEPTH - 1`; `phase + 1` has landed
-                // when at most DEPTH - 2 are in flight. Past the barrier nobody reads `here`.
-                wait_groups(DEPTH - 2);
-                sync_threads();
-                if phase + DEPTH < phases {
-                    copy(&here, phase + DEPTH);
-                }
-                commit_group();
-                stage((phase + 1) % DEPTH)
+            let next = match step + 1 < BK / 8 {
+                true => here,
+                false => next_stage::<T, DEPTH>((stage, copy), &here, phase, phases),
             };
             let reads = StepReads {
                 stage: &next,
@@ -552,13 +578,7 @@ unsafe fn buffered4<
     phases: u32,
     me: Lane,
 ) {
-    for s in 0..DEPTH {
-        if s < phases {
-            first(&stage(s), s);
-        }
-        commit_group();
-    }
-    if phases == 0 {
+    if !start_stages::<T, DEPTH>(stage, first, phases) {
         return;
     }
     // Step `kk..kk + 4` of a stage: A's fragment of each m16 tile, B's of each n8 tile.
@@ -580,27 +600,15 @@ unsafe fn buffered4<
         });
         (a, b)
     };
-    // Phase 0 has landed (every thread's copies: the barrier).
-    wait_groups(DEPTH - 1);
-    sync_threads();
     let mut now = reads(&stage(0), 0);
     for phase in 0..phases {
         let here = stage(phase % DEPTH);
         for step in 0..BK / 4 {
             // The next step's fragments: this stage's, or after the last step the next
             // stage's (past the end a stage nobody writes any more: read, not used).
-            let next = if step + 1 < BK / 4 {
-                here
-            } else {
-                // As in `buffered`: `phase + 1` has landed, and nobody reads `here` past the
-                // barrier.
-                wait_groups(DEPTH - 2);
-                sync_threads();
-                if phase + DEPTH < phases {
-                    copy(&here, phase + DEPTH);
-                }
-                commit_group();
-                stage((phase + 1) % DEPTH)
+            let next = match step + 1 < BK / 4 {
+                true => here,
+                false => next_stage::<T, DEPTH>((stage, copy), &here, phase, phases),
             };
             let ahead = reads(&next, 4 * ((step + 1) % (BK / 4)));
             for i in 0..MT {
@@ -738,7 +746,7 @@ unsafe fn pipelined_body<
     // (`device::vector::rows_in_chunks` says the same; calling it changed these kernels'
     // PTX, whose figures were measured with this closure, so it stays until the next
     // measurement. The whole-tile copies below are `SharedTile::copy_rows` without its
-    // zero-filled columns, likewise.)
+    // zero-filled columns, likewise. `chunked_operands` too, and `interior_block` below.)
     let chunk = 16 / size_of::<T>() as u32;
     let fits = |p: *const T, cols: u32, ld: u32| {
         cols.is_multiple_of(chunk) && ld.is_multiple_of(chunk) && aligned16(p)
@@ -918,13 +926,7 @@ fn interior_block<
     gemm: &Gemm<T>,
     (row0, col0): (u32, u32),
 ) -> bool {
-    let (a, b, _, m, n, k) = gemm.plain();
-    let st = gemm.p.strides();
-    let (a_cols, b_cols) = (if A_T { m } else { k }, if B_T { k } else { n });
-    let chunk = 16 / size_of::<T>() as u32;
-    let fits = |p: *const T, cols: u32, ld: u32| {
-        cols.is_multiple_of(chunk) && ld.is_multiple_of(chunk) && aligned16(p)
-    };
+    let (_, _, _, m, n, _) = gemm.plain();
     let threads = threads(BM, BN, MT);
     let whole = match A_T {
         false => whole_tiles::<T, BM, BK>(threads),
@@ -933,8 +935,22 @@ fn interior_block<
         false => whole_tiles::<T, BK, BN>(threads),
         true => whole_tiles::<T, BN, BK>(threads),
     };
-    let chunked = fits(a, a_cols, st.lda) && fits(b, b_cols, st.ldb);
-    whole && chunked && row0 + BM <= m && col0 + BN <= n
+    whole && chunked_operands::<T, A_T, B_T>(gemm) && row0 + BM <= m && col0 + BN <= n
+}
+
+/// Whether A and B (stored transposed where `A_T`, `B_T`) come in whole, aligned 16-byte
+/// chunks: each operand's rows as stored and its leading dimension a multiple of the chunk,
+/// its start 16-byte aligned.
+#[inline(always)]
+fn chunked_operands<T: Element, const A_T: bool, const B_T: bool>(gemm: &Gemm<T>) -> bool {
+    let (a, b, _, m, n, k) = gemm.plain();
+    let st = gemm.p.strides();
+    let (a_cols, b_cols) = (if A_T { m } else { k }, if B_T { k } else { n });
+    let chunk = 16 / size_of::<T>() as u32;
+    let fits = |p: *const T, cols: u32, ld: u32| {
+        cols.is_multiple_of(chunk) && ld.is_multiple_of(chunk) && aligned16(p)
+    };
+    fits(a, a_cols, st.lda) && fits(b, b_cols, st.ldb)
 }
 
 /// Writes the warp's accumulators to `out`'s C (rows g, g + 8 and columns 2t, 2t + 1 of

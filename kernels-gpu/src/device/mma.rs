@@ -148,13 +148,8 @@ pub fn m16n8k8_f64(a: [f64; 4], b: [f64; 2], c: [f64; 4]) -> [f64; 4] {
     return mma_4x2!("m16n8k8.row.col.f64.f64.f64.f64", reg64, a, b, c);
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        // Each f64 register as two words, low first: A's four, then B's two.
-        let mut mine = [0u32; 12];
-        for (i, x) in a.iter().chain(&b).enumerate() {
-            let bits = x.to_bits();
-            (mine[2 * i], mine[2 * i + 1]) = (bits as u32, (bits >> 32) as u32);
-        }
-        let all = super::host::warp_exchange(mine);
+        // A's four registers, then B's two.
+        let all = exchange_f64(&[a[0], a[1], a[2], a[3], b[0], b[1]]);
         let words = |lane: usize, reg: usize| [all[lane][2 * reg], all[lane][2 * reg + 1]];
         let join = |w: [u32; 2]| f64::from_bits(w[0] as u64 | (w[1] as u64) << 32);
         emulate_k8(&words, c, join, false)
@@ -191,13 +186,8 @@ pub fn m16n8k4_f64(a: [f64; 2], b: f64, c: [f64; 4]) -> [f64; 4] {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        // Each f64 register as two words, low first: A's two, then B's.
-        let mut mine = [0u32; 12];
-        for (i, x) in [a[0], a[1], b].iter().enumerate() {
-            let bits = x.to_bits();
-            (mine[2 * i], mine[2 * i + 1]) = (bits as u32, (bits >> 32) as u32);
-        }
-        let all = super::host::warp_exchange(mine);
+        // A's two registers, then B's.
+        let all = exchange_f64(&[a[0], a[1], b]);
         let reg = |lane: usize, r: usize| {
             f64::from_bits(all[lane][2 * r] as u64 | (all[lane][2 * r + 1] as u64) << 32)
         };
@@ -215,6 +205,19 @@ pub fn m16n8k4_f64(a: [f64; 2], b: f64, c: [f64; 4]) -> [f64; 4] {
         }
         d
     }
+}
+
+/// The host's exchange of a warp's f64 registers (at most 6): each as two words, low first,
+/// in the order given; returns every lane's words.
+#[cfg(not(target_arch = "nvptx64"))]
+#[track_caller]
+fn exchange_f64(regs: &[f64]) -> [[u32; super::host::EXCHANGE_WORDS]; 32] {
+    let mut mine = [0u32; super::host::EXCHANGE_WORDS];
+    for (i, x) in regs.iter().enumerate() {
+        let bits = x.to_bits();
+        (mine[2 * i], mine[2 * i + 1]) = (bits as u32, (bits >> 32) as u32);
+    }
+    super::host::warp_exchange(mine)
 }
 
 /// The host's m16n8k8 with one element per register: `words(lane, register)` is what a lane
