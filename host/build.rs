@@ -1,71 +1,321 @@
-//! Builds the kernels (`../kernels-gpu`, plain `no_std` Rust) into PTX with rustc's NVPTX
-//! backend, one module per architecture of the catalogue (`rgemm_kernels::catalogue`): each
-//! module holds exactly the entry points of the kernels whose spec names its architecture,
-//! with their launch bounds. Writes `OUT_DIR/kernels_<target cpu>.ptx` and
-//! `OUT_DIR/modules.rs` (the table `src/ptx.rs` embeds); a module no kernel names is not
-//! built.
+//! Provides the kernels' PTX, one module per architecture of the catalogue
+//! (`rgemm_kernels::catalogue`): each module holds exactly the entry points of the kernels
+//! whose spec names its architecture, with their launch bounds. Writes
+//! `OUT_DIR/kernels_<target cpu>.ptx` and `OUT_DIR/modules.rs` (the table `src/ptx.rs`
+//! embeds); a module no kernel names is not built.
+//!
+//! The PTX comes from one of two places, chosen by `RGEMM_PTX`:
+//! - `shipped`: the zstd-compressed modules in `ptx/`, built from the kernels' Rust source
+//!   and shipped with the crate, so that a stable toolchain builds rgemm;
+//! - `source`: compiled here from the kernel crate's Rust source (`rgemm_kernels::SOURCE_DIR`)
+//!   by rustc's NVPTX backend, which needs the nightly of [`PTX_TOOLCHAIN`] with `rust-src`
+//!   and `llvm-tools`;
+//! - `check`: `source`, then a byte-for-byte comparison with the shipped modules; any
+//!   difference fails the build (CI runs this);
+//! - `update`: `source`, then the shipped modules and their fingerprint are rewritten (needs
+//!   the `zstd` program);
+//! - unset: `shipped` when the kernel source is the one the shipped modules were built from
+//!   (`ptx/SOURCE_FINGERPRINT`), else `source`, with a warning to run `update`.
 //!
 //! The nvptx target links with `llvm-bitcode-linker`, which rustup cannot fetch here; the
-//! stand-in `kernels-gpu/ptx-linker` does its three steps with the `llvm-tools` component
-//! (llvm-link -> opt internalize + O3 -> llc).
+//! stand-in `ptx-linker` in the kernel crate does its three steps with the `llvm-tools`
+//! component (llvm-link -> opt internalize + O3 -> llc).
 use rgemm_kernels::catalogue::{CATALOGUE, MODULES, Module};
 use std::env;
 use std::fmt::Write as _;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
 const TARGET: &str = "nvptx64-nvidia-cuda";
-const INSTALL_HINT: &str = "run `rustup toolchain install` in the repository root (it reads rust-toolchain.toml: the nightly with rust-src and llvm-tools)";
+/// A module's entry points, with their launch bounds `(max threads, min blocks per SM)`.
+type Entries = Vec<(String, Option<(u32, u32)>)>;
+/// The toolchain the shipped PTX was built with; a source build on another toolchain runs
+/// it through rustup.
+const PTX_TOOLCHAIN: &str = "nightly-2026-05-20";
+const INSTALL_HINT: &str = "run `rustup toolchain install nightly-2026-05-20 --component rust-src,llvm-tools` (in a checkout of the repository, `rustup toolchain install` reads rust-toolchain.toml), or build with the shipped PTX (unset RGEMM_PTX)";
+/// The fingerprint of the kernel source the shipped modules were built from.
+const FINGERPRINT_FILE: &str = "SOURCE_FINGERPRINT";
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Mode {
+    Shipped,
+    Source,
+    Check,
+    Update,
+}
 
 fn main() {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
-    let kernels = manifest
-        .join("../kernels-gpu")
-        .canonicalize()
-        .unwrap_or_else(|e| {
-            fail(&format!("kernel crate not found next to host/ ({e})"));
-        });
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let shipped = manifest.join("ptx");
+    println!("cargo:rerun-if-env-changed=RGEMM_PTX");
+    println!("cargo:rerun-if-env-changed=DOCS_RS");
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed={}", shipped.display());
+
+    // docs.rs builds offline without the nvptx tools; the documentation needs no PTX.
+    if env::var_os("DOCS_RS").is_some() {
+        write_table(&out_dir, &[]);
+        return;
+    }
+
+    let kernels = PathBuf::from(rgemm_kernels::SOURCE_DIR);
     for watched in ["src", "Cargo.toml", "ptx-linker"] {
         println!("cargo:rerun-if-changed={}", kernels.join(watched).display());
     }
-    println!("cargo:rerun-if-changed=build.rs");
-    println!(
-        "cargo:rerun-if-changed={}",
-        kernels.join("../Cargo.toml").display()
-    );
+    let fingerprint = source_fingerprint(&kernels, &manifest.join("build.rs"));
+    let mode = match env::var("RGEMM_PTX").as_deref() {
+        Ok("shipped") => Mode::Shipped,
+        Ok("source") => Mode::Source,
+        Ok("check") => Mode::Check,
+        Ok("update") => Mode::Update,
+        Ok("") | Err(_) => {
+            let recorded = std::fs::read_to_string(shipped.join(FINGERPRINT_FILE)).ok();
+            if recorded.as_deref().map(str::trim) == Some(fingerprint.as_str()) {
+                Mode::Shipped
+            } else {
+                println!(
+                    "cargo:warning=the kernel source differs from the one the shipped PTX was built from: building the PTX from source (run `RGEMM_PTX=update cargo build` to ship it)"
+                );
+                Mode::Source
+            }
+        }
+        Ok(other) => fail(&format!(
+            "RGEMM_PTX={other:?}: expected shipped, source, check or update"
+        )),
+    };
 
-    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let tools = check_toolchain(&rustc);
+    let modules: Vec<_> = MODULES
+        .iter()
+        .map(|module| (module, entries_of(module)))
+        .filter(|(_, entries)| !entries.is_empty())
+        .collect();
+    let names: Vec<String> = modules
+        .iter()
+        .map(|(module, _)| format!("kernels_{}.ptx", module.target_cpu))
+        .collect();
 
+    if mode == Mode::Shipped {
+        for ((module, entries), name) in modules.iter().zip(&names) {
+            let text = read_shipped(&shipped, name);
+            check_entries(module, entries, &text);
+            write(&out_dir.join(name), &text);
+        }
+    } else {
+        build_from_source(&kernels, &out_dir, &modules, &names);
+        match mode {
+            Mode::Check => compare_with_shipped(&shipped, &out_dir, &names, &fingerprint),
+            Mode::Update => update_shipped(&shipped, &out_dir, &names, &fingerprint),
+            _ => {}
+        }
+    }
+    let arches: Vec<_> = modules.iter().map(|(module, _)| module.arch).collect();
+    write_table(&out_dir, &arches.iter().zip(&names).collect::<Vec<_>>());
+}
+
+/// Writes `modules.rs`: the table of `(architecture, PTX text)` that `src/ptx.rs` embeds.
+fn write_table(out_dir: &Path, modules: &[(&rgemm_kernels::catalogue::Arch, &String)]) {
     let mut table = String::from(
         "/// The PTX modules built from the catalogue: `(architecture, PTX text)`.\n\
          pub const MODULE_PTX: &[(rgemm_kernels::catalogue::Arch, &str)] = &[\n",
     );
-    // The modules build side by side: each is one long single-threaded rustc + LLVM chain
-    // (the whole kernel crate, then opt and llc), so on a small machine this halves the wait.
-    let builds: Vec<_> = MODULES
-        .iter()
-        .map(|module| (module, entries_of(module)))
-        .filter(|(_, entries)| !entries.is_empty())
-        .map(|(module, entries)| {
-            let child = start_module(&kernels, &out_dir, &rustc, &tools, module, &entries);
-            (module, entries, child)
-        })
-        .collect();
-    for (module, entries, child) in builds {
-        let name = format!("kernels_{}.ptx", module.target_cpu);
-        finish_module(&out_dir, module, &entries, child, &name);
+    for (arch, name) in modules {
         let _ = writeln!(
             table,
-            "    (rgemm_kernels::catalogue::Arch::{:?}, include_str!({:?})),",
-            module.arch,
-            out_dir.join(&name).display().to_string()
+            "    (rgemm_kernels::catalogue::Arch::{arch:?}, include_str!({:?})),",
+            out_dir.join(name).display().to_string()
         );
     }
     table.push_str("];\n");
-    std::fs::write(out_dir.join("modules.rs"), table)
-        .unwrap_or_else(|e| fail(&format!("could not write modules.rs: {e}")));
+    write(&out_dir.join("modules.rs"), &table);
+}
+
+/// FNV-1a over the kernel crate's sources, its PTX linker and this build script (what the
+/// PTX text depends on besides the toolchain), by relative path, in path order.
+fn source_fingerprint(kernels: &Path, build_script: &Path) -> String {
+    let mut files = Vec::new();
+    collect_rs(&kernels.join("src"), &mut files);
+    files.sort();
+    let mut named: Vec<(String, PathBuf)> = files
+        .into_iter()
+        .map(|f| {
+            let rel = f
+                .strip_prefix(kernels)
+                .unwrap_or(&f)
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, f)
+        })
+        .collect();
+    named.push(("ptx-linker".into(), kernels.join("ptx-linker")));
+    named.push(("build.rs".into(), build_script.to_path_buf()));
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for &b in bytes {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for (rel, path) in named {
+        let Ok(bytes) = std::fs::read(&path) else {
+            return format!("unreadable:{rel}");
+        };
+        feed(rel.as_bytes());
+        feed(&(bytes.len() as u64).to_le_bytes());
+        feed(&bytes);
+    }
+    format!("fnv1a64:{hash:016x}")
+}
+
+fn collect_rs(dir: &Path, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect_rs(&path, files);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+}
+
+/// The shipped module `name`, decompressed.
+fn read_shipped(shipped: &Path, name: &str) -> String {
+    let path = shipped.join(format!("{name}.zst"));
+    let file = std::fs::File::open(&path).unwrap_or_else(|e| {
+        fail(&format!(
+            "the shipped PTX {} cannot be read ({e}); build it from source with RGEMM_PTX=source",
+            path.display()
+        ))
+    });
+    let mut decoder = ruzstd::decoding::StreamingDecoder::new(std::io::BufReader::new(file))
+        .unwrap_or_else(|e| fail(&format!("{}: not a zstd frame ({e})", path.display())));
+    let mut text = String::new();
+    decoder
+        .read_to_string(&mut text)
+        .unwrap_or_else(|e| fail(&format!("{}: cannot be decompressed ({e})", path.display())));
+    text
+}
+
+/// Fails unless `text` declares exactly the entry points the catalogue names for `module`.
+fn check_entries(module: &Module, entries: &[(String, Option<(u32, u32)>)], text: &str) {
+    let cpu = module.target_cpu;
+    let found = text.matches(".visible .entry ").count();
+    for (entry, _) in entries {
+        if !text.contains(&format!(".visible .entry {entry}(")) {
+            fail(&format!(
+                "the catalogue names entry point {entry} for {cpu}, but the PTX does not declare it"
+            ));
+        }
+    }
+    if found != entries.len() {
+        fail(&format!(
+            "the {cpu} module has {found} entry points, the catalogue names {}",
+            entries.len()
+        ));
+    }
+}
+
+/// Builds every module from the kernel crate's source into `OUT_DIR`.
+fn build_from_source(
+    kernels: &Path,
+    out_dir: &Path,
+    modules: &[(&Module, Entries)],
+    names: &[String],
+) {
+    if !kernels.join("src/lib.rs").is_file() {
+        fail(&format!(
+            "the kernel source is not at {}; build with the shipped PTX (unset RGEMM_PTX)",
+            kernels.display()
+        ));
+    }
+    let toolchain = toolchain();
+    // The modules build side by side: each is one long single-threaded rustc + LLVM chain
+    // (the whole kernel crate, then opt and llc), so on a small machine this halves the wait.
+    let builds: Vec<_> = modules
+        .iter()
+        .map(|(module, entries)| {
+            let child = start_module(kernels, out_dir, &toolchain, module, entries);
+            (module, entries, child)
+        })
+        .collect();
+    for ((module, entries, child), name) in builds.into_iter().zip(names) {
+        finish_module(out_dir, module, entries, child, name);
+    }
+}
+
+/// Fails the build where a module built from source differs from the shipped one.
+fn compare_with_shipped(shipped: &Path, out_dir: &Path, names: &[String], fingerprint: &str) {
+    let mut differ = Vec::new();
+    for name in names {
+        let built = std::fs::read_to_string(out_dir.join(name))
+            .unwrap_or_else(|e| fail(&format!("could not read the built {name}: {e}")));
+        let ship = read_shipped(shipped, name);
+        if built == ship {
+            println!(
+                "cargo:warning=PTX check: {name} built from source equals the shipped module ({} bytes)",
+                built.len()
+            );
+            continue;
+        }
+        let line = built
+            .lines()
+            .zip(ship.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| built.lines().count().min(ship.lines().count()));
+        differ.push(format!(
+            "{name}: built {} bytes, shipped {} bytes, first difference at line {}",
+            built.len(),
+            ship.len(),
+            line + 1
+        ));
+    }
+    let recorded = std::fs::read_to_string(shipped.join(FINGERPRINT_FILE)).unwrap_or_default();
+    if recorded.trim() != fingerprint {
+        differ.push(format!(
+            "{FINGERPRINT_FILE}: shipped {:?}, source {fingerprint:?}",
+            recorded.trim()
+        ));
+    }
+    if !differ.is_empty() {
+        fail(&format!(
+            "the shipped PTX differs from the kernels' source build (run `RGEMM_PTX=update cargo build` and commit host/ptx/):\n  {}",
+            differ.join("\n  ")
+        ));
+    }
+}
+
+/// Rewrites the shipped modules from the ones just built, and their fingerprint.
+fn update_shipped(shipped: &Path, out_dir: &Path, names: &[String], fingerprint: &str) {
+    std::fs::create_dir_all(shipped)
+        .unwrap_or_else(|e| fail(&format!("could not create {}: {e}", shipped.display())));
+    for name in names {
+        let target = shipped.join(format!("{name}.zst"));
+        // Level 19 with a long window: the three modules take 4.6 MB instead of 55 MB.
+        let status = Command::new("zstd")
+            .args(["-19", "--long=27", "-q", "-f", "-o"])
+            .arg(&target)
+            .arg(out_dir.join(name))
+            .status()
+            .unwrap_or_else(|e| fail(&format!("could not run zstd (install it): {e}")));
+        if !status.success() {
+            fail(&format!("zstd failed on {name}"));
+        }
+    }
+    write(&shipped.join(FINGERPRINT_FILE), &format!("{fingerprint}\n"));
+    println!(
+        "cargo:warning=PTX update: wrote {} modules and {FINGERPRINT_FILE} to {}",
+        names.len(),
+        shipped.display()
+    );
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text)
+        .unwrap_or_else(|e| fail(&format!("could not write {}: {e}", path.display())));
 }
 
 /// The entry points `module` holds, with their launch bounds `(max threads, min blocks per
@@ -99,16 +349,15 @@ fn target_dir_of(out_dir: &Path, module: &Module) -> PathBuf {
 fn start_module(
     kernels: &Path,
     out_dir: &Path,
-    rustc: &str,
-    tools: &Path,
+    toolchain: &Toolchain,
     module: &Module,
     entries: &[(String, Option<(u32, u32)>)],
 ) -> Child {
     let cpu = module.target_cpu;
     let linker = kernels.join("ptx-linker");
     let target_dir = target_dir_of(out_dir, module);
-    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
+    let mut cmd = Command::new(&toolchain.cargo[0]);
+    cmd.args(&toolchain.cargo[1..]);
     // The kernel crate is an rlib for the host; for the GPU it is linked as a cdylib.
     cmd.current_dir(kernels)
         .args([
@@ -156,9 +405,9 @@ fn start_module(
     }
     let keep: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
     cmd.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
-        .env("PTX_LLVM_TOOLS", tools)
+        .env("PTX_LLVM_TOOLS", &toolchain.tools)
         .env("PTX_KEEP", keep.join(","))
-        .env("RUSTC", rustc);
+        .env("RUSTC", &toolchain.rustc);
     cmd.spawn()
         .unwrap_or_else(|e| fail(&format!("could not run cargo: {e}")))
 }
@@ -187,22 +436,8 @@ fn finish_module(
         .join("rgemm_kernels.ptx");
     let text = std::fs::read_to_string(&ptx)
         .unwrap_or_else(|e| fail(&format!("no PTX at {}: {e}", ptx.display())));
-    let found = text.matches(".visible .entry ").count();
-    for (entry, _) in entries {
-        if !text.contains(&format!(".visible .entry {entry}(")) {
-            fail(&format!(
-                "the catalogue names entry point {entry} for {cpu}, but the kernel crate does not declare it"
-            ));
-        }
-    }
-    if found != entries.len() {
-        fail(&format!(
-            "the {cpu} module has {found} entry points, the catalogue names {}",
-            entries.len()
-        ));
-    }
-    std::fs::write(out_dir.join(name), with_launch_bounds(&text, entries))
-        .unwrap_or_else(|e| fail(&format!("could not write the PTX: {e}")));
+    check_entries(module, entries, &text);
+    write(&out_dir.join(name), &with_launch_bounds(&text, entries));
 }
 
 /// Writes `.maxntid` / `.minnctapersm` (the PTX form of `__launch_bounds__`) after the
@@ -230,9 +465,35 @@ fn with_launch_bounds(ptx: &str, entries: &[(String, Option<(u32, u32)>)]) -> St
     out
 }
 
-/// Checks for the nightly, rust-src and llvm-tools; returns the folder of the LLVM tools.
-fn check_toolchain(rustc: &str) -> PathBuf {
-    let version = run(rustc, &["-vV"]);
+/// The programs of a source build.
+struct Toolchain {
+    /// The cargo command: this build's own cargo on a nightly, else
+    /// `rustup run PTX_TOOLCHAIN cargo`.
+    cargo: Vec<String>,
+    rustc: String,
+    /// The folder of the LLVM tools (`llvm-tools` component).
+    tools: PathBuf,
+}
+
+/// The nightly toolchain of a source build, checked for rust-src and llvm-tools: this
+/// build's own where it is a nightly, else [`PTX_TOOLCHAIN`] through rustup.
+fn toolchain() -> Toolchain {
+    let own_rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let own_cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let (cargo, rustc) = if run(&own_rustc, &["-vV"]).contains("nightly") {
+        (vec![own_cargo], own_rustc)
+    } else {
+        let rustc = run("rustup", &["which", "--toolchain", PTX_TOOLCHAIN, "rustc"]);
+        let rustc = rustc.trim().to_string();
+        if rustc.is_empty() {
+            fail(&format!(
+                "building the PTX from source needs the nightly {PTX_TOOLCHAIN}; {INSTALL_HINT}"
+            ));
+        }
+        let cargo = ["rustup", "run", PTX_TOOLCHAIN, "cargo"];
+        (cargo.iter().map(|s| s.to_string()).collect(), rustc)
+    };
+    let version = run(&rustc, &["-vV"]);
     if !version.contains("nightly") {
         fail(&format!(
             "the kernels need a nightly rustc (found: {}); {INSTALL_HINT}",
@@ -244,11 +505,11 @@ fn check_toolchain(rustc: &str) -> PathBuf {
         .find_map(|l| l.strip_prefix("host: "))
         .unwrap_or("x86_64-unknown-linux-gnu")
         .to_string();
-    let sysroot = PathBuf::from(run(rustc, &["--print", "sysroot"]).trim());
+    let sysroot = PathBuf::from(run(&rustc, &["--print", "sysroot"]).trim());
     let core_src = sysroot.join("lib/rustlib/src/rust/library/core");
     if !core_src.is_dir() {
         fail(&format!(
-            "the rust-src component is missing ({} not found); {INSTALL_HINT}, or `rustup component add rust-src`",
+            "the rust-src component is missing ({} not found); {INSTALL_HINT}",
             core_src.display()
         ));
     }
@@ -256,12 +517,16 @@ fn check_toolchain(rustc: &str) -> PathBuf {
     for tool in ["llvm-link", "opt", "llc", "llvm-ar"] {
         if !Path::new(&tools.join(tool)).exists() {
             fail(&format!(
-                "the llvm-tools component is missing ({tool} not in {}); {INSTALL_HINT}, or `rustup component add llvm-tools`",
+                "the llvm-tools component is missing ({tool} not in {}); {INSTALL_HINT}",
                 tools.display()
             ));
         }
     }
-    tools
+    Toolchain {
+        cargo,
+        rustc,
+        tools,
+    }
 }
 
 fn run(program: &str, args: &[&str]) -> String {

@@ -1,11 +1,11 @@
 //! Tests that need no GPU: the catalogue and the embedded PTX (modules, entry points,
 //! parameter lists, launch bounds, barriers, shared memory), launch rules and shape checks,
-//! occupancy arithmetic, the CPU reference, the README's kernel table, and the no-driver
+//! occupancy arithmetic, the CPU reference, the catalogue page's kernel table, and the no-driver
 //! path.
-use rgemm::kernels::{Arch, ENTRY_PARAMS};
+use rgemm::Arch;
+use rgemm::internals::{ENTRY_PARAMS, PtxParam};
 use rgemm::{
-    BlockResources, DeviceProps, Element, Error, Kernel, Limiter, Matrix, Occupancy, PtxParam,
-    bf16, f16,
+    BlockResources, DeviceProps, Element, Error, Kernel, Limiter, Matrix, Occupancy, bf16, f16,
 };
 use rgemm_kernels::catalogue::{CATALOGUE, MODULES};
 
@@ -28,7 +28,7 @@ fn all_entries() -> Vec<(Kernel, String)> {
 
 /// The PTX of `arch`'s module.
 fn module(arch: Arch) -> &'static str {
-    rgemm::ptx::module(arch).unwrap_or_else(|| panic!("no {arch:?} module"))
+    rgemm::internals::ptx_module(arch).unwrap_or_else(|| panic!("no {arch:?} module"))
 }
 
 /// The module a kernel is loaded from.
@@ -87,7 +87,7 @@ fn entries_of(ptx: &str) -> Vec<String> {
 fn each_module_holds_exactly_its_kernels_with_the_one_parameter_list() {
     let mut built = 0;
     for m in &MODULES {
-        let Some(ptx) = rgemm::ptx::module(m.arch) else {
+        let Some(ptx) = rgemm::internals::ptx_module(m.arch) else {
             assert!(
                 !CATALOGUE.iter().any(|s| s.arch == m.arch),
                 "{:?} has kernels but no module",
@@ -123,7 +123,7 @@ fn each_module_holds_exactly_its_kernels_with_the_one_parameter_list() {
     // Every kernel's entries are where its spec says, and only there.
     for (kernel, name) in all_entries() {
         for m in &MODULES {
-            let there = rgemm::ptx::module(m.arch)
+            let there = rgemm::internals::ptx_module(m.arch)
                 .is_some_and(|ptx| ptx.contains(&format!(".entry {name}(")));
             assert_eq!(
                 there,
@@ -174,8 +174,8 @@ fn every_variant() -> Vec<Kernel> {
         .collect()
 }
 
-/// The README's kernel table, rendered from the catalogue: a row per kernel.
-fn readme_rows() -> Vec<String> {
+/// docs/CATALOGUE.md's kernel table, rendered from the catalogue: a row per kernel.
+fn catalogue_rows() -> Vec<String> {
     every_variant()
         .into_iter()
         .map(|kernel| {
@@ -230,16 +230,13 @@ fn readme_rows() -> Vec<String> {
 }
 
 #[test]
-fn the_readme_lists_every_kernel_as_the_catalogue_says() {
-    let readme = include_str!("../README.md");
-    let rows = readme_rows();
-    let missing: Vec<_> = rows
-        .iter()
-        .filter(|r| !readme.contains(r.as_str()))
-        .collect();
+fn the_catalogue_page_lists_every_kernel_as_the_catalogue_says() {
+    let page = include_str!("../docs/CATALOGUE.md");
+    let rows = catalogue_rows();
+    let missing: Vec<_> = rows.iter().filter(|r| !page.contains(r.as_str())).collect();
     assert!(
         missing.is_empty(),
-        "README.md's kernel table differs from the catalogue; these rows are expected:\n{}",
+        "docs/CATALOGUE.md's kernel table differs from the catalogue; these rows are expected:\n{}",
         rows.join("\n")
     );
 }
@@ -1207,12 +1204,12 @@ fn the_rule_picks_the_measured_kernels() {
         };
         let order = match elem {
             rgemm::Elem::F32 => {
-                rgemm::heuristic::preference::<f32>(&p, &problem, rgemm::Precision::Exact)
+                rgemm::internals::preference::<f32>(&p, &problem, rgemm::Precision::Exact)
             }
             rgemm::Elem::F64 => {
-                rgemm::heuristic::preference::<f64>(&p, &problem, rgemm::Precision::Exact)
+                rgemm::internals::preference::<f64>(&p, &problem, rgemm::Precision::Exact)
             }
-            _ => rgemm::heuristic::preference::<bf16>(&p, &problem, rgemm::Precision::Exact),
+            _ => rgemm::internals::preference::<bf16>(&p, &problem, rgemm::Precision::Exact),
         };
         order[0]
     };
@@ -1293,7 +1290,7 @@ fn the_rule_picks_the_measured_kernels() {
     for (m, n, k) in [(1, 8192, 8192), (2, 4096, 4096)] {
         let problem = Problem::row_major(m, n, k);
         let exact = rgemm::Precision::Exact;
-        let order = rgemm::heuristic::preference_for::<bf16>(&p, &problem, exact, true);
+        let order = rgemm::internals::preference_for::<bf16>(&p, &problem, exact, true);
         assert_eq!(order[0], Kernel::DecodeTma, "bf16 -> bf16 {m}x{n}x{k}");
     }
 }
@@ -1321,7 +1318,7 @@ fn without_wgmma_the_rule_picks_the_swizzled_mma_rung() {
         ((333, 4096, 1000), Kernel::MmaDeep128),
     ] {
         let problem = Problem::row_major(m, n, k);
-        let order = rgemm::heuristic::preference::<bf16>(&a100, &problem, rgemm::Precision::Exact);
+        let order = rgemm::internals::preference::<bf16>(&a100, &problem, rgemm::Precision::Exact);
         assert_eq!(order[0], want, "{m}x{n}x{k}");
         assert!(
             want.launches_for::<bf16>(&a100, problem).is_ok(),
@@ -1378,4 +1375,13 @@ fn tf32_reads_a_row_major_aligned_a_in_place_and_packs_the_rest() {
             assert_eq!((main.lda, y), (packing.row, b_rows + p.m.div_ceil(64)));
         }
     }
+}
+
+/// The `Context` docs promise threads may share one, and the executor likewise.
+#[test]
+fn contexts_and_executors_are_send_and_sync() {
+    fn shared<T: Send + Sync>() {}
+    shared::<rgemm::Context>();
+    shared::<rgemm::CpuExecutor>();
+    shared::<rgemm::DeviceMatrix<f32>>();
 }

@@ -4,8 +4,9 @@
 //!
 //! Case count: `PROPTEST_CASES` (default 64) per kernel x type, sides up to 128.
 use libtest_mimic::{Arguments, Failed, Trial};
-use rgemm::cpu::{CpuLaunch, Fault, GlobalRegion};
+use rgemm::internals::GlobalRegion;
 use rgemm::{CpuExecutor, Element, Error, Output};
+use rgemm::{CpuLaunch, Fault};
 use rgemm_kernels::device::global::{load, store};
 use rgemm_kernels::device::shared::SharedArena;
 use rgemm_kernels::device::thread::{block_dim_x, sync_threads, thread_idx_x};

@@ -102,6 +102,137 @@ fn executor_agrees() -> Trial {
     })
 }
 
+/// Every kernel, twice on the same inputs: the same bits (as the `Context` docs promise),
+/// on shapes with edge tiles and on shapes that the split-K and stream-K kernels split.
+fn run_to_run() -> Trial {
+    gpu_trial(
+        "determinism::every_kernel_gives_the_same_bits_twice",
+        |ctx| {
+            fn each<T: Element>(ctx: &Context) -> Result<(), String> {
+                let shapes = [
+                    (130, 260, 50),
+                    (4, 512, 4096),
+                    (16, 64, 8192),
+                    (300, 300, 2000),
+                ];
+                for (i, (m, n, k)) in shapes.into_iter().enumerate() {
+                    let a = random_matrix::<T>(m, k, 5 + i as u64);
+                    let b = random_matrix::<T>(k, n, 50 + i as u64);
+                    let bits = |c: &Matrix<T::Out>| -> Vec<u64> {
+                        c.as_slice().iter().map(|x| x.to_f64().to_bits()).collect()
+                    };
+                    let chosen = [None];
+                    let named = kernels_for::<T>(16).map(Some);
+                    for kernel in chosen.into_iter().chain(named) {
+                        let run = || match kernel {
+                            Some(kernel) => ctx.matmul_with(&a, &b, kernel),
+                            None => ctx.matmul(&a, &b),
+                        };
+                        let first = bits(&run().map_err(fail)?);
+                        let second = bits(&run().map_err(fail)?);
+                        if let Some(at) = (0..m * n).find(|&i| first[i] != second[i]) {
+                            return Err(format!(
+                                "{kernel:?} {} {m}x{n}x{k}: C[{}][{}] differs between two runs",
+                                T::NAME,
+                                at / n,
+                                at % n
+                            ));
+                        }
+                    }
+                }
+                Ok(())
+            }
+            each::<f32>(ctx)?;
+            each::<f64>(ctx)?;
+            each::<f16>(ctx)?;
+            each::<bf16>(ctx)
+        },
+    )
+}
+
+/// Operands from cudarc values and raw device addresses, and a caller's `CudaSlice` as a
+/// `DeviceMatrix`: the same product as from rgemm's own matrices, errors where lengths are
+/// off, and the buffer handed back.
+fn interop() -> Trial {
+    gpu_trial("interop::cuda_views_raw_pointers_and_slices", |ctx| {
+        use rgemm::{DeviceMatrix, DeviceView, DeviceViewMut, MatrixLayout};
+        let (m, n, k) = (70, 90, 110);
+        let a = random_matrix::<f32>(m, k, 1);
+        let b = random_matrix::<f32>(k, n, 2);
+        let want = ctx.matmul(&a, &b).map_err(fail)?;
+        let stream = ctx.stream();
+        // A and B as two halves of one allocation, C a part of another: cudarc views.
+        let mut ab = a.as_slice().to_vec();
+        ab.extend_from_slice(b.as_slice());
+        let ab = stream.clone_htod(&ab).map_err(fail)?;
+        let mut c = stream.alloc_zeros::<f32>(m * n + 7).map_err(fail)?;
+        let (va, vb) = (ab.slice(..m * k), ab.slice(m * k..));
+        let da = DeviceView::from_cuda_view(&va, MatrixLayout::row_major(m, k)).map_err(fail)?;
+        let db = DeviceView::from_cuda_view(&vb, MatrixLayout::row_major(k, n)).map_err(fail)?;
+        let dc = DeviceViewMut::from_cuda_view_mut(c.slice_mut(7..), MatrixLayout::row_major(m, n))
+            .map_err(fail)?;
+        ctx.gemm(da, db, dc).run().map_err(fail)?;
+        let got = stream.clone_dtoh(&c.slice(7..)).map_err(fail)?;
+        if got != want.as_slice() {
+            return Err(
+                "a product of cudarc views differs from the same product of matrices".into(),
+            );
+        }
+        // A view reaching past its cudarc view is refused.
+        let short = ab.slice(..m * k - 1);
+        if DeviceView::from_cuda_view(&short, MatrixLayout::row_major(m, k)).is_ok() {
+            return Err("a view past the end of a cudarc view was accepted".into());
+        }
+        // Raw device addresses, as another library would hand them over.
+        let (pa, pb, pc) = {
+            use rgemm::cudarc::driver::{DevicePtr, DevicePtrMut};
+            let pa = va.device_ptr(stream).0;
+            let pb = vb.device_ptr(stream).0;
+            let pc = c.device_ptr_mut(stream).0;
+            (pa, pb, pc)
+        };
+        stream.memset_zeros(&mut c).map_err(fail)?;
+        // SAFETY: the addresses are of `ab` and `c`, alive and unused elsewhere meanwhile.
+        let (ra, rb, rc) = unsafe {
+            (
+                DeviceView::<f32>::from_raw(pa, m * k, stream, MatrixLayout::row_major(m, k)),
+                DeviceView::<f32>::from_raw(pb, k * n, stream, MatrixLayout::row_major(k, n)),
+                DeviceViewMut::<f32>::from_raw(
+                    pc,
+                    m * n + 7,
+                    stream,
+                    MatrixLayout::row_major(m, n),
+                ),
+            )
+        };
+        ctx.gemm(ra.map_err(fail)?, rb.map_err(fail)?, rc.map_err(fail)?)
+            .run()
+            .map_err(fail)?;
+        let got = stream.clone_dtoh(&c.slice(..m * n)).map_err(fail)?;
+        if got != want.as_slice() {
+            return Err("a product of raw addresses differs".into());
+        }
+        // A caller's CudaSlice as a matrix, and back.
+        let buf = stream.clone_htod(a.as_slice()).map_err(fail)?;
+        if DeviceMatrix::from_cuda_slice(stream.alloc_zeros::<f32>(5).map_err(fail)?, 2, 3).is_ok()
+        {
+            return Err("a buffer of 5 was taken as a 2 x 3 matrix".into());
+        }
+        let da = DeviceMatrix::from_cuda_slice(buf, m, k).map_err(fail)?;
+        let db = ctx.upload(&b).map_err(fail)?;
+        let mut dc = ctx.zeros::<f32>(m, n).map_err(fail)?;
+        ctx.matmul_device(&da, &db, &mut dc, None).map_err(fail)?;
+        if ctx.download(&dc).map_err(fail)?.as_slice() != want.as_slice() {
+            return Err("a product over a wrapped CudaSlice differs".into());
+        }
+        let back = stream.clone_dtoh(&da.into_cuda_slice()).map_err(fail)?;
+        if back != a.as_slice() {
+            return Err("the wrapped CudaSlice came back changed".into());
+        }
+        Ok(())
+    })
+}
+
 fn occupancy() -> Trial {
     gpu_trial("occupancy::matches_the_driver", |ctx| {
         fn each<T: Element>(ctx: &Context) -> Result<(), String> {
@@ -385,6 +516,8 @@ fn main() {
         ndarray_interop(),
         precision(),
         executor_agrees(),
+        run_to_run(),
+        interop(),
     ]);
     trials.extend(errors());
     let make = |name: String, test: rgemm_tests::forms::FormTest| {

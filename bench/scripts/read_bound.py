@@ -1,5 +1,6 @@
 # The fastest read of a K x N bf16 matrix this GPU gives by CUDA events, one call at a
-# time, as a floor for the decode products (issue 12): a Triton kernel that reads every
+# time, as a floor for the decode products (H100 and H200, 2026-11-25: section 3 of
+# docs/bench/2026-11-25-h100-h200-decode-tma-tail.txt): a Triton kernel that reads every
 # element once (sums each program's block), 24 block shapes, medians of 50; with the
 # matrix left in L2 between calls (as rgemm-bench times) and with L2 flushed (a 256 MB
 # write before each call). torch's x @ B (cuBLAS) beside it.

@@ -1,24 +1,34 @@
 //! rgemm's benchmark: every kernel of the progression (naive, tiled, coarse, register tiled,
 //! vectorized, double buffered, warp tiled, ...) and cuBLAS on the same inputs, on one GPU,
 //! in one run. Medians of timed repetitions after warm-up (CUDA events), each result checked
-//! against cuBLAS. Writes a table (stdout), `bench.csv`, and pictures: TFLOP/s against size
-//! per kernel, and a roofline.
+//! against cuBLAS. Writes a table (stdout, and `bench.md`), `bench.csv`, and pictures:
+//! TFLOP/s against size per kernel, and a roofline. `--replot` redraws the pictures of a
+//! recorded run without a GPU.
 mod plots;
 
 use clap::Parser;
-use rgemm::timing::{median, time_ms};
+use rgemm::internals::{median, time_ms};
 use rgemm::{
     Context, Cublas, DeviceMatrix, DeviceProps, Element, Kernel, Matrix, Output, Precision, bf16,
     f16,
 };
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
 #[command(
     version,
-    about = "Every rgemm kernel against cuBLAS on one GPU: table, CSV, pictures"
+    about = "Every rgemm kernel against cuBLAS on one GPU: table, CSV, pictures",
+    long_about = "Every rgemm kernel against cuBLAS on one GPU, in one run: the same random \
+        inputs for each, medians of timed repetitions after warm-up (CUDA events), each \
+        product checked against cuBLAS's. Prints a markdown table and a summary, and writes \
+        bench.md, bench.csv and SVG pictures (TFLOP/s against size, a roofline per type) \
+        into --out. With --replot CSV it measures nothing and needs no GPU: it redraws the \
+        pictures of a recorded bench.csv (the GPU's name and memory bandwidth are read from \
+        the report of the same name ending in .md, when there is one).\n\n\
+        Exit status: 0 every kernel agrees, 1 some disagree or a step failed, 2 usage error \
+        or no GPU."
 )]
 struct Args {
     /// Square sizes S (S x S x S).
@@ -43,20 +53,44 @@ struct Args {
     #[arg(long, value_delimiter = ',', default_value = "f32,f64")]
     types: Vec<String>,
     /// Timed repetitions per kernel (the median is reported; at least 10 for the record).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = at_least_one)]
     reps: usize,
     /// Untimed runs before timing.
     #[arg(long, default_value_t = 3)]
     warmup: usize,
-    /// Where bench.csv and the pictures go.
+    /// Where bench.md, bench.csv and the pictures go.
     #[arg(long, default_value = "bench-out")]
     out: PathBuf,
     /// Only these kernels (names as in the table), besides cuBLAS; all if none are given.
     #[arg(long, value_delimiter = ',')]
     kernels: Vec<String>,
+    /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     device: usize,
+    /// Measure nothing: redraw the pictures of this recorded bench CSV into --out.
+    #[arg(long, value_name = "CSV")]
+    replot: Option<PathBuf>,
 }
+
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("a whole number of at least 1".into()),
+    }
+}
+
+/// The types the bench labels its rows with (a row's `dtype`), which are also the names
+/// `--types` takes.
+const LABELS: [&str; 8] = [
+    "f32",
+    "tf32",
+    "3xtf32",
+    "f64",
+    "f16",
+    "bf16",
+    "f16_f16",
+    "bf16_bf16",
+];
 
 /// One measurement.
 #[derive(Clone, Debug)]
@@ -120,6 +154,20 @@ fn peak(props: &DeviceProps, dtype: &str) -> f64 {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(csv) = &args.replot {
+        return match replot(csv, &args.out) {
+            Ok(written) => {
+                for path in written {
+                    println!("wrote {}", path.display());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("rgemm-bench: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let Some(practice) = args
         .shapes
         .iter()
@@ -133,6 +181,13 @@ fn main() -> ExitCode {
         eprintln!("rgemm-bench: {e}");
         return ExitCode::from(2);
     }
+    if let Some(unknown) = args.types.iter().find(|t| !LABELS.contains(&t.as_str())) {
+        eprintln!(
+            "rgemm-bench: type {unknown:?} is not benchmarked; the types are {}",
+            LABELS.join(", ")
+        );
+        return ExitCode::from(2);
+    }
     let ctx = match Context::new(args.device) {
         Ok(ctx) => ctx,
         Err(e) => {
@@ -142,6 +197,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Before the run, so a directory that cannot be written costs no measurement.
+    if let Err(e) = std::fs::create_dir_all(&args.out) {
+        eprintln!("rgemm-bench: cannot create {}: {e}", args.out.display());
+        return ExitCode::FAILURE;
+    }
     let shapes: Vec<_> = args
         .sizes
         .iter()
@@ -173,12 +233,12 @@ fn main() -> ExitCode {
     }
     let report = report(ctx.props(), &records);
     print!("{report}");
-    if let Err(e) = write_outputs(&args.out, ctx.props(), &records) {
-        eprintln!("rgemm-bench: writing {}: {e}", args.out.display());
+    if let Err(e) = write_outputs(&args.out, ctx.props(), &report, &records) {
+        eprintln!("rgemm-bench: {e}");
         return ExitCode::FAILURE;
     }
     println!(
-        "wrote {}/bench.csv and the pictures there",
+        "wrote {}/bench.md, bench.csv and the pictures there",
         args.out.display()
     );
     if records.iter().all(|r| r.ok) {
@@ -459,8 +519,18 @@ fn report(props: &DeviceProps, records: &[Record]) -> String {
     out
 }
 
-fn write_outputs(dir: &PathBuf, props: &DeviceProps, records: &[Record]) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+/// Writes `text` to `path`; the error names the file.
+fn write_file(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+fn write_outputs(
+    dir: &Path,
+    props: &DeviceProps,
+    report: &str,
+    records: &[Record],
+) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let mut csv = String::from(
         "type,m,n,k,kernel,chosen,ms,tflops,cublas_ms,pct_cublas,pct_peak,registers,occupancy,error,error_f64,ok,model_bytes\n",
     );
@@ -485,9 +555,27 @@ fn write_outputs(dir: &PathBuf, props: &DeviceProps, records: &[Record]) -> std:
             r.bytes
         );
     }
-    std::fs::write(dir.join("bench.csv"), csv)?;
-    // 16-bit types: their roof is the tensor cores' (see `peak`).
-    for dtype in ["f32", "f64", "bf16", "f16"] {
+    write_file(&dir.join("bench.csv"), &csv)?;
+    // The report beside the CSV: `--replot` reads the GPU's name and bandwidth from it.
+    write_file(&dir.join("bench.md"), report)?;
+    let gpu = plots::Gpu {
+        name: props.name.clone(),
+        bandwidth: props.memory_bandwidth(),
+    };
+    draw_pictures(dir, &gpu, |dtype| Some(peak(props, dtype)), records)?;
+    Ok(())
+}
+
+/// Both pictures of every type in `records`, into `dir`; `peak` gives each type's roof
+/// (FLOP/s; the roofline is left out where it is unknown). Returns the files written.
+fn draw_pictures(
+    dir: &Path,
+    gpu: &plots::Gpu,
+    peak: impl Fn(&str) -> Option<f64>,
+    records: &[Record],
+) -> Result<Vec<PathBuf>, String> {
+    let mut written = Vec::new();
+    for dtype in LABELS {
         let rows: Vec<Record> = records
             .iter()
             .filter(|r| r.dtype == dtype)
@@ -496,18 +584,171 @@ fn write_outputs(dir: &PathBuf, props: &DeviceProps, records: &[Record]) -> std:
         if rows.is_empty() {
             continue;
         }
-        plots::throughput(&dir.join(format!("tflops_{dtype}.svg")), dtype, &rows)
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
-        plots::roofline(
-            &dir.join(format!("roofline_{dtype}.svg")),
-            dtype,
-            props,
-            peak(props, dtype),
-            &rows,
-        )
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let path = dir.join(format!("tflops_{dtype}.svg"));
+        plots::throughput(&path, dtype, gpu, &rows)
+            .map_err(|e| format!("drawing {}: {e}", path.display()))?;
+        written.push(path);
+        match peak(dtype) {
+            Some(peak) => {
+                let path = dir.join(format!("roofline_{dtype}.svg"));
+                plots::roofline(&path, dtype, gpu, peak, &rows)
+                    .map_err(|e| format!("drawing {}: {e}", path.display()))?;
+                written.push(path);
+            }
+            None => eprintln!(
+                "rgemm-bench: no roofline for {dtype}: its peak or the memory bandwidth is not known"
+            ),
+        }
     }
-    Ok(())
+    Ok(written)
+}
+
+/// Redraws the pictures of a recorded run: the records from `csv`, the GPU's name and
+/// memory bandwidth from the report beside it (`.md`), each type's peak from the CSV's
+/// `pct_peak` column.
+fn replot(csv: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
+    let text =
+        std::fs::read_to_string(csv).map_err(|e| format!("reading {}: {e}", csv.display()))?;
+    let (records, peaks) =
+        parse_bench_csv(&text).map_err(|e| format!("reading {}: {e}", csv.display()))?;
+    if records.is_empty() {
+        return Err(format!("{} has no rows to draw", csv.display()));
+    }
+    let report = csv.with_extension("md");
+    let gpu = match std::fs::read_to_string(&report)
+        .ok()
+        .and_then(|text| parse_gpu_line(&text))
+    {
+        Some(gpu) => gpu,
+        None => {
+            eprintln!(
+                "rgemm-bench: no GPU line in {}: the titles say \"unnamed GPU\"",
+                report.display()
+            );
+            plots::Gpu {
+                name: "unnamed GPU".into(),
+                bandwidth: f64::NAN,
+            }
+        }
+    };
+    std::fs::create_dir_all(out).map_err(|e| format!("creating {}: {e}", out.display()))?;
+    let known = gpu.bandwidth.is_finite();
+    draw_pictures(
+        out,
+        &gpu,
+        |dtype| {
+            known
+                .then(|| peaks.iter().find(|(d, _)| *d == dtype).map(|&(_, p)| p))
+                .flatten()
+        },
+        &records,
+    )
+}
+
+/// The GPU's name and memory bandwidth from a report's first line, `GPU: NAME (...;
+/// memory X TB/s)`.
+fn parse_gpu_line(report: &str) -> Option<plots::Gpu> {
+    let line = report.lines().find_map(|l| l.strip_prefix("GPU: "))?;
+    let (name, rest) = line.split_once(" (")?;
+    let bandwidth = rest
+        .split_once("memory ")
+        .and_then(|(_, m)| m.split_once(" TB/s"))
+        .and_then(|(tb, _)| tb.trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |tb| tb * 1e12);
+    Some(plots::Gpu {
+        name: name.trim().to_string(),
+        bandwidth,
+    })
+}
+
+/// Each type's peak (FLOP/s) as recorded: throughput over `pct_peak`, taken from the row
+/// nearest the peak (the most digits).
+type Peaks = Vec<(&'static str, f64)>;
+
+/// The records of a bench CSV (any of its column sets: columns are found by name) and
+/// each type's peak. Rows of types the bench does not know are left out.
+fn parse_bench_csv(text: &str) -> Result<(Vec<Record>, Peaks), String> {
+    let mut lines = text.lines().enumerate();
+    let (_, header) = lines.next().ok_or("empty file")?;
+    let names: Vec<&str> = header.split(',').map(str::trim).collect();
+    let col = |name: &str| names.iter().position(|n| *n == name);
+    let need =
+        |name: &str| col(name).ok_or(format!("not a bench CSV: no column {name:?} in its header"));
+    let (c_type, c_m, c_n, c_k, c_kernel, c_ms, c_bytes) = (
+        need("type")?,
+        need("m")?,
+        need("n")?,
+        need("k")?,
+        need("kernel")?,
+        need("ms")?,
+        need("model_bytes")?,
+    );
+    let (c_cublas, c_chosen, c_peak, c_error, c_ok) = (
+        col("cublas_ms"),
+        col("chosen"),
+        col("pct_peak"),
+        col("error"),
+        col("ok"),
+    );
+    let mut records = Vec::new();
+    let mut best: Vec<(&'static str, f64, f64)> = Vec::new();
+    for (i, line) in lines {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        let at = |c: usize| {
+            fields
+                .get(c)
+                .copied()
+                .ok_or(format!("line {}: too few fields", i + 1))
+        };
+        let number = |c: usize| -> Result<f64, String> {
+            let field = at(c)?;
+            field
+                .parse::<f64>()
+                .map_err(|_| format!("line {}: {field:?} is not a number", i + 1))
+        };
+        let count = |c: usize| -> Result<usize, String> {
+            let field = at(c)?;
+            field
+                .parse::<usize>()
+                .map_err(|_| format!("line {}: {field:?} is not a dimension", i + 1))
+        };
+        let label = at(c_type)?;
+        let Some(dtype) = LABELS.into_iter().find(|l| *l == label) else {
+            continue;
+        };
+        let ms = number(c_ms)?;
+        let record = Record {
+            dtype,
+            shape: (count(c_m)?, count(c_n)?, count(c_k)?),
+            kernel: at(c_kernel)?.to_string(),
+            ms,
+            cublas_ms: c_cublas.map_or(Ok(f64::NAN), number)?,
+            chosen: c_chosen.map_or(Ok(false), |c| at(c).map(|f| f == "true"))?,
+            registers: 0,
+            occupancy: f64::NAN,
+            error: c_error.map_or(Ok(f64::NAN), number)?,
+            error_f64: f64::NAN,
+            ok: c_ok.map_or(Ok(true), |c| at(c).map(|f| f == "true"))?,
+            bytes: number(c_bytes)?,
+        };
+        if let Some(c) = c_peak {
+            let pct = number(c)?;
+            let seen = best.iter_mut().find(|(d, _, _)| *d == dtype);
+            let peak = record.flops() / (ms * 1e-3) / (pct / 100.0);
+            match seen {
+                Some(b) if b.1 >= pct => {}
+                Some(b) => *b = (dtype, pct, peak),
+                None if pct > 0.0 => best.push((dtype, pct, peak)),
+                None => {}
+            }
+        }
+        records.push(record);
+    }
+    let peaks = best.into_iter().map(|(d, _, p)| (d, p)).collect();
+    Ok((records, peaks))
 }
 
 #[cfg(test)]
@@ -525,6 +766,30 @@ mod tests {
         let err = check_kernel_names(&names(&["stream_k", "no_such_kernel"])).unwrap_err();
         assert!(err.contains("no kernel named \"no_such_kernel\""), "{err}");
         assert!(err.contains("paired_lanes"), "{err}");
+    }
+
+    #[test]
+    fn a_recorded_run_is_read_back() {
+        let csv = "type,m,n,k,kernel,chosen,ms,tflops,cublas_ms,pct_cublas,pct_peak,registers,occupancy,error,ok,model_bytes\n\
+                   f32,4096,4096,4096,cuBLAS,false,2.739168,50.1754,2.739168,100.00,74.99,0,NaN,0.000e0,true,201326592\n\
+                   f32,4096,4096,4096,naive,false,30.0,4.58,2.739168,9.13,6.85,40,1.000,1.0e-6,true,9e11\n\
+                   xf9,1,1,1,naive,false,1.0,0.0,1.0,100.0,1.0,0,NaN,0,true,1\n";
+        let (records, peaks) = parse_bench_csv(csv).unwrap();
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[1].kernel, "naive");
+        assert_eq!(records[0].shape, (4096, 4096, 4096));
+        let (dtype, peak) = peaks[0];
+        assert_eq!(dtype, "f32");
+        assert!((peak / 1e12 - 66.9).abs() < 0.1, "{peak}");
+        assert!(parse_bench_csv("type,m\nf32,1\n").is_err());
+        assert!(parse_bench_csv(&csv.replace("2.739168,50", "fast,50")).is_err());
+        let gpu = parse_gpu_line(
+            "GPU: NVIDIA H200 (132 SMs, 1.98 GHz; FP32 peak 66.9; memory 4.81 TB/s)\n",
+        )
+        .unwrap();
+        assert_eq!(gpu.name, "NVIDIA H200");
+        assert!((gpu.bandwidth - 4.81e12).abs() < 1e6);
+        assert!(parse_gpu_line("no such line").is_none());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-"""PTX probe of the FP64 tensor cores' `mma.sync` shapes (twenty-sixth session, docs/PERF.md).
+"""PTX probe of the FP64 tensor cores' `mma.sync` shapes (2026-11-26, H200; docs/worklog/f64.md, `dmma_k4`).
 
 Writes dmma_shapes.ptx: entries dmma_k4, dmma_k8, dmma_k16, each a loop of 16 independent
 `mma.sync.aligned.m16n8k{4,8,16}.row.col.f64` per warp on register operands (no loads, no

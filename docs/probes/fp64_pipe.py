@@ -1,4 +1,4 @@
-"""PTX probes of the FP64 pipe (H200 findings in docs/PERF.md, "What limits f64").
+"""PTX probes of the FP64 pipe (H200 findings in docs/worklog/simt.md, "The f64 SIMT ceiling").
 
 Writes fp64_pipe.ptx: mainloops of one thread tile with nothing else in them (no global
 loads, no barriers), to find what the FP64 pipe sustains as the loop's operands change.

@@ -23,8 +23,7 @@ use std::sync::{Arc, Mutex};
 /// Number of CUDA devices, or why there are none usable: [`Error::NoDriver`] when the
 /// driver library cannot be loaded. Never panics.
 pub fn device_count() -> Result<usize> {
-    // SAFETY: only tries to dlopen the driver library.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+    if !crate::library::present(&["cuda", "nvcuda"]) {
         return Err(Error::NoDriver(
             "libcuda.so could not be loaded (is the NVIDIA driver installed?)".into(),
         ));
@@ -43,6 +42,7 @@ type ChoiceKey = (&'static str, Precision, usize, usize, usize);
 
 /// What one product ran as: the kernel, its launch configuration and its occupancy.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct LaunchPlan {
     pub kernel: Kernel,
     /// The PTX entry point, e.g. `tiled32_f32`.
@@ -95,6 +95,23 @@ unsafe impl DeviceRepr for ProblemArg {}
 /// buffer on another stream ([`DeviceMatrix::as_cuda_slice`]) is the caller's to order:
 /// [`Context::synchronize`] (or an event on [`Context::stream`]) before, and again before
 /// the context touches it next.
+///
+/// **Threads.** `Context` is `Send + Sync`: threads may share one (an `Arc<Context>`), and
+/// their products queue on its one stream in the order the calls take its locks; a product's
+/// launches are queued together.
+///
+/// **Determinism.** A product is bitwise the same run to run for the same kernel, inputs,
+/// shape and GPU model: no kernel adds floating-point values with atomics, and the kernels
+/// that split K (split-K, stream-K) add their partial sums in a fixed order. Which kernel
+/// [`Context::matmul`] chooses depends on the device (and, with the tuner, on timings), so
+/// another GPU model may give other bits; name the kernel ([`Context::matmul_with`]) for
+/// bits that do not depend on the choice.
+///
+/// **Memory.** Besides the operands, a product may use the context's workspace: the split-K
+/// and stream-K kernels' partial sums (`splits x m x n` accumulators at most), the TF32
+/// kernels' packed operands (A and B once more, as 32-bit words) and Hopper's tensor maps
+/// (a few hundred bytes). The workspace grows to the largest product's need, is reused by
+/// the next, and is freed when the context drops.
 ///
 /// ```
 /// use rgemm::{Context, Matrix};
@@ -444,12 +461,13 @@ impl Context {
     /// launch.
     ///
     /// `kernel: None` picks one of [`Context::candidates`] for this element type and shape
-    /// by rule ([`crate::heuristic`]: the element type, the shape and the device; no
+    /// by rule (the element type, the shape and the device; no
     /// timing, so the first call of a new shape costs no more than the next), or, with the
     /// tuner on ([`Context::set_tuning`]), the fastest of them timed on scratch buffers for
     /// the shape's bucket; the choice is remembered for the life of the context
     /// ([`Context::chosen_kernel`] reports it). Measured on an H200, the rule's choice is
-    /// within 10% of the tuner's on every benchmarked shape (`docs/bench/bench_forms.md`).
+    /// within 10% of the tuner's on every benchmarked shape
+    /// (`docs/bench/2026-11-22-h200-forms.md`).
     ///
     /// [`Kernel::StreamK`] needs device scratch memory for the partial sums of the tiles it
     /// shares out: two 128 x 128 accumulator tiles per block of one wave (34.6 MB on a
@@ -694,8 +712,9 @@ impl Context {
     }
 
     /// `matmul`'s choice for a plain product: remembered, tuned (see
-    /// [`Context::set_tuning`]), or by rule ([`crate::heuristic`]), then remembered for the
-    /// shape. No timing unless the tuner is on, and then on scratch buffers.
+    /// [`Context::set_tuning`]), or by rule (the element type, the shape and the device),
+    /// then remembered for the shape. No timing unless the tuner is on, and then on scratch
+    /// buffers.
     fn choose<T: Element, O: Output<T>>(
         &self,
         (m, n, k): (usize, usize, usize),
@@ -774,7 +793,7 @@ impl Context {
         Ok(self.resolve::<T, T::Out>(kernel)?.occupancy.resources)
     }
 
-    /// The textbook occupancy of `kernel` on this device (see [`crate::occupancy`]).
+    /// The textbook occupancy of `kernel` on this device (see [`Occupancy`]).
     pub fn occupancy<T: Element>(&self, kernel: Kernel) -> Result<Occupancy> {
         self.occupancy_for::<T, T::Out>(kernel)
     }

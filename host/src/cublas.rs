@@ -24,8 +24,7 @@ pub struct Cublas<'c> {
 impl<'c> Cublas<'c> {
     /// Loads cuBLAS (at run time) and binds it to `ctx`'s stream.
     pub fn new(ctx: &'c Context) -> Result<Self> {
-        // SAFETY: only tries to dlopen the library.
-        if !unsafe { cudarc::cublas::sys::is_culib_present() } {
+        if !crate::library::present(&["cublas"]) {
             return Err(Error::NoDriver("libcublas could not be loaded".into()));
         }
         Ok(Self {
@@ -63,6 +62,14 @@ impl<'c> Cublas<'c> {
         let compute = match precision {
             Precision::Tf32 => Compute::CUBLAS_COMPUTE_32F_FAST_TF32,
             Precision::Exact | Precision::Tf32x3 => Compute::CUBLAS_COMPUTE_32F,
+            other => {
+                return Err(Error::UnsupportedPrecision {
+                    precision: other.name(),
+                    element: "f32",
+                    device: self.ctx.props().name.clone(),
+                    reason: "cuBLAS has no such compute type".into(),
+                });
+            }
         };
         self.gemm(a, b, c, compute)
     }

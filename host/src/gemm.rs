@@ -11,7 +11,6 @@ use crate::kernels::{Kernel, MAX_DIM, Precision};
 use crate::view::{
     Batch, DeviceView, DeviceViewMut, Layout, MatrixLayout, MatrixView, MatrixViewMut,
 };
-use cudarc::driver::{DevicePtr, DevicePtrMut};
 use rgemm_kernels::problem::{Problem, TRANSPOSED_A, TRANSPOSED_B};
 use std::sync::Arc;
 
@@ -265,9 +264,9 @@ impl Context {
     /// ([`DeviceView::t`]); C's type is the output type ([`Output`]).
     ///
     /// The kernel, unless named, comes from a rule on the shape, the forms and the device
-    /// ([`crate::heuristic`]), with no timing: the first product of a shape costs the host
-    /// no more than the next. (`matmul`'s timed choice, where it has made one for a plain
-    /// product of this shape, is kept.)
+    /// (the selection rule, `docs/architecture.md`), with no timing: the first product of a
+    /// shape costs the host no more than the next. (`matmul`'s timed choice, where it has made
+    /// one for a plain product of this shape, is kept.)
     ///
     /// ```no_run
     /// # fn main() -> rgemm::Result<()> {

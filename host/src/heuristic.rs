@@ -12,7 +12,7 @@ use crate::kernels::{Elem, Kernel, Precision};
 use crate::props::DeviceProps;
 use rgemm_kernels::problem::Problem;
 
-/// The SIMT kernels that read every form, best first (`docs/PERF.md`'s ladder).
+/// The SIMT kernels that read every form, best first (the ladder of `docs/worklog/simt.md`).
 const SIMT: [Kernel; 12] = [
     Kernel::PairedLanes,
     Kernel::AsyncCopy,
@@ -52,12 +52,13 @@ pub fn preference_for<T: Element>(
     match precision {
         // Hopper's `wgmma` on packed operands (A in place where TMA reads it), every form
         // (H200: 94% of cuBLAS at 4096^3 against `mma_tf32`'s 27%,
-        // docs/bench/bench_tf32_wgmma_rs.md); `mma.sync` elsewhere.
+        // docs/bench/2026-11-24-h200-tf32-wgmma-rs.md); `mma.sync` elsewhere.
         Precision::Tf32 if hopper => order.extend([Kernel::WgmmaTf32, Kernel::MmaTf32]),
         Precision::Tf32 => order.push(Kernel::MmaTf32),
         Precision::Tf32x3 if hopper => order.extend([Kernel::Wgmma3xTf32, Kernel::Mma3xTf32]),
         Precision::Tf32x3 => order.push(Kernel::Mma3xTf32),
-        Precision::Exact => {}
+        // Exact, and any arithmetic without kernels of its own here.
+        _ => {}
     }
     let side = m.min(n);
     let sixteen_bit = matches!(T::ELEM, Elem::F16 | Elem::Bf16);
@@ -98,11 +99,12 @@ pub fn preference_for<T: Element>(
     // memory) leads for 3 to 32 columns of f32 from 1024 rows (H200, % of cuBLAS, 4096 x N
     // x 4096: N = 8 129%, 16 124%, 32 94% against `stream_k_narrow_32`'s 71-73%; 2048 x
     // 16 x 2048 127% against 101%; 1000 x 20 x 2000 86%, a tie), for up to 64 columns from
-    // 4096 rows (4096 x 63 x 4096: 87.5% against `stream_k_narrow`'s 50.8%, eighteenth
-    // session; 4096 x 64 x 4096, the tuner's choice in three runs of `rgemm-forms`, H200 and
-    // H100: 25.7 / 27.2 / 27.0 against 25.1 / 24.8 / 23.9 TFLOP/s), and for 3 to 16 columns
-    // of f64 from 2048 rows (4096 x 8 x 4096 100% against 60%, 8192 x 16 x 8192 80% against
-    // 49%; 17 to 32 columns lost: 48% against 57%).
+    // 4096 rows (4096 x 63 x 4096: 87.5% against `stream_k_narrow`'s 50.8%, H200,
+    // `docs/bench/2026-11-23-h200-f32-f64-few-columns.md`; 4096 x 64 x 4096, the tuner's
+    // choice in three runs of `rgemm-forms`, H200 and H100: 25.7 / 27.2 / 27.0 against
+    // 25.1 / 24.8 / 23.9 TFLOP/s), and for 3 to 16 columns of f64 from 2048 rows (4096 x 8 x
+    // 4096 100% against 60%, 8192 x 16 x 8192 80% against 49%; 17 to 32 columns lost: 48%
+    // against 57%).
     let few_columns = match T::ELEM {
         Elem::F32 => (m >= 1024 && (3..=32).contains(&n)) || (m >= 4096 && (33..=64).contains(&n)),
         Elem::F64 => m >= 2048 && (3..=16).contains(&n),
@@ -144,11 +146,11 @@ pub fn preference_for<T: Element>(
         // 7 rows: stream-K's tiles win (above). Few columns are not theirs: 4096 x 16 x
         // 4096 took `decode` 166 ms (H200, f32).
         let tma_rows = (problem.lda | problem.ldb | problem.ldc).is_multiple_of(8);
-        // On Hopper, where TMA reads A and B, `decode_tma` leads (H100, twenty-second
-        // session, `docs/bench/bench_decode_tma.md`: 4-16 x 4096 x 4096 at 75-102% of cuBLAS
-        // against the other kernels' best 56-72%; 4-16 x 8192 x 8192 88-94% against 76-84%;
-        // 16 x 28672 x 8192 98-102% against `wgmma_tma`'s 94-100%; 1 row with a 16-bit C
-        // 91-103% against `decode_async`'s 82-94%), but for 1 or 2 rows with an f32 C, where
+        // On Hopper, where TMA reads A and B, `decode_tma` leads (H100, 2026-11-25,
+        // `docs/bench/2026-11-25-h100-bf16-f16-decode-tma.md`: 4-16 x 4096 x 4096 at 75-102%
+        // of cuBLAS against the other kernels' best 56-72%; 4-16 x 8192 x 8192 88-94% against
+        // 76-84%; 16 x 28672 x 8192 98-102% against `wgmma_tma`'s 94-100%; 1 row with a 16-bit
+        // C 91-103% against `decode_async`'s 82-94%), but for 1 or 2 rows with an f32 C, where
         // `decode_async` ran 7-14% ahead in two of three runs (1 x 4096 x 4096 and 1 x 8192
         // x 8192) and 1-6% behind in the third.
         let tma_decode = sixteen_bit && hopper && tma_rows;

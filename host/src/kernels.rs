@@ -29,6 +29,7 @@ macro_rules! kernel_enum {
         /// (`kernels-gpu/src/catalogue.rs`), each one idea of the progression in its own
         /// file. [`Kernel::spec`] gives everything rgemm knows about it.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
         pub enum Kernel {
             $( $(#[$fdoc])* $fixed, )*
             $( $(#[$sdoc])* $sized(u32), )*
@@ -195,6 +196,7 @@ impl Kernel {
             Candidate::Always => true,
             Candidate::WhenSideAtMost(side) => m.min(n) <= side as usize,
             Candidate::WhenColumnsAtMost(cols) => n <= cols as usize,
+            _ => false,
         }
     }
 
@@ -425,6 +427,13 @@ impl Kernel {
                 };
                 let sharing = if s.split > 0 { ctas } else { 0 };
                 ((s.whole as usize + sharing as usize, 1), fixup, workspace)
+            }
+            other => {
+                return Err(Error::UnsupportedKernel {
+                    kernel: self.to_string(),
+                    device: props.name.clone(),
+                    reason: format!("this build of rgemm has no launch rule for grid {other:?}"),
+                });
             }
         };
         let mut pack = None;

@@ -1,9 +1,11 @@
 //! # rgemm: GPU matrix multiplication with kernels written in Rust
 //!
-//! The kernels (`kernels-gpu/`) are plain `no_std` Rust, compiled to PTX by rustc's NVPTX
-//! backend while this crate builds, and launched through a safe, typed API on top of
-//! [cudarc](https://docs.rs/cudarc). The driver is loaded at run time, so this crate
-//! builds, and its CPU parts run, on machines without CUDA.
+//! The kernels (crate `rgemm-kernels`) are plain `no_std` Rust, compiled to PTX by rustc's
+//! NVPTX backend; the PTX ships with this crate, so it builds on stable Rust without a CUDA
+//! toolkit (`RGEMM_PTX=source` rebuilds it from the kernels' source with the pinned nightly).
+//! They are launched through a safe, typed API on top of [cudarc](https://docs.rs/cudarc),
+//! which loads the driver at run time, so this crate builds, and its CPU parts run (the CPU
+//! executor runs the same kernels), on machines without CUDA.
 //!
 //! ```
 //! use rgemm::{Context, Kernel, Matrix};
@@ -31,40 +33,39 @@
 //! [`DeviceMatrix`] (row-major), [`Kernel`] (the catalogue: each kernel's [`KernelSpec`]
 //! and the launch rules it implies), [`Occupancy`] (the textbook's occupancy arithmetic), [`matmul_reference`] (the
 //! CPU reference), [`Cublas`] (the yardstick), [`Error`].
-pub mod batched;
-pub mod context;
-pub mod cpu;
-pub mod cublas;
-pub mod element;
-pub mod error;
-pub mod gemm;
-pub mod heuristic;
-pub mod kernels;
-pub mod matrix;
+mod batched;
+mod context;
+mod cpu;
+mod cublas;
+mod element;
+mod error;
+mod gemm;
+mod heuristic;
+mod kernels;
+mod library;
+mod matrix;
 #[cfg(feature = "ndarray")]
 pub mod ndarray_interop;
-pub mod occupancy;
-pub mod props;
-pub mod ptx;
-pub mod reference;
-pub mod timing;
+mod occupancy;
+mod props;
+mod ptx;
+mod reference;
+mod timing;
 mod tma;
-pub mod tuner;
-pub mod view;
+mod tuner;
+mod view;
 
 pub use context::{Context, LaunchPlan, device_count};
-pub use cpu::CpuExecutor;
+pub use cpu::{CpuExecutor, CpuLaunch, Fault};
 pub use cublas::Cublas;
 /// The cudarc this crate is built on, for interoperation ([`Context::from_cudarc`],
-/// [`DeviceMatrix::as_cuda_slice`], [`DeviceView::new`]).
+/// [`DeviceMatrix::from_cuda_slice`], [`DeviceView::from_cuda_view`]).
 pub use cudarc;
 pub use element::{Element, Output, Scalar};
 pub use error::{Error, Result};
 pub use gemm::{GemmCall, gemm_reference};
 pub use half::{bf16, f16};
-pub use kernels::{
-    Arch, ENTRY_PARAMS, Elem, Kernel, Launches, MAX_DIM, PackLaunch, Precision, PtxParam,
-};
+pub use kernels::{Arch, Elem, Kernel, MAX_DIM, Precision};
 pub use matrix::{DeviceMatrix, Matrix};
 /// The ndarray the interop is built on (feature `ndarray`).
 #[cfg(feature = "ndarray")]
@@ -75,9 +76,24 @@ pub use reference::{
     abs_product, agreement_limit, check_output_shape, check_product_shape, matmul_reference,
     max_relative_error, product_dims,
 };
-pub use rgemm_kernels::catalogue::KernelSpec;
-pub use rgemm_kernels::problem::Problem;
+pub use rgemm_kernels::catalogue::{Candidate, Grid, KernelSpec, RunsOn, Shared, Threads, Tile};
+pub use tuner::Bucket;
 pub use view::{Batch, DeviceView, DeviceViewMut, Layout, MatrixLayout, MatrixView, MatrixViewMut};
+
+/// rgemm's own machinery, public for its benchmark, tests and tools: the kernels' launch
+/// arithmetic and parameter block, the selection rule's order, the PTX modules, the timing
+/// helpers. **Not part of the stable API**: anything here may change in any release.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::batched::{Indexed, Table, ViewOf};
+    pub use crate::cpu::GlobalRegion;
+    pub use crate::gemm::{Normalized, random_buffer};
+    pub use crate::heuristic::{preference, preference_for};
+    pub use crate::kernels::{ENTRY_PARAMS, Launches, PackLaunch, PtxParam};
+    pub use crate::ptx::module as ptx_module;
+    pub use crate::timing::{median, time_ms};
+    pub use rgemm_kernels::problem::Problem;
+}
 
 /// Parses a product shape written `S` (for S x S x S) or `MxNxK` (C is M x N, the inner
 /// dimension K), as the binaries take them on their command lines.

@@ -130,4 +130,43 @@ impl<T> DeviceMatrix<T> {
     pub fn as_cuda_slice(&self) -> &CudaSlice<T> {
         &self.buf
     }
+
+    /// The device buffer, writable (its first `rows * cols` elements are the matrix, row
+    /// by row).
+    pub fn as_cuda_slice_mut(&mut self) -> &mut CudaSlice<T> {
+        &mut self.buf
+    }
+
+    /// A `rows x cols` row-major matrix over a cudarc buffer of `rows * cols` elements,
+    /// without a copy (a matrix with no elements takes a buffer of at most one); an error
+    /// if the length differs.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), rgemm::Error> {
+    /// let ctx = rgemm::Context::new(0)?;
+    /// let buf = ctx.stream().alloc_zeros::<f32>(32 * 16).map_err(rgemm::Error::from)?;
+    /// let m = rgemm::DeviceMatrix::from_cuda_slice(buf, 32, 16)?;
+    /// let buf = m.into_cuda_slice(); // and back, still on the device
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn from_cuda_slice(buf: CudaSlice<T>, rows: usize, cols: usize) -> Result<Self> {
+        let expected = element_count(rows, cols)?;
+        let fits = buf.len() == expected || (expected == 0 && buf.len() <= 1);
+        if !fits {
+            return Err(Error::LengthMismatch {
+                rows,
+                cols,
+                expected,
+                len: buf.len(),
+            });
+        }
+        Ok(Self { rows, cols, buf })
+    }
+
+    /// The device buffer, given up by the matrix (one unused element if the matrix has
+    /// none).
+    pub fn into_cuda_slice(self) -> CudaSlice<T> {
+        self.buf
+    }
 }

@@ -26,6 +26,7 @@ pub struct BlockResources {
 
 /// The resource that limits how many blocks are resident on one SM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Limiter {
     Threads,
     Blocks,
@@ -35,6 +36,7 @@ pub enum Limiter {
 
 /// The occupancy of one launch configuration on one device.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Occupancy {
     pub resources: BlockResources,
     /// Resident blocks per SM, and what each limit alone would allow.

@@ -1,5 +1,5 @@
-//! The kernels' PTX, one module per architecture, built from `kernels-gpu/` by `build.rs`
-//! from the catalogue and embedded here.
+//! The kernels' PTX, one module per architecture, embedded here by `build.rs`: the shipped
+//! modules (`ptx/`), or a build from the kernels' Rust source (`RGEMM_PTX`).
 use rgemm_kernels::catalogue::Arch;
 
 include!(concat!(env!("OUT_DIR"), "/modules.rs"));

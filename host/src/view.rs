@@ -8,7 +8,13 @@
 use crate::element::Scalar;
 use crate::error::{Error, Result};
 use crate::matrix::{DeviceMatrix, Matrix};
-use cudarc::driver::CudaSlice;
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{
+    CudaContext, CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut,
+    DeviceSlice, SyncOnDrop,
+};
+use std::marker::PhantomData;
+use std::sync::Arc;
 
 /// How a matrix's elements follow each other in its buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -293,10 +299,102 @@ impl Batch {
     }
 }
 
-/// A view of a matrix in device memory, borrowed from its buffer.
+/// Where a view's elements are: a cudarc buffer or view (whose events order the product
+/// after the buffer's earlier writes, when cudarc manages that), or memory the caller
+/// vouches for.
+#[derive(Debug)]
+pub(crate) enum Buffer<'a, T> {
+    Slice(&'a CudaSlice<T>),
+    View(&'a CudaView<'a, T>),
+    Raw {
+        ptr: CUdeviceptr,
+        stream: &'a Arc<CudaStream>,
+        elements: PhantomData<&'a [T]>,
+    },
+}
+
+impl<T> Clone for Buffer<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Buffer<'_, T> {}
+
+impl<'a, T> Buffer<'a, T> {
+    /// The CUDA context the memory belongs to.
+    pub(crate) fn context(&self) -> &'a Arc<CudaContext> {
+        match *self {
+            Buffer::Slice(s) => s.context(),
+            Buffer::View(v) => v.stream().context(),
+            Buffer::Raw { stream, .. } => stream.context(),
+        }
+    }
+
+    /// The device address, and the guard that records the read when it drops.
+    pub(crate) fn device_ptr<'b>(
+        &'b self,
+        stream: &'b CudaStream,
+    ) -> (CUdeviceptr, Option<SyncOnDrop<'b>>) {
+        match self {
+            Buffer::Slice(s) => {
+                let (ptr, guard) = s.device_ptr(stream);
+                (ptr, Some(guard))
+            }
+            Buffer::View(v) => {
+                let (ptr, guard) = v.device_ptr(stream);
+                (ptr, Some(guard))
+            }
+            Buffer::Raw { ptr, .. } => (*ptr, None),
+        }
+    }
+}
+
+/// [`Buffer`], written.
+#[derive(Debug)]
+pub(crate) enum BufferMut<'a, T> {
+    Slice(&'a mut CudaSlice<T>),
+    View(CudaViewMut<'a, T>),
+    Raw {
+        ptr: CUdeviceptr,
+        stream: &'a Arc<CudaStream>,
+        elements: PhantomData<&'a mut [T]>,
+    },
+}
+
+impl<T> BufferMut<'_, T> {
+    /// The CUDA context the memory belongs to.
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        match self {
+            BufferMut::Slice(s) => s.context(),
+            BufferMut::View(v) => v.stream().context(),
+            BufferMut::Raw { stream, .. } => stream.context(),
+        }
+    }
+
+    /// The device address, and the guard that records the write when it drops.
+    pub(crate) fn device_ptr_mut<'b>(
+        &'b mut self,
+        stream: &'b CudaStream,
+    ) -> (CUdeviceptr, Option<SyncOnDrop<'b>>) {
+        match self {
+            BufferMut::Slice(s) => {
+                let (ptr, guard) = s.device_ptr_mut(stream);
+                (ptr, Some(guard))
+            }
+            BufferMut::View(v) => {
+                let (ptr, guard) = v.device_ptr_mut(stream);
+                (ptr, Some(guard))
+            }
+            BufferMut::Raw { ptr, .. } => (*ptr, None),
+        }
+    }
+}
+
+/// A view of a matrix in device memory, borrowed from its buffer: a [`DeviceMatrix`], a
+/// cudarc [`CudaSlice`] or [`CudaView`], or (unsafely) a raw device pointer.
 #[derive(Clone, Copy, Debug)]
 pub struct DeviceView<'a, T> {
-    pub(crate) buf: &'a CudaSlice<T>,
+    pub(crate) buf: Buffer<'a, T>,
     pub(crate) len: usize,
     pub(crate) layout: MatrixLayout,
 }
@@ -305,7 +403,7 @@ pub struct DeviceView<'a, T> {
 /// operand of the same product can be a view of the same buffer).
 #[derive(Debug)]
 pub struct DeviceViewMut<'a, T> {
-    pub(crate) buf: &'a mut CudaSlice<T>,
+    pub(crate) buf: BufferMut<'a, T>,
     pub(crate) len: usize,
     pub(crate) layout: MatrixLayout,
 }
@@ -352,7 +450,63 @@ impl<'a, T> DeviceView<'a, T> {
         layout.check(buf.len())?;
         Ok(Self {
             len: buf.len(),
-            buf,
+            buf: Buffer::Slice(buf),
+            layout,
+        })
+    }
+
+    /// A view of a cudarc view (a part of some [`CudaSlice`]) laid out as `layout`; an
+    /// error if it reaches past the view.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), rgemm::Error> {
+    /// use rgemm::{Context, DeviceView, DeviceViewMut, MatrixLayout};
+    /// let ctx = Context::new(0)?;
+    /// let stream = ctx.stream();
+    /// let ab = stream.alloc_zeros::<f32>(2 * 64 * 64).map_err(rgemm::Error::from)?;
+    /// let mut c = stream.alloc_zeros::<f32>(64 * 64).map_err(rgemm::Error::from)?;
+    /// // A and B as two halves of one allocation.
+    /// let (a, b) = (ab.slice(..64 * 64), ab.slice(64 * 64..));
+    /// let square = MatrixLayout::row_major(64, 64);
+    /// let (a, b) = (DeviceView::from_cuda_view(&a, square)?, DeviceView::from_cuda_view(&b, square)?);
+    /// let c = DeviceViewMut::from_cuda_view_mut(c.as_view_mut(), square)?;
+    /// ctx.gemm(a, b, c).run()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn from_cuda_view(view: &'a CudaView<'a, T>, layout: MatrixLayout) -> Result<Self> {
+        layout.check(view.len())?;
+        Ok(Self {
+            len: view.len(),
+            buf: Buffer::View(view),
+            layout,
+        })
+    }
+
+    /// A view of `len` elements of type `T` at device address `ptr`, laid out as `layout`,
+    /// for memory that no cudarc value owns (another library's allocation). Products with
+    /// it run on their context's stream, and rgemm orders nothing for it: earlier writes
+    /// to it must be complete, or queued on that same stream, when the product is queued.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be the address of `len` initialised elements of `T` in memory of
+    /// `stream`'s CUDA context, aligned for `T`, valid and not written by anyone else for
+    /// `'a`.
+    pub unsafe fn from_raw(
+        ptr: CUdeviceptr,
+        len: usize,
+        stream: &'a Arc<CudaStream>,
+        layout: MatrixLayout,
+    ) -> Result<Self> {
+        layout.check(len)?;
+        Ok(Self {
+            len,
+            buf: Buffer::Raw {
+                ptr,
+                stream,
+                elements: PhantomData,
+            },
             layout,
         })
     }
@@ -364,7 +518,42 @@ impl<'a, T> DeviceViewMut<'a, T> {
         layout.check(buf.len())?;
         Ok(Self {
             len: buf.len(),
-            buf,
+            buf: BufferMut::Slice(buf),
+            layout,
+        })
+    }
+
+    /// A writable view of a cudarc view ([`CudaSlice::slice_mut`],
+    /// [`CudaSlice::as_view_mut`]) laid out as `layout`; an error if it reaches past the
+    /// view. See [`DeviceView::from_cuda_view`].
+    pub fn from_cuda_view_mut(view: CudaViewMut<'a, T>, layout: MatrixLayout) -> Result<Self> {
+        layout.check(view.len())?;
+        Ok(Self {
+            len: view.len(),
+            buf: BufferMut::View(view),
+            layout,
+        })
+    }
+
+    /// [`DeviceView::from_raw`], written.
+    ///
+    /// # Safety
+    ///
+    /// As [`DeviceView::from_raw`], and no one else reads or writes the memory for `'a`.
+    pub unsafe fn from_raw(
+        ptr: CUdeviceptr,
+        len: usize,
+        stream: &'a Arc<CudaStream>,
+        layout: MatrixLayout,
+    ) -> Result<Self> {
+        layout.check(len)?;
+        Ok(Self {
+            len,
+            buf: BufferMut::Raw {
+                ptr,
+                stream,
+                elements: PhantomData,
+            },
             layout,
         })
     }
@@ -374,7 +563,7 @@ impl<T> DeviceMatrix<T> {
     /// The whole matrix as a view (row-major, dense).
     pub fn view(&self) -> DeviceView<'_, T> {
         DeviceView {
-            buf: &self.buf,
+            buf: Buffer::Slice(&self.buf),
             len: self.rows * self.cols,
             layout: MatrixLayout::row_major(self.rows, self.cols),
         }
@@ -385,7 +574,7 @@ impl<T> DeviceMatrix<T> {
         DeviceViewMut {
             len: self.rows * self.cols,
             layout: MatrixLayout::row_major(self.rows, self.cols),
-            buf: &mut self.buf,
+            buf: BufferMut::Slice(&mut self.buf),
         }
     }
 
@@ -394,7 +583,7 @@ impl<T> DeviceMatrix<T> {
     pub fn view_as(&self, layout: MatrixLayout) -> Result<DeviceView<'_, T>> {
         layout.check(self.rows * self.cols)?;
         Ok(DeviceView {
-            buf: &self.buf,
+            buf: Buffer::Slice(&self.buf),
             len: self.rows * self.cols,
             layout,
         })
@@ -406,7 +595,7 @@ impl<T> DeviceMatrix<T> {
         Ok(DeviceViewMut {
             len: self.rows * self.cols,
             layout,
-            buf: &mut self.buf,
+            buf: BufferMut::Slice(&mut self.buf),
         })
     }
 }

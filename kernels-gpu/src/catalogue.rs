@@ -10,6 +10,7 @@
 /// The PTX module families, lowest first. A kernel lives in exactly the module of its
 /// [`KernelSpec::arch`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Arch {
     /// Plain SIMT code: PTX for sm_70, which the driver compiles for any newer GPU.
     Sm70,
@@ -77,6 +78,7 @@ impl Arch {
 
 /// The element types of A and B, by the suffix of their entry points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Elem {
     F32,
     F64,
@@ -158,6 +160,7 @@ pub enum Tile {
 
 /// How the grid follows from the shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Grid {
     /// One block per block tile, 2D.
     Tiles,
@@ -207,6 +210,7 @@ pub enum Shared {
 
 /// Whether `matmul`'s automatic choice considers the kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Candidate {
     Never,
     Always,
@@ -284,6 +288,7 @@ pub struct KernelSpec {
 /// How an f32 product is multiplied. f32 means FP32 unless the caller asks otherwise:
 /// `matmul` never chooses a TF32 kernel by itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Precision {
     /// FP32 multiply-adds (f64 in FP64), rounded as IEEE says: the default.
     #[default]

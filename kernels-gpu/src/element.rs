@@ -38,8 +38,33 @@ macro_rules! half_word_output {
         }
     };
 }
-half_word_output!(f16, f16::to_bits, f16::from_bits);
+half_word_output!(F16, F16::to_bits, F16::from_bits);
 half_word_output!(Bf16, |x: Bf16| x.0, Bf16);
+
+/// `a * b + c` rounded once: LLVM's fma intrinsic on the GPU (`fma.rn`), the standard
+/// library's `mul_add` (the same IEEE operation) on the host.
+mod fma {
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    pub fn f32(a: f32, b: f32, c: f32) -> f32 {
+        core::intrinsics::fmaf32(a, b, c)
+    }
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    pub fn f64(a: f64, b: f64, c: f64) -> f64 {
+        core::intrinsics::fmaf64(a, b, c)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    pub fn f32(a: f32, b: f32, c: f32) -> f32 {
+        a.mul_add(b, c)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    pub fn f64(a: f64, b: f64, c: f64) -> f64 {
+        a.mul_add(b, c)
+    }
+}
 
 /// The accumulator (and output) type of a kernel.
 pub trait Accumulator:
@@ -124,7 +149,7 @@ impl Accumulator for f32 {
     const GRANULE: u32 = 4;
     #[inline(always)]
     fn mul_add(self, a: Self, b: Self) -> Self {
-        core::intrinsics::fmaf32(a, b, self)
+        fma::f32(a, b, self)
     }
     #[inline(always)]
     fn from_f32(x: f32) -> Self {
@@ -175,7 +200,7 @@ impl Accumulator for f64 {
     const GRANULE: u32 = 2;
     #[inline(always)]
     fn mul_add(self, a: Self, b: Self) -> Self {
-        core::intrinsics::fmaf64(a, b, self)
+        fma::f64(a, b, self)
     }
     #[inline(always)]
     fn from_f32(x: f32) -> Self {
@@ -432,12 +457,52 @@ impl Element for f64 {
     no_tensor_cores!();
 }
 
-/// IEEE binary16 (Rust's `f16`), under a name other crates can use without the `f16`
-/// feature; same layout as the host's `half::f16`.
+/// IEEE binary16: Rust's `f16` on the GPU, `half::f16` on the host, where the primitive
+/// needs a nightly compiler (the two have one layout and round alike, to nearest even).
+#[cfg(target_arch = "nvptx64")]
 pub type F16 = f16;
+/// IEEE binary16: Rust's `f16` on the GPU, `half::f16` on the host, where the primitive
+/// needs a nightly compiler (the two have one layout and round alike, to nearest even).
+#[cfg(not(target_arch = "nvptx64"))]
+pub type F16 = half::f16;
+
+/// [`F16`]'s conversions, written once for both of its types.
+#[cfg(target_arch = "nvptx64")]
+mod binary16 {
+    use super::F16;
+    pub const ZERO: F16 = 0.0;
+    #[inline(always)]
+    pub fn widen(x: F16) -> f32 {
+        x as f32
+    }
+    #[inline(always)]
+    pub fn round(x: f32) -> F16 {
+        x as F16
+    }
+}
+/// [`F16`]'s conversions, written once for both of its types.
+#[cfg(not(target_arch = "nvptx64"))]
+mod binary16 {
+    use super::F16;
+    pub const ZERO: F16 = F16::ZERO;
+    #[inline(always)]
+    pub fn widen(x: F16) -> f32 {
+        x.to_f32()
+    }
+    #[inline(always)]
+    pub fn round(x: f32) -> F16 {
+        F16::from_f32(x)
+    }
+}
+
+/// The f32 value of binary16 bits (the mma emulations' widening).
+#[inline(always)]
+pub fn widen_f16_bits(bits: u16) -> f32 {
+    binary16::widen(F16::from_bits(bits))
+}
 
 /// Widened by `cvt.f32.f16` on the GPU.
-impl Element for f16 {
+impl Element for F16 {
     type Acc = f32;
     type Out = f32;
     #[inline(always)]
@@ -448,14 +513,14 @@ impl Element for f16 {
     fn out_widen(c: f32) -> f32 {
         c
     }
-    const ZERO: Self = 0.0;
+    const ZERO: Self = binary16::ZERO;
     const IS_ACC: bool = false;
     #[inline(always)]
     fn widen(self) -> f32 {
-        self as f32
+        binary16::widen(self)
     }
     tensor_cores!(
-        f16::to_bits,
+        F16::to_bits,
         m16n8k16_f16,
         m64n256k16_f16,
         m64n128k16_f16,
@@ -533,25 +598,25 @@ impl Bf16 {
 #[repr(transparent)]
 pub struct Narrow<E>(pub E);
 
-impl Element for Narrow<f16> {
+impl Element for Narrow<F16> {
     type Acc = f32;
-    type Out = f16;
+    type Out = F16;
     #[inline(always)]
-    fn out(acc: f32) -> f16 {
-        acc as f16
+    fn out(acc: f32) -> F16 {
+        binary16::round(acc)
     }
     #[inline(always)]
-    fn out_widen(c: f16) -> f32 {
-        c as f32
+    fn out_widen(c: F16) -> f32 {
+        binary16::widen(c)
     }
-    const ZERO: Self = Narrow(0.0);
+    const ZERO: Self = Narrow(binary16::ZERO);
     const IS_ACC: bool = false;
     #[inline(always)]
     fn widen(self) -> f32 {
-        self.0 as f32
+        binary16::widen(self.0)
     }
     tensor_cores!(
-        |x: Narrow<f16>| x.0.to_bits(),
+        |x: Narrow<F16>| x.0.to_bits(),
         m16n8k16_f16,
         m64n256k16_f16,
         m64n128k16_f16,

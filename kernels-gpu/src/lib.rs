@@ -19,12 +19,21 @@
     target_arch = "nvptx64",
     feature(abi_ptx, stdarch_nvptx, gpu_intrinsics, gpu_launch_sized_workgroup_mem)
 )]
-#![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch))]
-#![feature(core_intrinsics, f16)]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(asm_experimental_arch, core_intrinsics, f16)
+)]
 #![allow(internal_features)]
+// Compilers before 1.95 do not know the nvptx target features (`sm_80`, `sm_90a`) that the
+// host build's `cfg`s name.
+#![cfg_attr(not(target_arch = "nvptx64"), allow(unexpected_cfgs))]
 // Register tiles are indexed with loop counters on purpose: constant-trip index loops unroll
 // into registers, where iterator adaptors over arrays left state in local memory.
 #![allow(clippy::needless_range_loop)]
+
+/// Where this crate's source lies: rgemm's build script builds the PTX from it on request.
+#[cfg(not(target_arch = "nvptx64"))]
+pub const SOURCE_DIR: &str = env!("CARGO_MANIFEST_DIR");
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod async_copy;

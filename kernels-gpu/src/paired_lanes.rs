@@ -9,7 +9,7 @@
 //!
 //! Measured on an H200 (Nsight): 3.0 -> 2.0 wavefronts per f64 fragment read, yet only
 //! +0.3-1.5% for f64 and no change for f32: neither was bound by shared memory. What bounds
-//! f64 is in `docs/PERF.md` ("What limits f64").
+//! f64 is in `docs/worklog/simt.md` ("The f64 SIMT ceiling").
 //!
 //! Launch rules ([`SPEC`]): as `async_copy`: 256 threads, block tile 128 x 128
 //! stepping BK = 16, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes `2 * (BK * (BM + 4) +

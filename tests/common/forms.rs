@@ -203,12 +203,12 @@ pub fn one<T: Element, O: Output<T>>(
     let (sb, len_b) = stride_of(&lb, (case.shared.1, whole), case.count, align);
     let (sc, len_c) = stride_of(&lc, (false, false), case.count, align);
     let batch = Batch::strided(case.count, (sa, sb, sc));
-    let a: Vec<T> = rgemm::gemm::random_buffer(len_a, case.seed);
-    let b: Vec<T> = rgemm::gemm::random_buffer(len_b, case.seed ^ 0x9e37_79b9);
+    let a: Vec<T> = rgemm::internals::random_buffer(len_a, case.seed);
+    let b: Vec<T> = rgemm::internals::random_buffer(len_b, case.seed ^ 0x9e37_79b9);
     // beta = 0: C holds NaN, which must not reach the result.
     let c0: Vec<O> = match case.beta {
         0.0 => vec![O::from_f64(f64::NAN); len_c],
-        _ => rgemm::gemm::random_buffer::<T>(len_c, case.seed ^ 0x5151)
+        _ => rgemm::internals::random_buffer::<T>(len_c, case.seed ^ 0x5151)
             .into_iter()
             .map(|x| O::from_f64(x.to_f64()))
             .collect(),
@@ -412,9 +412,9 @@ fn expect_error(
     batch: Batch,
     want: fn(&rgemm::Error) -> bool,
 ) -> Result<(), String> {
-    let a: Vec<f32> = rgemm::gemm::random_buffer(lens.0, 1);
-    let b: Vec<f32> = rgemm::gemm::random_buffer(lens.1, 2);
-    let c: Vec<f32> = rgemm::gemm::random_buffer(lens.2, 3);
+    let a: Vec<f32> = rgemm::internals::random_buffer(lens.0, 1);
+    let b: Vec<f32> = rgemm::internals::random_buffer(lens.1, 2);
+    let c: Vec<f32> = rgemm::internals::random_buffer(lens.2, 3);
     match be.gemm::<f32, f32>(kernel, (1.0, 0.0), (&a, la), (&b, lb), (&c, lc), batch) {
         Err(e) if want(&e) => Ok(()),
         Err(e) => Err(format!("unexpected error: {e}")),
@@ -560,8 +560,8 @@ pub fn error_cases() -> Vec<ErrorCase> {
         ("forms_error::interleaved_batches_are_fine", |be| {
             // Products 4 columns apart in rows of 8: disjoint, so no error, and C right.
             let c = rm(4, 4).with_ld(8);
-            let a: Vec<f32> = rgemm::gemm::random_buffer(64, 1);
-            let b: Vec<f32> = rgemm::gemm::random_buffer(64, 2);
+            let a: Vec<f32> = rgemm::internals::random_buffer(64, 1);
+            let b: Vec<f32> = rgemm::internals::random_buffer(64, 2);
             let c0 = vec![0.0f32; 32];
             let batch = Batch::strided(2, (32, 32, 4));
             let got = be

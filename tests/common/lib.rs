@@ -866,6 +866,7 @@ pub fn fixed_cases() -> Vec<Case> {
                         let rows = match kernel.spec().precision {
                             Precision::Tf32 => tf32,
                             Precision::Exact | Precision::Tf32x3 => first,
+                            other => return Err(format!("no expectation for {other:?}")),
                         };
                         let c = be.matmul_with(&a, &b, kernel).map_err(fail)?;
                         for (r, row) in rows.into_iter().enumerate() {

@@ -31,10 +31,10 @@ fn operand<T: Element>(
     let buffers = match shared {
         true => {
             let most = views.iter().map(|(_, v)| len(v)).max().unwrap_or(1);
-            vec![rgemm::gemm::random_buffer(most, seed)]
+            vec![rgemm::internals::random_buffer(most, seed)]
         }
         false => (views.iter().enumerate())
-            .map(|(z, (_, v))| rgemm::gemm::random_buffer(len(v), seed + z as u64))
+            .map(|(z, (_, v))| rgemm::internals::random_buffer(len(v), seed + z as u64))
             .collect(),
     };
     (buffers, views)
@@ -177,7 +177,7 @@ fn expect_error(
 ) -> Result<(), String> {
     let list = |views: &[MatrixLayout], len: usize, seed: u64| {
         let buffers: Vec<Vec<f32>> = (0..views.len())
-            .map(|z| rgemm::gemm::random_buffer(len, seed + z as u64))
+            .map(|z| rgemm::internals::random_buffer(len, seed + z as u64))
             .collect();
         let views: Vec<_> = views.iter().copied().enumerate().collect();
         (buffers, views)

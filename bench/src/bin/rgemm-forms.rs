@@ -3,10 +3,36 @@
 //! (medians of 10 after 3 warm-ups, CUDA events), and the host time of the first product
 //! of a new shape (the kernel chosen by rule, no timing).
 //!
-//! `rgemm-forms [CSV]`: a markdown table on stdout, the same rows as CSV to the file.
+//! `rgemm-forms [--csv PATH] [--device N]`: a markdown table on stdout, the same rows as
+//! CSV to the file.
+use clap::Parser;
 use rgemm::{Batch, Context, Cublas, Element, Kernel, Matrix, MatrixLayout, Output, Scalar};
 use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Instant;
+
+#[derive(Parser, Debug)]
+#[command(
+    version,
+    about = "The general product's forms against cuBLAS on one GPU",
+    long_about = "The general product's forms against cuBLAS on one GPU: transposed A and B, \
+        a column-major C, alpha and beta, and strided batches, each timed against \
+        cublasGemmStridedBatchedEx on the same views (medians of 10 after 3 warm-ups, CUDA \
+        events); then the rule's kernel choice against the tuner's on the same shapes, and \
+        the host time of the first call of a new shape. Prints markdown tables; --csv also \
+        writes the rows as CSV.\n\n\
+        Exit status: 0 done, 1 a step failed, 2 usage error or no GPU."
+)]
+struct Args {
+    /// Also write the rows as CSV to this file.
+    #[arg(long, value_name = "PATH")]
+    csv: Option<PathBuf>,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+}
 
 /// One form of a product: its views (logical `op(A)`, `op(B)`, C), scalars and batch.
 struct Form {
@@ -92,8 +118,8 @@ fn run<T: Element, O: Output<T>>(
         .map(|(a, b)| (a.to_f64() - b.to_f64()).abs())
         .fold(0.0, f64::max)
         / scale.max(f64::MIN_POSITIVE);
-    let ms = median(rgemm::timing::time_ms(ctx, 3, 10, || call(&mut ours))?);
-    let cublas = median(rgemm::timing::time_ms(ctx, 3, 10, || {
+    let ms = median(rgemm::internals::time_ms(ctx, 3, 10, || call(&mut ours))?);
+    let cublas = median(rgemm::internals::time_ms(ctx, 3, 10, || {
         blas.gemm_views(
             (alpha, beta),
             (&da.view_as(la)?, &db.view_as(lb)?),
@@ -132,12 +158,12 @@ fn chosen<T: Element, O: Output<T>>(
         Ok(())
     };
     call(&mut c)?; // the rule, or the tuner's timing on scratch buffers
-    let ms = median(rgemm::timing::time_ms(ctx, 3, 10, || call(&mut c))?);
+    let ms = median(rgemm::internals::time_ms(ctx, 3, 10, || call(&mut c))?);
     let (one, zero) = (
         <T::Out as Scalar>::from_f64(1.0),
         <T::Out as Scalar>::from_f64(0.0),
     );
-    let cublas = median(rgemm::timing::time_ms(ctx, 3, 10, || {
+    let cublas = median(rgemm::internals::time_ms(ctx, 3, 10, || {
         blas.gemm_views(
             (one, zero),
             (&a.view_as(la)?, &b.view_as(lb)?),
@@ -284,10 +310,47 @@ fn forms_of(s: usize) -> Vec<Form> {
     ]
 }
 
-fn main() -> rgemm::Result<()> {
-    let csv_path = std::env::args().nth(1);
-    let ctx = Context::new(0)?;
-    let blas = Cublas::new(&ctx)?;
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let ctx = match Context::new(args.device) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            eprintln!(
+                "rgemm-forms: no GPU ({e}); this benchmark needs an NVIDIA GPU. Nothing was measured."
+            );
+            return ExitCode::from(2);
+        }
+    };
+    // Opened before the run, so a path that cannot be written costs no measurement.
+    let mut file = match &args.csv {
+        None => None,
+        Some(path) => match std::fs::File::create(path) {
+            Ok(file) => Some((path, file)),
+            Err(e) => {
+                eprintln!("rgemm-forms: cannot write {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let csv = match all_forms(&ctx, args.device) {
+        Ok(csv) => csv,
+        Err(e) => {
+            eprintln!("rgemm-forms: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some((path, file)) = &mut file
+        && let Err(e) = file.write_all(csv.as_bytes()).and_then(|()| file.flush())
+    {
+        eprintln!("rgemm-forms: writing {}: {e}", path.display());
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+/// Every table, printed as it is finished; returns the rows as CSV.
+fn all_forms(ctx: &Context, device: usize) -> rgemm::Result<String> {
+    let blas = Cublas::new(ctx)?;
     let props = ctx.props().clone();
     let mut md = String::new();
     let mut csv = String::from(
@@ -325,17 +388,17 @@ fn main() -> rgemm::Result<()> {
             Some(Kernel::PairedLanes),
             Some(Kernel::FragmentBufferedK16),
         ] {
-            row("f32", &form, run::<f32, f32>(&ctx, &blas, &form, kernel)?);
+            row("f32", &form, run::<f32, f32>(ctx, &blas, &form, kernel)?);
         }
     }
     for form in forms_of(4096) {
         for kernel in [None, Some(Kernel::WgmmaTma)] {
-            let r = run::<rgemm::bf16, f32>(&ctx, &blas, &form, kernel)?;
+            let r = run::<rgemm::bf16, f32>(ctx, &blas, &form, kernel)?;
             row("bf16", &form, r);
         }
     }
     for form in forms_of(4096).into_iter().take(5) {
-        row("f64", &form, run::<f64, f64>(&ctx, &blas, &form, None)?);
+        row("f64", &form, run::<f64, f64>(ctx, &blas, &form, None)?);
     }
     let batched = |(count, s): (usize, usize), ta: bool| Form {
         name: if ta {
@@ -353,26 +416,26 @@ fn main() -> rgemm::Result<()> {
     for shape in [(512, 128), (64, 512), (16, 1024)] {
         for ta in [false, true] {
             let form = batched(shape, ta);
-            row("f32", &form, run::<f32, f32>(&ctx, &blas, &form, None)?);
+            row("f32", &form, run::<f32, f32>(ctx, &blas, &form, None)?);
         }
         let form = batched(shape, false);
-        row("f64", &form, run::<f64, f64>(&ctx, &blas, &form, None)?);
+        row("f64", &form, run::<f64, f64>(ctx, &blas, &form, None)?);
         for kernel in [
             None,
             Some(Kernel::WgmmaPersistent),
             Some(Kernel::WgmmaTma),
             Some(Kernel::WgmmaAsync),
         ] {
-            let r = run::<rgemm::bf16, f32>(&ctx, &blas, &form, kernel)?;
+            let r = run::<rgemm::bf16, f32>(ctx, &blas, &form, kernel)?;
             row("bf16", &form, r);
         }
         let form = batched(shape, true);
-        let r = run::<rgemm::bf16, f32>(&ctx, &blas, &form, None)?;
+        let r = run::<rgemm::bf16, f32>(ctx, &blas, &form, None)?;
         row("bf16", &form, r);
     }
-    let tuned = Context::new(0)?;
+    let tuned = Context::new(device)?;
     tuned.set_tuning(true);
-    rule_against_tuned(&ctx, &tuned, &mut md, &mut csv)?;
+    rule_against_tuned(ctx, &tuned, &mut md, &mut csv)?;
     print!("{md}");
     println!(
         "\nTuned choices (`Context::tuning_text`):\n{}",
@@ -400,8 +463,5 @@ fn main() -> rgemm::Result<()> {
         println!("  {m}x{n}x{k}: {us:.0} us ({kernel})");
     }
     ctx.synchronize()?;
-    if let Some(path) = csv_path {
-        std::fs::write(&path, csv).map_err(|e| rgemm::Error::NoDriver(format!("{path}: {e}")))?;
-    }
-    Ok(())
+    Ok(csv)
 }

@@ -5,10 +5,36 @@
 //! the table's cost shows. One run; medians of 10 after 3 warm-ups, CUDA events; plus
 //! the host time of one list call (`run()`: checks, table, queueing).
 //!
-//! `rgemm-lists [CSV]`: a markdown table on stdout, the same rows as CSV to the file.
+//! `rgemm-lists [--csv PATH] [--device N]`: a markdown table on stdout, the same rows as
+//! CSV to the file.
+use clap::Parser;
 use rgemm::{Batch, Context, Cublas, DeviceMatrix, Element, Matrix, MatrixLayout, Output, Scalar};
 use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Instant;
+
+#[derive(Parser, Debug)]
+#[command(
+    version,
+    about = "Batches of independent products (lists of views) against cuBLAS on one GPU",
+    long_about = "Batches of independent products against cuBLAS on one GPU: each product's \
+        A, B and C in buffers of their own (Context::gemm_batched) against \
+        cublasGemmBatchedEx on the same buffers, and the same products as one strided batch \
+        (ours and cublasGemmStridedBatchedEx), so the cost of the list shows; medians of 10 \
+        after 3 warm-ups (CUDA events), plus the host time of one list call. Prints a \
+        markdown table; --csv also writes the rows as CSV.\n\n\
+        Exit status: 0 done, 1 a step failed, 2 usage error or no GPU."
+)]
+struct Args {
+    /// Also write the rows as CSV to this file.
+    #[arg(long, value_name = "PATH")]
+    csv: Option<PathBuf>,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -91,8 +117,8 @@ fn measure<T: Element, O: Output<T>>(
             worst = worst.max((p.to_f64() - q.to_f64()).abs());
         }
     }
-    let ms_list = median(rgemm::timing::time_ms(ctx, 3, 10, || list(&mut ours))?);
-    let ms_cublas_list = median(rgemm::timing::time_ms(ctx, 3, 10, || {
+    let ms_list = median(rgemm::internals::time_ms(ctx, 3, 10, || list(&mut ours))?);
+    let ms_cublas_list = median(rgemm::internals::time_ms(ctx, 3, 10, || {
         cublas_list(&mut theirs)
     })?);
     // Host time of one list call: the checks, the table, the queueing.
@@ -119,8 +145,8 @@ fn measure<T: Element, O: Output<T>>(
         }
         Ok(())
     };
-    let ms_strided = median(rgemm::timing::time_ms(ctx, 3, 10, || strided(&mut dc))?);
-    let ms_cublas_strided = median(rgemm::timing::time_ms(ctx, 3, 10, || {
+    let ms_strided = median(rgemm::internals::time_ms(ctx, 3, 10, || strided(&mut dc))?);
+    let ms_cublas_strided = median(rgemm::internals::time_ms(ctx, 3, 10, || {
         blas.gemm_views(
             (one, zero),
             (&da.view_as(la)?, &db.view_as(l)?),
@@ -140,10 +166,47 @@ fn measure<T: Element, O: Output<T>>(
     })
 }
 
-fn main() -> rgemm::Result<()> {
-    let csv_path = std::env::args().nth(1);
-    let ctx = Context::new(0)?;
-    let blas = Cublas::new(&ctx)?;
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let ctx = match Context::new(args.device) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            eprintln!(
+                "rgemm-lists: no GPU ({e}); this benchmark needs an NVIDIA GPU. Nothing was measured."
+            );
+            return ExitCode::from(2);
+        }
+    };
+    // Opened before the run, so a path that cannot be written costs no measurement.
+    let mut file = match &args.csv {
+        None => None,
+        Some(path) => match std::fs::File::create(path) {
+            Ok(file) => Some((path, file)),
+            Err(e) => {
+                eprintln!("rgemm-lists: cannot write {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let csv = match run(&ctx) {
+        Ok(csv) => csv,
+        Err(e) => {
+            eprintln!("rgemm-lists: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some((path, file)) = &mut file
+        && let Err(e) = file.write_all(csv.as_bytes()).and_then(|()| file.flush())
+    {
+        eprintln!("rgemm-lists: writing {}: {e}", path.display());
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+/// The table, printed when finished; returns its rows as CSV.
+fn run(ctx: &Context) -> rgemm::Result<String> {
+    let blas = Cublas::new(ctx)?;
     let props = ctx.props().clone();
     let mut md = String::new();
     let mut csv = String::from(
@@ -200,23 +263,20 @@ fn main() -> rgemm::Result<()> {
                 "f32",
                 ta,
                 shape,
-                measure::<f32, f32>(&ctx, &blas, shape, ta)?,
+                measure::<f32, f32>(ctx, &blas, shape, ta)?,
             );
         }
-        let r = measure::<rgemm::bf16, f32>(&ctx, &blas, shape, false)?;
+        let r = measure::<rgemm::bf16, f32>(ctx, &blas, shape, false)?;
         row("bf16", false, shape, r);
-        let r = measure::<rgemm::bf16, rgemm::bf16>(&ctx, &blas, shape, false)?;
+        let r = measure::<rgemm::bf16, rgemm::bf16>(ctx, &blas, shape, false)?;
         row("bf16 (bf16 C)", false, shape, r);
         row(
             "f64",
             false,
             shape,
-            measure::<f64, f64>(&ctx, &blas, shape, false)?,
+            measure::<f64, f64>(ctx, &blas, shape, false)?,
         );
     }
     print!("{md}");
-    if let Some(path) = csv_path {
-        std::fs::write(&path, csv).map_err(|e| rgemm::Error::NoDriver(format!("{path}: {e}")))?;
-    }
-    Ok(())
+    Ok(csv)
 }

@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex};
 
 /// What went wrong inside a kernel on the CPU executor.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Fault {
     /// This thread waits at one `sync_threads()` call while another waits at a different one.
     DivergentBarrier {

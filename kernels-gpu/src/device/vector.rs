@@ -31,7 +31,7 @@ macro_rules! pack4 {
 }
 
 pack4! {
-    Aligned8: 8 => f16, crate::element::Bf16, crate::element::Narrow<f16>,
+    Aligned8: 8 => crate::element::F16, crate::element::Bf16, crate::element::Narrow<crate::element::F16>,
         crate::element::Narrow<crate::element::Bf16>;
     Aligned16: 16 => f32;
     Aligned32: 32 => f64;
@@ -66,7 +66,7 @@ macro_rules! pack2 {
 }
 
 pack2! {
-    Pair4: 4 => f16, crate::element::Bf16;
+    Pair4: 4 => crate::element::F16, crate::element::Bf16;
     Pair8: 8 => f32;
     Pair16: 16 => f64;
 }
