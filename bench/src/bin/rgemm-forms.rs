@@ -5,10 +5,11 @@
 //!
 //! `rgemm-forms [--csv PATH] [--device N]`: a markdown table on stdout, the same rows as
 //! CSV to the file.
+mod common;
+
 use clap::Parser;
 use rgemm::{Batch, Context, Cublas, Element, Kernel, Matrix, MatrixLayout, Output, Scalar};
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -312,40 +313,21 @@ fn forms_of(s: usize) -> Vec<Form> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let ctx = match Context::new(args.device) {
+    let ctx = match common::gpu("rgemm-forms", args.device) {
         Ok(ctx) => ctx,
-        Err(e) => {
-            eprintln!(
-                "rgemm-forms: no GPU ({e}); this benchmark needs an NVIDIA GPU. Nothing was measured."
-            );
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
-    // Opened before the run, so a path that cannot be written costs no measurement.
-    let mut file = match &args.csv {
-        None => None,
-        Some(path) => match std::fs::File::create(path) {
-            Ok(file) => Some((path, file)),
-            Err(e) => {
-                eprintln!("rgemm-forms: cannot write {}: {e}", path.display());
-                return ExitCode::from(2);
-            }
-        },
-    };
-    let csv = match all_forms(&ctx, args.device) {
+    let csv = match common::Csv::create("rgemm-forms", args.csv.as_deref()) {
         Ok(csv) => csv,
+        Err(code) => return code,
+    };
+    match all_forms(&ctx, args.device) {
+        Ok(rows) => csv.finish("rgemm-forms", &rows),
         Err(e) => {
             eprintln!("rgemm-forms: {e}");
-            return ExitCode::FAILURE;
+            ExitCode::FAILURE
         }
-    };
-    if let Some((path, file)) = &mut file
-        && let Err(e) = file.write_all(csv.as_bytes()).and_then(|()| file.flush())
-    {
-        eprintln!("rgemm-forms: writing {}: {e}", path.display());
-        return ExitCode::FAILURE;
     }
-    ExitCode::SUCCESS
 }
 
 /// Every table, printed as it is finished; returns the rows as CSV.

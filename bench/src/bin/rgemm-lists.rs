@@ -7,10 +7,11 @@
 //!
 //! `rgemm-lists [--csv PATH] [--device N]`: a markdown table on stdout, the same rows as
 //! CSV to the file.
+mod common;
+
 use clap::Parser;
 use rgemm::{Batch, Context, Cublas, DeviceMatrix, Element, Matrix, MatrixLayout, Output, Scalar};
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -168,40 +169,21 @@ fn measure<T: Element, O: Output<T>>(
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let ctx = match Context::new(args.device) {
+    let ctx = match common::gpu("rgemm-lists", args.device) {
         Ok(ctx) => ctx,
-        Err(e) => {
-            eprintln!(
-                "rgemm-lists: no GPU ({e}); this benchmark needs an NVIDIA GPU. Nothing was measured."
-            );
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
-    // Opened before the run, so a path that cannot be written costs no measurement.
-    let mut file = match &args.csv {
-        None => None,
-        Some(path) => match std::fs::File::create(path) {
-            Ok(file) => Some((path, file)),
-            Err(e) => {
-                eprintln!("rgemm-lists: cannot write {}: {e}", path.display());
-                return ExitCode::from(2);
-            }
-        },
-    };
-    let csv = match run(&ctx) {
+    let csv = match common::Csv::create("rgemm-lists", args.csv.as_deref()) {
         Ok(csv) => csv,
+        Err(code) => return code,
+    };
+    match run(&ctx) {
+        Ok(rows) => csv.finish("rgemm-lists", &rows),
         Err(e) => {
             eprintln!("rgemm-lists: {e}");
-            return ExitCode::FAILURE;
+            ExitCode::FAILURE
         }
-    };
-    if let Some((path, file)) = &mut file
-        && let Err(e) = file.write_all(csv.as_bytes()).and_then(|()| file.flush())
-    {
-        eprintln!("rgemm-lists: writing {}: {e}", path.display());
-        return ExitCode::FAILURE;
     }
-    ExitCode::SUCCESS
 }
 
 /// The table, printed when finished; returns its rows as CSV.

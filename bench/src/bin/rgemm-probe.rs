@@ -6,6 +6,10 @@
 //! ours 4-6 us, so event timings of a 20-30 us kernel flatter the slower host.
 //!
 //! `rgemm-probe bf16 128 128 128 --batch 512 --kernel wgmma_persistent --beta 1`
+// The probe writes no CSV file.
+#[allow(dead_code)]
+mod common;
+
 use clap::Parser;
 use rgemm::{Batch, Context, Cublas, Element, Kernel, Matrix, MatrixLayout, Scalar};
 use std::process::ExitCode;
@@ -123,14 +127,9 @@ fn probe<T: Element>(ctx: &Context, args: &Args) -> rgemm::Result<()> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let ctx = match Context::new(args.device) {
+    let ctx = match common::gpu("rgemm-probe", args.device) {
         Ok(ctx) => ctx,
-        Err(e) => {
-            eprintln!(
-                "rgemm-probe: no GPU ({e}); the probe needs an NVIDIA GPU. Nothing was measured."
-            );
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let result = match args.ty.as_str() {
         "f32" => probe::<f32>(&ctx, &args),
