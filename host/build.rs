@@ -28,6 +28,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 
 const TARGET: &str = "nvptx64-nvidia-cuda";
+/// The `ptx` profile of the kernel build, given on its command line, so that the kernel crate
+/// builds alike inside this workspace and outside it (a published one): whole-program LTO,
+/// so the linker sees one module.
+const PTX_PROFILE: [&str; 6] = [
+    "profile.ptx.inherits=\"release\"",
+    "profile.ptx.opt-level=3",
+    "profile.ptx.lto=true",
+    "profile.ptx.panic=\"abort\"",
+    "profile.ptx.codegen-units=1",
+    "profile.ptx.debug=false",
+];
 /// A module's entry points, with their launch bounds `(max threads, min blocks per SM)`.
 type Entries = Vec<(String, Option<(u32, u32)>)>;
 /// The toolchain the shipped PTX was built with; a source build on another toolchain runs
@@ -370,6 +381,7 @@ fn start_module(
             TARGET,
         ])
         .args(["-Zbuild-std=core", "--crate-type", "cdylib"])
+        .args(PTX_PROFILE.iter().flat_map(|setting| ["--config", setting]))
         .arg("--manifest-path")
         .arg(kernels.join("Cargo.toml"))
         .arg("--target-dir")
