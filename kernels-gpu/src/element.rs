@@ -495,12 +495,6 @@ mod binary16 {
     }
 }
 
-/// The f32 value of binary16 bits (the mma emulations' widening).
-#[inline(always)]
-pub fn widen_f16_bits(bits: u16) -> f32 {
-    binary16::widen(F16::from_bits(bits))
-}
-
 /// Widened by `cvt.f32.f16` on the GPU.
 impl Element for F16 {
     type Acc = f32;

@@ -71,7 +71,7 @@ mma_m16n8k16!(
     /// `mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32`
     m16n8k16_f16,
     "f16",
-    crate::element::widen_f16_bits
+    |bits| half::f16::from_bits(bits).to_f32()
 );
 
 /// The host's `mma.sync` (see the module documentation).

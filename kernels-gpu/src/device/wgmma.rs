@@ -342,7 +342,7 @@ mma_k16!(
     128,
     with_accumulators,
     "f16",
-    crate::element::widen_f16_bits
+    |bits| half::f16::from_bits(bits).to_f32()
 );
 mma_k16!(
     /// `wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16`: as [`m64n256k16_bf16`] on a
@@ -373,7 +373,7 @@ mma_k16!(
     32,
     with_accumulators_32,
     "f16",
-    crate::element::widen_f16_bits
+    |bits| half::f16::from_bits(bits).to_f32()
 );
 mma_k16!(
     /// `wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16`, as [`m64n128k16_bf16`].
@@ -382,7 +382,7 @@ mma_k16!(
     64,
     with_accumulators_64,
     "f16",
-    crate::element::widen_f16_bits
+    |bits| half::f16::from_bits(bits).to_f32()
 );
 
 /// `wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32`, D += A B for a 64 x 256 x 8 tile
