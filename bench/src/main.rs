@@ -349,7 +349,7 @@ fn measure<T: Element, O: Output<T>>(
             None => f64::NAN,
         };
         let mut c_ref: DeviceMatrix<O> = ctx.zeros(m, n)?;
-        let cublas_ms = median(&time_ms(ctx, args.warmup, args.reps, || {
+        let cublas_ms = median(&time_ms(ctx.stream(), args.warmup, args.reps, || {
             yardstick(&blas, &a, &b, &mut c_ref)
         })?);
         let reference = ctx.download(&c_ref)?;
@@ -388,7 +388,7 @@ fn measure<T: Element, O: Output<T>>(
             if kernel.launch_config::<T>(ctx.props(), m, n, k).is_err() {
                 continue;
             }
-            let ms = median(&time_ms(ctx, args.warmup, args.reps, || {
+            let ms = median(&time_ms(ctx.stream(), args.warmup, args.reps, || {
                 ctx.matmul_device(&a, &b, &mut c, Some(kernel)).map(drop)
             })?);
             let result = ctx.download(&c)?;

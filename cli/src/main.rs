@@ -555,7 +555,7 @@ fn run_gpu_job<T: Element>(
     let a = ctx.upload(&Matrix::<T>::random(m, k, seed)?)?;
     let b = ctx.upload(&Matrix::<T>::random(k, n, seed + 1)?)?;
     let mut c_ref: DeviceMatrix<T::Out> = ctx.zeros(m, n)?;
-    let cublas_ms = median(&time_ms(ctx, args.warmup, args.reps, || {
+    let cublas_ms = median(&time_ms(ctx.stream(), args.warmup, args.reps, || {
         blas.matmul(&a, &b, &mut c_ref)
     })?);
     let reference = ctx.download(&c_ref)?;
@@ -577,7 +577,7 @@ fn run_gpu_job<T: Element>(
     for &kernel in &job.kernels {
         sink.progress(&format!("{label} {kernel}"));
         let mut c: DeviceMatrix<T::Out> = ctx.zeros(m, n)?;
-        let ms = median(&time_ms(ctx, args.warmup, args.reps, || {
+        let ms = median(&time_ms(ctx.stream(), args.warmup, args.reps, || {
             ctx.matmul_device(&a, &b, &mut c, Some(kernel)).map(drop)
         })?);
         let err = rel_err(&ctx.download(&c)?, &reference);

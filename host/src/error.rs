@@ -77,7 +77,7 @@ pub enum Error {
     LeadingDimension {
         ld: usize,
         least: usize,
-        layout: crate::view::Layout,
+        layout: crate::layout::Layout,
     },
     /// A view (or a product of a batch) reaches past its buffer.
     #[error("{what} reaches element {needs} of a buffer of {len}")]

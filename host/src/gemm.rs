@@ -8,9 +8,8 @@ use crate::context::{Context, LaunchPlan, plan};
 use crate::element::{Element, Output, Scalar};
 use crate::error::{Error, Result};
 use crate::kernels::{Kernel, MAX_DIM, Precision};
-use crate::view::{
-    Batch, DeviceView, DeviceViewMut, Layout, MatrixLayout, MatrixView, MatrixViewMut,
-};
+use crate::layout::Layout;
+use crate::view::{Batch, DeviceView, DeviceViewMut, MatrixLayout, MatrixView, MatrixViewMut};
 use rgemm_kernels::problem::{Problem, TRANSPOSED_A, TRANSPOSED_B};
 use std::sync::Arc;
 

@@ -42,6 +42,7 @@ mod error;
 mod gemm;
 mod heuristic;
 mod kernels;
+mod layout;
 mod library;
 mod matrix;
 #[cfg(feature = "ndarray")]
@@ -66,6 +67,7 @@ pub use error::{Error, Result};
 pub use gemm::{GemmCall, gemm_reference};
 pub use half::{bf16, f16};
 pub use kernels::{Arch, Elem, Kernel, MAX_DIM, Precision};
+pub use layout::Layout;
 pub use matrix::{DeviceMatrix, Matrix};
 /// The ndarray the interop is built on (feature `ndarray`).
 #[cfg(feature = "ndarray")]
@@ -78,7 +80,7 @@ pub use reference::{
 };
 pub use rgemm_kernels::catalogue::{Candidate, Grid, KernelSpec, RunsOn, Shared, Threads, Tile};
 pub use tuner::Bucket;
-pub use view::{Batch, DeviceView, DeviceViewMut, Layout, MatrixLayout, MatrixView, MatrixViewMut};
+pub use view::{Batch, DeviceView, DeviceViewMut, MatrixLayout, MatrixView, MatrixViewMut};
 
 /// rgemm's own machinery, public for its benchmark, tests and tools: the kernels' launch
 /// arithmetic and parameter block, the selection rule's order, the PTX modules, the timing

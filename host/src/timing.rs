@@ -1,12 +1,12 @@
-//! Timing GPU work with CUDA events on a context's stream.
-use crate::context::Context;
+//! Timing GPU work with CUDA events on a stream (a context's: `Context::stream`).
 use crate::error::Result;
+use cudarc::driver::CudaStream;
 use cudarc::driver::sys::CUevent_flags;
 
 /// Runs `work` `warmup` times untimed, then `reps` times each between two events;
 /// returns each repetition's milliseconds.
 pub fn time_ms(
-    ctx: &Context,
+    stream: &CudaStream,
     warmup: usize,
     reps: usize,
     mut work: impl FnMut() -> Result<()>,
@@ -14,15 +14,15 @@ pub fn time_ms(
     for _ in 0..warmup {
         work()?;
     }
-    ctx.synchronize()?;
-    let cuda = ctx.cuda_context();
+    stream.synchronize()?;
+    let cuda = stream.context();
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps {
         let start = cuda.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
         let end = cuda.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-        start.record(ctx.stream())?;
+        start.record(stream)?;
         work()?;
-        end.record(ctx.stream())?;
+        end.record(stream)?;
         end.synchronize()?;
         times.push(start.elapsed_ms(&end)? as f64);
     }

@@ -207,7 +207,7 @@ impl Context {
                 continue;
             };
             let ready = self.resolve::<T, O>(kernel)?;
-            let runs = crate::timing::time_ms(self, 1, 3, || {
+            let runs = crate::timing::time_ms(self.stream(), 1, 3, || {
                 use cudarc::driver::{DevicePtr, DevicePtrMut};
                 let (pa, _ga) = a.device_ptr(stream);
                 let (pb, _gb) = b.device_ptr(stream);

@@ -7,6 +7,7 @@
 //! columns and flips the layout over the same elements (cuBLAS's `op(A) = A^T`).
 use crate::element::Scalar;
 use crate::error::{Error, Result};
+use crate::layout::Layout;
 use crate::matrix::{DeviceMatrix, Matrix};
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{
@@ -15,25 +16,6 @@ use cudarc::driver::{
 };
 use std::marker::PhantomData;
 use std::sync::Arc;
-
-/// How a matrix's elements follow each other in its buffer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Layout {
-    /// Element `(r, c)` at `offset + r * ld + c` (C, Rust, NumPy's default).
-    RowMajor,
-    /// Element `(r, c)` at `offset + c * ld + r` (Fortran, BLAS, cuBLAS).
-    ColMajor,
-}
-
-impl Layout {
-    /// The other one.
-    pub const fn flipped(self) -> Self {
-        match self {
-            Layout::RowMajor => Layout::ColMajor,
-            Layout::ColMajor => Layout::RowMajor,
-        }
-    }
-}
 
 /// Where a `rows x cols` matrix lies in a buffer (no buffer: plain data, checked by the views
 /// that hold it).

@@ -119,8 +119,10 @@ fn run<T: Element, O: Output<T>>(
         .map(|(a, b)| (a.to_f64() - b.to_f64()).abs())
         .fold(0.0, f64::max)
         / scale.max(f64::MIN_POSITIVE);
-    let ms = median(rgemm::internals::time_ms(ctx, 3, 10, || call(&mut ours))?);
-    let cublas = median(rgemm::internals::time_ms(ctx, 3, 10, || {
+    let ms = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
+        call(&mut ours)
+    })?);
+    let cublas = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
         blas.gemm_views(
             (alpha, beta),
             (&da.view_as(la)?, &db.view_as(lb)?),
@@ -159,12 +161,14 @@ fn chosen<T: Element, O: Output<T>>(
         Ok(())
     };
     call(&mut c)?; // the rule, or the tuner's timing on scratch buffers
-    let ms = median(rgemm::internals::time_ms(ctx, 3, 10, || call(&mut c))?);
+    let ms = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
+        call(&mut c)
+    })?);
     let (one, zero) = (
         <T::Out as Scalar>::from_f64(1.0),
         <T::Out as Scalar>::from_f64(0.0),
     );
-    let cublas = median(rgemm::internals::time_ms(ctx, 3, 10, || {
+    let cublas = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
         blas.gemm_views(
             (one, zero),
             (&a.view_as(la)?, &b.view_as(lb)?),

@@ -118,8 +118,10 @@ fn measure<T: Element, O: Output<T>>(
             worst = worst.max((p.to_f64() - q.to_f64()).abs());
         }
     }
-    let ms_list = median(rgemm::internals::time_ms(ctx, 3, 10, || list(&mut ours))?);
-    let ms_cublas_list = median(rgemm::internals::time_ms(ctx, 3, 10, || {
+    let ms_list = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
+        list(&mut ours)
+    })?);
+    let ms_cublas_list = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
         cublas_list(&mut theirs)
     })?);
     // Host time of one list call: the checks, the table, the queueing.
@@ -146,8 +148,10 @@ fn measure<T: Element, O: Output<T>>(
         }
         Ok(())
     };
-    let ms_strided = median(rgemm::internals::time_ms(ctx, 3, 10, || strided(&mut dc))?);
-    let ms_cublas_strided = median(rgemm::internals::time_ms(ctx, 3, 10, || {
+    let ms_strided = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
+        strided(&mut dc)
+    })?);
+    let ms_cublas_strided = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
         blas.gemm_views(
             (one, zero),
             (&da.view_as(la)?, &db.view_as(l)?),

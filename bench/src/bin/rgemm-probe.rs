@@ -100,7 +100,12 @@ fn probe<T: Element>(ctx: &Context, args: &Args) -> rgemm::Result<()> {
         ctx.synchronize()?;
         Ok(start.elapsed().as_secs_f64() * 1e6 / 200.0)
     };
-    let t_ours = median(rgemm::internals::time_ms(ctx, 3, args.reps, &mut ours)?);
+    let t_ours = median(rgemm::internals::time_ms(
+        ctx.stream(),
+        3,
+        args.reps,
+        &mut ours,
+    )?);
     let q_ours = back_to_back(&mut ours)?;
     let mut theirs = || {
         blas.gemm_views(
@@ -110,7 +115,12 @@ fn probe<T: Element>(ctx: &Context, args: &Args) -> rgemm::Result<()> {
             batch,
         )
     };
-    let t_blas = median(rgemm::internals::time_ms(ctx, 3, args.reps, &mut theirs)?);
+    let t_blas = median(rgemm::internals::time_ms(
+        ctx.stream(),
+        3,
+        args.reps,
+        &mut theirs,
+    )?);
     let q_blas = back_to_back(&mut theirs)?;
     let flops = 2.0 * (m * n * k * count) as f64;
     println!(
