@@ -541,6 +541,17 @@ fn gpu_job<T: Element>(
     })
 }
 
+/// A job's label for the progress line, and its random A and B (the same on the GPU and the
+/// CPU executor: the seed follows the shape).
+fn inputs<T: Element>(job: &Job) -> Result<(String, Matrix<T>, Matrix<T>), Failure> {
+    let (m, n, k) = job.shape;
+    let label = format!("{} {}", T::NAME, shape_text(job.shape));
+    let seed = 0x5eed ^ (m * 31 + n * 7 + k) as u64;
+    let a = Matrix::<T>::random(m, k, seed)?;
+    let b = Matrix::<T>::random(k, n, seed + 1)?;
+    Ok((label, a, b))
+}
+
 fn run_gpu_job<T: Element>(
     ctx: &Context,
     blas: &Cublas,
@@ -549,11 +560,9 @@ fn run_gpu_job<T: Element>(
     sink: &mut Sink,
 ) -> Result<(), Failure> {
     let (m, n, k) = job.shape;
-    let label = format!("{} {}", T::NAME, shape_text(job.shape));
-    let seed = 0x5eed ^ (m * 31 + n * 7 + k) as u64;
+    let (label, a, b) = inputs::<T>(job)?;
     sink.progress(&format!("{label} cuBLAS"));
-    let a = ctx.upload(&Matrix::<T>::random(m, k, seed)?)?;
-    let b = ctx.upload(&Matrix::<T>::random(k, n, seed + 1)?)?;
+    let (a, b) = (ctx.upload(&a)?, ctx.upload(&b)?);
     let mut c_ref: DeviceMatrix<T::Out> = ctx.zeros(m, n)?;
     let cublas_ms = median(&time_ms(ctx.stream(), args.warmup, args.reps, || {
         blas.matmul(&a, &b, &mut c_ref)
@@ -653,12 +662,8 @@ fn run_cpu_job<T: Element>(
     job: &Job,
     sink: &mut Sink,
 ) -> Result<(), Failure> {
-    let (m, n, k) = job.shape;
-    let label = format!("{} {}", T::NAME, shape_text(job.shape));
-    let seed = 0x5eed ^ (m * 31 + n * 7 + k) as u64;
+    let (label, a, b) = inputs::<T>(job)?;
     sink.progress(&format!("{label} CPU reference"));
-    let a = Matrix::<T>::random(m, k, seed)?;
-    let b = Matrix::<T>::random(k, n, seed + 1)?;
     let reference = rgemm::matmul_reference(&a, &b)?;
     for &kernel in &job.kernels {
         sink.progress(&format!("{label} {kernel}"));

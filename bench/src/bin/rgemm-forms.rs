@@ -10,7 +10,6 @@ mod common;
 use clap::Parser;
 use rgemm::{Batch, Context, Cublas, Element, Kernel, Matrix, MatrixLayout, Output, Scalar};
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -27,12 +26,8 @@ use std::time::Instant;
         Exit status: 0 done, 1 a step failed, 2 usage error or no GPU."
 )]
 struct Args {
-    /// Also write the rows as CSV to this file.
-    #[arg(long, value_name = "PATH")]
-    csv: Option<PathBuf>,
-    /// CUDA device ordinal.
-    #[arg(long, default_value_t = 0)]
-    device: usize,
+    #[command(flatten)]
+    target: common::Target,
 }
 
 /// One form of a product: its views (logical `op(A)`, `op(B)`, C), scalars and batch.
@@ -317,21 +312,8 @@ fn forms_of(s: usize) -> Vec<Form> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let ctx = match common::gpu("rgemm-forms", args.device) {
-        Ok(ctx) => ctx,
-        Err(code) => return code,
-    };
-    let csv = match common::Csv::create("rgemm-forms", args.csv.as_deref()) {
-        Ok(csv) => csv,
-        Err(code) => return code,
-    };
-    match all_forms(&ctx, args.device) {
-        Ok(rows) => csv.finish("rgemm-forms", &rows),
-        Err(e) => {
-            eprintln!("rgemm-forms: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    let device = args.target.device;
+    common::measure("rgemm-forms", &args.target, |ctx| all_forms(ctx, device))
 }
 
 /// Every table, printed as it is finished; returns the rows as CSV.

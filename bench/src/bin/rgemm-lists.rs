@@ -12,7 +12,6 @@ mod common;
 use clap::Parser;
 use rgemm::{Batch, Context, Cublas, DeviceMatrix, Element, Matrix, MatrixLayout, Output, Scalar};
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -29,12 +28,8 @@ use std::time::Instant;
         Exit status: 0 done, 1 a step failed, 2 usage error or no GPU."
 )]
 struct Args {
-    /// Also write the rows as CSV to this file.
-    #[arg(long, value_name = "PATH")]
-    csv: Option<PathBuf>,
-    /// CUDA device ordinal.
-    #[arg(long, default_value_t = 0)]
-    device: usize,
+    #[command(flatten)]
+    target: common::Target,
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -173,21 +168,7 @@ fn measure<T: Element, O: Output<T>>(
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let ctx = match common::gpu("rgemm-lists", args.device) {
-        Ok(ctx) => ctx,
-        Err(code) => return code,
-    };
-    let csv = match common::Csv::create("rgemm-lists", args.csv.as_deref()) {
-        Ok(csv) => csv,
-        Err(code) => return code,
-    };
-    match run(&ctx) {
-        Ok(rows) => csv.finish("rgemm-lists", &rows),
-        Err(e) => {
-            eprintln!("rgemm-lists: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    common::measure("rgemm-lists", &args.target, run)
 }
 
 /// The table, printed when finished; returns its rows as CSV.

@@ -6,7 +6,7 @@
 //! ours 4-6 us, so event timings of a 20-30 us kernel flatter the slower host.
 //!
 //! `rgemm-probe bf16 128 128 128 --batch 512 --kernel wgmma_persistent --beta 1`
-// The probe writes no CSV file.
+// The probe writes no CSV file: it uses only `common::gpu`.
 #[allow(dead_code)]
 mod common;
 

@@ -1,9 +1,45 @@
 //! What the measuring binaries share: the GPU they need, and the CSV file they fill.
+use clap::Args;
 use rgemm::Context;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// The options of a binary that measures on one GPU and may keep its rows as CSV.
+#[derive(Args, Debug)]
+pub struct Target {
+    /// Also write the rows as CSV to this file.
+    #[arg(long, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+}
+
+/// The whole run of binary `name`: the GPU, the CSV file opened before anything is measured,
+/// `measure` (which prints its tables and returns its rows as CSV), the file written.
+pub fn measure(
+    name: &str,
+    target: &Target,
+    measure: impl FnOnce(&Context) -> rgemm::Result<String>,
+) -> ExitCode {
+    let ctx = match gpu(name, target.device) {
+        Ok(ctx) => ctx,
+        Err(code) => return code,
+    };
+    let csv = match Csv::create(name, target.csv.as_deref()) {
+        Ok(csv) => csv,
+        Err(code) => return code,
+    };
+    match measure(&ctx) {
+        Ok(rows) => csv.finish(name, &rows),
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
 
 /// Device `device`'s context, or (no GPU) the message and exit status 2 of binary `name`.
 pub fn gpu(name: &str, device: usize) -> Result<Context, ExitCode> {
