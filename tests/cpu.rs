@@ -153,7 +153,7 @@ fn the_catalogue_is_consistent() {
     let specs: Vec<_> = CATALOGUE.iter().map(|s| s.name).collect();
     assert_eq!(variants, specs);
     for spec in CATALOGUE {
-        assert!(spec.file.starts_with("kernels-gpu/src/") && spec.file.ends_with(".rs"));
+        assert!(spec.file.starts_with("kernels-gpu/src/kernels/") && spec.file.ends_with(".rs"));
         assert!(
             !spec.idea.is_empty() && !spec.elements.is_empty(),
             "{}",
@@ -165,6 +165,61 @@ fn the_catalogue_is_consistent() {
             spec.name
         );
     }
+}
+
+/// The house's rule: a kernel file is a composition of parts (`parts/`) and instruction
+/// atoms (`device/`), never of another kernel; parts import no kernel either. Every file
+/// under `kernels/` is a catalogued kernel's file, and every catalogued file exists.
+#[test]
+fn kernels_are_compositions_of_parts_and_import_no_kernel() {
+    let root = std::path::Path::new(rgemm_kernels::SOURCE_DIR);
+    let kernels = source_files(&root.join("src/kernels"));
+    let parts = source_files(&root.join("src/parts"));
+    assert!(kernels.len() >= 40 && !parts.is_empty(), "the source tree was found");
+    let mut offences = Vec::new();
+    for (path, text) in kernels.iter().chain(&parts) {
+        let in_kernels = path.starts_with(root.join("src/kernels"));
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if code.contains("crate::kernels") || (in_kernels && code.contains("super::")) {
+                offences.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "kernels and parts import no kernel:\n{}",
+        offences.join("\n")
+    );
+    let catalogued: std::collections::BTreeSet<_> = CATALOGUE
+        .iter()
+        .map(|spec| root.parent().unwrap().join(spec.file))
+        .collect();
+    let files: std::collections::BTreeSet<_> = kernels
+        .iter()
+        .map(|(path, _)| path.clone())
+        .filter(|path| path.file_name().is_some_and(|f| f != "mod.rs"))
+        .collect();
+    assert_eq!(catalogued, files, "one file per catalogued kernel, and no other");
+}
+
+/// Every `.rs` file under `dir`, with its text.
+fn source_files(dir: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut found = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                found.push((path, text));
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 fn every_variant() -> Vec<Kernel> {
@@ -221,7 +276,7 @@ fn catalogue_rows() -> Vec<String> {
             format!(
                 "| `{}` (`{variant}`) | `{}` | {} | {} | {block} | {tile} | {shared} | {bounds} |",
                 spec.name,
-                spec.file.trim_start_matches("kernels-gpu/src/"),
+                spec.file.trim_start_matches("kernels-gpu/src/kernels/"),
                 spec.idea,
                 spec.arch.module().target_cpu,
             )
@@ -1086,7 +1141,8 @@ fn no_driver_or_no_device_is_a_typed_error() {
 /// per part.
 #[test]
 fn stream_k_schedule_covers_every_phase_once() {
-    use rgemm_kernels::stream_k::{BK, BM, BN, SLOTS_PER_CTA, Schedule};
+    use rgemm_kernels::kernels::simt::stream_k::{BM, BN};
+    use rgemm_kernels::parts::schedule::stream_k::{BK, SLOTS_PER_CTA, Schedule};
     let mut checked = 0;
     for ctas in [1u32, 2, 3, 4, 7, 12, 132] {
         for (tm, tn) in [
@@ -1334,7 +1390,7 @@ fn without_wgmma_the_rule_picks_the_swizzled_mma_rung() {
 #[test]
 fn tf32_reads_a_row_major_aligned_a_in_place_and_packs_the_rest() {
     use rgemm_kernels::problem::{Problem, TRANSPOSED_A};
-    use rgemm_kernels::wgmma_tf32::Packing;
+    use rgemm_kernels::parts::wgmma::tf32_pack::Packing;
     let base = 0x7f00_0000_0000u64;
     let dense = Problem::row_major(300, 200, 100);
     let padded = Problem { lda: 104, ..dense };

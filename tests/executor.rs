@@ -75,7 +75,8 @@ fn tma_then_wgmma(p: *mut f32, wait: bool) {
     use rgemm_kernels::device::{mbarrier, tma};
     use rgemm_kernels::element::{Bf16, Element};
     let tid = thread_idx_x();
-    // SAFETY: the launch provides 16 KiB of tiles, the alignment slack and the barrier.
+    // SAFETY: the launch's 16384 + 1024 + 64 shared bytes hold the 1024-aligned tiles and the
+    // barrier; `p` holds the map. Without `wait` the wgmma reads early on purpose: a fault here.
     unsafe {
         let mut arena = SharedArena::<u8>::launch_sized();
         let tiles = arena.aligned(1024, 16384);
@@ -135,8 +136,8 @@ fn wgmma_product<const COLS: u32>(p: *mut f32) {
     use rgemm_kernels::device::shared::shared_address;
     use rgemm_kernels::device::wgmma::{self, Descriptor, Swizzle};
     use rgemm_kernels::element::{Bf16, Element};
-    // SAFETY: the launch's 16 KiB of shared memory hold A's 2 KiB and B's 8 KiB (aligned),
-    // and `p` holds 64 x 256 f32.
+    // SAFETY: the 16 KiB launch holds the arena (offset 0 on the host): A's swizzled rows
+    // below 8192, B's above; `p` holds 64 x 256 f32, each D element stored by one lane.
     unsafe {
         let base = SharedArena::<u8>::launch_sized().aligned(1024, 16384);
         let put = |at: u32, x: f32| {
@@ -232,6 +233,8 @@ fn checks() -> Vec<Trial> {
             // Reverse a block through shared memory: right only if the barrier holds every
             // thread until all have written.
             let mut data: Vec<f32> = (0..64).map(|i| i as f32).collect();
+            // SAFETY: the 1 x 64 f32 tile is the launch's 256 bytes, set and read on either side
+            // of the barrier; thread t loads and stores only element t of the 64 in `data`.
             launch_one_block(64, 64 * 4, &mut data, |p| unsafe {
                 let t = thread_idx_x();
                 let tile = SharedArena::<f32>::launch_sized().tile(1, block_dim_x());
@@ -294,6 +297,8 @@ fn checks() -> Vec<Trial> {
             "checks::shared_tile_beyond_the_launch_size_is_reported",
             || {
                 let mut data = vec![0.0f32; 32];
+                // SAFETY: breaks `launch_sized`'s contract on purpose (128 bytes of 124): the
+                // executor's `tile` checks them against the launch and panics before any access.
                 let r = launch_one_block(32, 31 * 4, &mut data, |_| unsafe {
                     SharedArena::<f32>::launch_sized()
                         .tile(1, 32)
@@ -307,6 +312,8 @@ fn checks() -> Vec<Trial> {
         ),
         trial("checks::shared_access_outside_its_tile_is_reported", || {
             let mut data = vec![0.0f32; 32];
+            // SAFETY: the 2 x 32 f32 tile is the launch's 256 bytes; thread 31's column 32 breaks
+            // `set`'s contract on purpose, and the executor's bounds check panics before it.
             let r = launch_one_block(32, 64 * 4, &mut data, |_| unsafe {
                 let tile = SharedArena::<f32>::launch_sized().tile(2, 32);
                 tile.set(thread_idx_x() / 16, thread_idx_x() + 1, 1.0); // thread 31 writes col 32
@@ -333,6 +340,8 @@ fn checks() -> Vec<Trial> {
             // One warp multiplies a 16 x 16 A of small integers by a 16 x 8 B on the
             // executor's mma; every lane's four elements of D must be the exact product.
             let mut data = vec![0.0f32; 16 * 8];
+            // SAFETY: each of the 32 lanes stores its own 4 of D's 16 x 8 elements, all inside
+            // the 128 of `data`.
             launch_one_block(32, 0, &mut data, |p| unsafe {
                 use rgemm_kernels::element::{Bf16, Element};
                 let lane = thread_idx_x();
@@ -381,6 +390,8 @@ fn checks() -> Vec<Trial> {
                 // `lane ^ mask`'s, for each butterfly mask.
                 const MASKS: [u32; 5] = [1, 2, 4, 8, 16];
                 let mut data = vec![0.0f32; 64 * 8 * MASKS.len()];
+                // SAFETY: every lane calls `xor` with the same masks in warp-uniform order, and
+                // stores only its own 8 words per mask, inside the 64 x 8 x 5 of `data`.
                 launch_one_block(64, 0, &mut data, |p| unsafe {
                     use rgemm_kernels::device::shuffle;
                     let t = thread_idx_x();
@@ -412,6 +423,8 @@ fn checks() -> Vec<Trial> {
         trial(
             "checks::shuffle_that_not_every_lane_reaches_is_reported",
             || {
+                // SAFETY: breaks `xor`'s warp-uniform contract on purpose: the host executor
+                // reports the lanes that never arrive as a fault instead of exchanging.
                 only_half_the_warp_reaches(|_| unsafe {
                     if thread_idx_x() < 16 {
                         let w = rgemm_kernels::device::shuffle::xor([thread_idx_x()], 1);
@@ -425,6 +438,8 @@ fn checks() -> Vec<Trial> {
             || {
                 // Three warps of a warpgroup reach a wgmma, the fourth returns.
                 let mut data = vec![0.0f32; 32];
+                // SAFETY: the descriptors lie in the launch's 16 KiB; breaking the whole-warpgroup
+                // contract on purpose, the executor faults at the warpgroup barrier instead.
                 let r = launch_one_block(128, 16384, &mut data, |_| unsafe {
                     use rgemm_kernels::device::wgmma::{Descriptor, Swizzle};
                     use rgemm_kernels::element::{Bf16, Element};
@@ -462,6 +477,8 @@ fn checks() -> Vec<Trial> {
             || {
                 // A barrier expecting two arrivals gets one; everyone waits for the phase.
                 let mut data = vec![0.0f32; 32];
+                // SAFETY: `bar` is 8-byte aligned in the launch's 64 bytes, used for nothing else,
+                // initialised and published by `sync_threads` before `arrive` and `wait`.
                 let r = launch_one_block(32, 64, &mut data, |_| unsafe {
                     use rgemm_kernels::device::mbarrier;
                     let bar = SharedArena::<u64>::launch_sized().aligned(8, 1);
@@ -496,7 +513,8 @@ fn checks() -> Vec<Trial> {
                         elem_bytes: 2,
                         swizzle: 128,
                     };
-                    // SAFETY: the first 128 bytes of `data` hold the map.
+                    // SAFETY: `data` has 8320 bytes, the first 128 kept for the map; the write
+                    // is unaligned, so the `Vec<f32>`'s 4-byte alignment suffices.
                     unsafe { data.as_mut_ptr().cast::<EmulatedMap>().write_unaligned(map) };
                     launch_one_block(128, 16384 + 1024 + 64, &mut data, body)
                 };
@@ -509,6 +527,8 @@ fn checks() -> Vec<Trial> {
         ),
         trial("checks::global_access_out_of_bounds_is_reported", || {
             let mut data = vec![0.0f32; 32];
+            // SAFETY: thread 31 reads element 32 on purpose: the executor checks it against
+            // `data` and panics first; the block's threads run one at a time on one OS thread.
             let r = launch_one_block(32, 0, &mut data, |p| unsafe {
                 let t = thread_idx_x() as usize;
                 store(p, t, load(p, t + 1)); // thread 31 reads element 32

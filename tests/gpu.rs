@@ -192,7 +192,8 @@ fn interop() -> Trial {
             (pa, pb, pc)
         };
         stream.memset_zeros(&mut c).map_err(fail)?;
-        // SAFETY: the addresses are of `ab` and `c`, alive and unused elsewhere meanwhile.
+        // SAFETY: `pa`/`pb` are `ab`'s m*k and k*n halves, `pc` all m*n + 7 of `c`, initialised
+        // on `stream`; both outlive the views, and nothing else touches them meanwhile.
         let (ra, rb, rc) = unsafe {
             (
                 DeviceView::<f32>::from_raw(pa, m * k, stream, MatrixLayout::row_major(m, k)),

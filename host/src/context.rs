@@ -180,8 +180,8 @@ impl Workspace {
             self.buf = None;
             self.maps = None;
             self.zero = 0..0;
-            // SAFETY: the kernels read only the parts of it they wrote in the same product,
-            // and the tensor maps written below.
+            // SAFETY: uninitialised bytes are never read: the kernels read only what they
+            // wrote in the same product, plus the counters and tensor maps set below.
             self.buf = Some(unsafe { stream.alloc::<u8>(bytes.max(TensorMaps::BYTES)) }?);
         }
         let buf = self.buf.as_mut().expect("just set");
@@ -540,7 +540,8 @@ impl Context {
         let (pa, _ra) = a.buf.device_ptr(&self.stream);
         let (pb, _rb) = b.buf.device_ptr(&self.stream);
         let (pc, _rc) = c.buf.device_ptr_mut(&self.stream);
-        // SAFETY: the buffers hold m k, k n and m n elements (checked by the callers).
+        // SAFETY: `run` checked A is m x k, B k x n and C m x n, and a `DeviceMatrix` holds
+        // rows x cols dense elements; `ready` is the entry for `<T, O>`; C is borrowed mutably.
         unsafe { self.launch_at::<T>(kernel, (pa, pb, pc), ready, launches) }
     }
 

@@ -104,7 +104,8 @@ impl<'c> Cublas<'c> {
         let (pb, _rb) = b.buf.device_ptr(stream);
         let (pc, _rc) = c.buf.device_ptr_mut(stream);
         // Row-major C = A B is column-major C^T = B^T A^T: swap the operands, m and n.
-        // SAFETY: the buffers hold k*n, m*k and m*n elements of the declared types.
+        // SAFETY: the shapes were checked above, so B, A and C hold k*n, m*k and m*n dense
+        // elements of types `ab`, `ab` and `ct`; alpha and beta are `T::Out`, `compute`'s scale.
         unsafe {
             result::gemm_ex(
                 *self.blas.handle(),
@@ -182,8 +183,9 @@ impl<'c> Cublas<'c> {
         let (a_t, b_t) = (p.layout & 1 != 0, p.layout & 2 != 0);
         let (ab, _, compute) = T::CUBLAS;
         // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B first.
-        // SAFETY: `Indexed::new` checked every product's views against their buffers; the
-        // arrays hold their addresses, copied before this call on the same stream.
+        // SAFETY: `Indexed::new` checked every product's views against their buffers (each C
+        // a distinct mutable borrow); the arrays hold their addresses, copied before this
+        // call on the handle's stream; alpha and beta are `T::Out`, `compute`'s scale type.
         unsafe {
             cudarc::cublas::sys::cublasGemmBatchedEx(
                 *self.blas.handle(),
@@ -242,7 +244,8 @@ impl<'c> Cublas<'c> {
         let (a_t, b_t) = (p.layout & 1 != 0, p.layout & 2 != 0);
         let (ab, _, compute) = T::CUBLAS;
         // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B first.
-        // SAFETY: `Normalized::new` checked every product's views against their buffers.
+        // SAFETY: `Normalized::new` checked every product's views against their buffers and
+        // that C's products do not overlap; alpha and beta are `T::Out`, `compute`'s scale.
         unsafe {
             result::gemm_strided_batched_ex(
                 *self.blas.handle(),

@@ -423,10 +423,11 @@ impl<'c, 'v, T: Element, O: Output<T>> GemmCall<'c, 'v, T, O> {
             }
             None => None,
         };
-        // SAFETY: `Normalized::new` checked every product's views against their buffers,
-        // and that C's products do not overlap; C is borrowed mutably, so no operand is in
-        // its buffer, and a list's Cs are each in a buffer of their own. The table, where
-        // there is one, gives each product's operands (`Indexed::table`).
+        // SAFETY: `Normalized::new` (per list entry: `Indexed::new`) checked every product's
+        // views against their buffers, and that C's products do not overlap; C is borrowed
+        // mutably, so no operand is in its buffer, and a list's Cs are distinct mutable
+        // borrows. `check_kernel` refused kernels that cannot read this form, and the table,
+        // where there is one, gives each product's operands (`Indexed::table`).
         unsafe { ctx.launch_at::<T>(kernel, first, &ready, &launches)? };
         Ok(Some(plan(kernel, &ready, &launches.main)))
     }

@@ -9,9 +9,10 @@ use cudarc::driver::LaunchConfig;
 use rgemm_kernels::catalogue::{Candidate, Grid, KernelSpec, Shared, TensorMaps, Threads, Tile};
 use rgemm_kernels::host_bodies::KernelId;
 use rgemm_kernels::problem::Problem;
-use rgemm_kernels::stream_k::{self, Schedule};
-use rgemm_kernels::wgmma_tf32::{PACK_BLOCK, PACK_SHARED, Packing};
-use rgemm_kernels::{decode, decode_async, few_columns};
+use rgemm_kernels::kernels::{decode::decode, simt::few_columns};
+use rgemm_kernels::parts::schedule::decode_split;
+use rgemm_kernels::parts::schedule::stream_k::{self, Schedule};
+use rgemm_kernels::parts::wgmma::tf32_pack::{PACK_BLOCK, PACK_SHARED, Packing};
 
 pub use rgemm_kernels::catalogue::{Arch, Elem, Precision};
 
@@ -371,10 +372,10 @@ impl Kernel {
             Grid::SplitKLastBlock { per_sm } => {
                 let strips = n.div_ceil(cols as usize);
                 let sms = props.multiprocessors as usize;
-                let splits = decode_async::splits((m, k), strips, (sms, per_sm as usize));
+                let splits = decode_split::splits((m, k), strips, (sms, per_sm as usize));
                 problem.ctas = splits as u32;
                 if splits > 1 {
-                    zeroed = decode_async::counters(m, strips, rows as usize);
+                    zeroed = decode_split::counters(m, strips, rows as usize);
                 }
                 // The counters and planes follow the tensor maps, where the kernel has them.
                 zeroed_from = maps;

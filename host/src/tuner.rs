@@ -212,7 +212,8 @@ impl Context {
                 let (pa, _ga) = a.device_ptr(stream);
                 let (pb, _gb) = b.device_ptr(stream);
                 let (pc, _gc) = c.device_ptr_mut(stream);
-                // SAFETY: the scratch buffers hold every product of `scratch`'s problem.
+                // SAFETY: `Normalized::new` checked `scratch`'s dense layouts (offsets 0, C
+                // row-major, so unswapped) against `a`, `b` and `c`; `launches` is scratch's.
                 unsafe { self.launch_at::<T>(kernel, (pa, pb, pc), &ready, &launches) }
             })?;
             let ms = runs.into_iter().fold(f64::INFINITY, f64::min);

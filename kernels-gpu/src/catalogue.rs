@@ -3,8 +3,9 @@
 //! public `Kernel` enum, the CPU executor's dispatch, the build script (which module holds
 //! which entry points, launch bounds), the tests, the benchmark and the README's table.
 //!
-//! Adding a kernel: write its file (body, entry points, `SPEC`), add it to `lib.rs`, and add
-//! one line to [`for_each_kernel!`](crate::for_each_kernel!). Every field of a spec is required (there is no
+//! Adding a kernel: write its file under `kernels/<family>/` (spec, body composed of
+//! [`parts`](crate::parts), entry points), add it to its family's `mod.rs`, and add one line
+//! to [`for_each_kernel!`](crate::for_each_kernel!). Every field of a spec is required (there is no
 //! `Default`), so a kernel missing a fact does not compile.
 
 /// The PTX module families, lowest first. A kernel lives in exactly the module of its
@@ -174,14 +175,14 @@ pub enum Grid {
     /// of 256 threads) that adds them.
     SplitK { fixup: &'static str },
     /// Split-K in one launch: the grid of [`Grid::SplitK`] (its slices planned for `per_sm`
-    /// blocks resident per SM, [`crate::decode_async::splits`]), and a workspace of counters
+    /// blocks resident per SM, [`crate::parts::schedule::decode_split::splits`]), and a workspace of counters
     /// (one per strip and pass, zero at launch and left zero) then `splits` planes of C,
     /// after the tensor maps where the kernel has them; the last block of each strip to
     /// finish adds the planes in K order.
     SplitKLastBlock { per_sm: u32 },
     /// Split-K over strips of whole block tiles, in one launch: `ceil(m / rows) ceil(n /
     /// cols)` strips (x, row strips first) by `splits` slices of K (y, `Problem::ctas`, from
-    /// [`crate::few_columns::splits`]), and the workspace of [`Grid::SplitKLastBlock`] with
+    /// [`crate::kernels::simt::few_columns::splits`]), and the workspace of [`Grid::SplitKLastBlock`] with
     /// one counter per strip.
     SplitKStrips,
     /// Persistent: one block per SM (as many as fit, at most one per tile), 1D, each block
@@ -527,137 +528,137 @@ macro_rules! for_each_kernel {
         $then! {
             fixed {
                 /// One thread per element of C (`naive.rs`).
-                Naive => $crate::naive::SPEC, $crate::naive::naive;
+                Naive => $crate::kernels::simt::naive::SPEC, $crate::kernels::simt::naive::naive;
                 /// Shared-memory tiling, 8 x 8 tiles (`tiled.rs`).
-                Tiled8 => $crate::tiled::TILED8, $crate::tiled::tiled::<_, 8>;
+                Tiled8 => $crate::kernels::simt::tiled::TILED8, $crate::kernels::simt::tiled::tiled::<_, 8>;
                 /// Shared-memory tiling, 16 x 16 tiles (`tiled.rs`).
-                Tiled16 => $crate::tiled::TILED16, $crate::tiled::tiled::<_, 16>;
+                Tiled16 => $crate::kernels::simt::tiled::TILED16, $crate::kernels::simt::tiled::tiled::<_, 16>;
                 /// Shared-memory tiling, 32 x 32 tiles (`tiled.rs`).
-                Tiled32 => $crate::tiled::TILED32, $crate::tiled::tiled::<_, 32>;
+                Tiled32 => $crate::kernels::simt::tiled::TILED32, $crate::kernels::simt::tiled::tiled::<_, 32>;
                 /// Thread coarsening: 8 elements of a column of C per thread (`coarse.rs`).
-                Coarse => $crate::coarse::SPEC, $crate::coarse::coarse;
+                Coarse => $crate::kernels::simt::coarse::SPEC, $crate::kernels::simt::coarse::coarse;
                 /// 2D register tiling: an 8 x 8 thread tile (`register_tiled.rs`).
-                RegisterTiled => $crate::register_tiled::SPEC, $crate::register_tiled::register_tiled;
+                RegisterTiled => $crate::kernels::simt::register_tiled::SPEC, $crate::kernels::simt::register_tiled::register_tiled;
                 /// 16-byte accesses, A transposed in shared memory (`vectorized.rs`).
-                Vectorized => $crate::vectorized::SPEC, $crate::vectorized::vectorized;
+                Vectorized => $crate::kernels::simt::vectorized::SPEC, $crate::kernels::simt::vectorized::vectorized;
                 /// Two shared stages, the next phase's loads in flight (`double_buffered.rs`).
-                DoubleBuffered => $crate::double_buffered::SPEC, $crate::double_buffered::double_buffered;
+                DoubleBuffered => $crate::kernels::simt::double_buffered::SPEC, $crate::kernels::simt::double_buffered::double_buffered;
                 /// Each warp owns a compact patch of thread tiles (`warp_tiled.rs`).
-                WarpTiled => $crate::warp_tiled::WARP_TILED, $crate::warp_tiled::warp_tiled;
+                WarpTiled => $crate::kernels::simt::warp_tiled::WARP_TILED, $crate::kernels::simt::warp_tiled::warp_tiled;
                 /// Warp tiling with BK = 16 and an unchecked interior mainloop (`warp_tiled.rs`).
-                WarpTiledK16 => $crate::warp_tiled::WARP_TILED_K16, $crate::warp_tiled::warp_tiled_k16;
+                WarpTiledK16 => $crate::kernels::simt::warp_tiled::WARP_TILED_K16, $crate::kernels::simt::warp_tiled::warp_tiled_k16;
                 /// Warp tiling with 64 x 64 block tiles for small products (`warp_tiled.rs`).
-                WarpTiled64 => $crate::warp_tiled::WARP_TILED_64, $crate::warp_tiled::warp_tiled_64;
+                WarpTiled64 => $crate::kernels::simt::warp_tiled::WARP_TILED_64, $crate::kernels::simt::warp_tiled::warp_tiled_64;
                 /// Fragment double buffering: shared reads one K step ahead (`fragment_buffered.rs`).
-                FragmentBuffered => $crate::fragment_buffered::FRAGMENT_BUFFERED, $crate::fragment_buffered::fragment_buffered;
+                FragmentBuffered => $crate::kernels::simt::fragment_buffered::FRAGMENT_BUFFERED, $crate::kernels::simt::fragment_buffered::fragment_buffered;
                 /// Fragment double buffering with BK = 16, loads in two parts (`fragment_buffered.rs`).
-                FragmentBufferedK16 => $crate::fragment_buffered::FRAGMENT_BUFFERED_K16, $crate::fragment_buffered::fragment_buffered_k16;
+                FragmentBufferedK16 => $crate::kernels::simt::fragment_buffered::FRAGMENT_BUFFERED_K16, $crate::kernels::simt::fragment_buffered::fragment_buffered_k16;
                 /// B copied by `cp.async` (`async_copy.rs`; compute capability 8.0+).
-                AsyncCopy => $crate::async_copy::SPEC, $crate::async_copy::async_copy;
+                AsyncCopy => $crate::kernels::simt::async_copy::SPEC, $crate::kernels::simt::async_copy::async_copy;
                 /// Lanes paired for 2-wavefront fragment reads (`paired_lanes.rs`; 8.0+).
-                PairedLanes => $crate::paired_lanes::SPEC, $crate::paired_lanes::paired_lanes;
+                PairedLanes => $crate::kernels::simt::paired_lanes::SPEC, $crate::kernels::simt::paired_lanes::paired_lanes;
                 /// The last partial wave shared out by K phases (`stream_k.rs`; 8.0+).
-                StreamK => $crate::stream_k::SPEC, $crate::stream_k::stream_k,
-                    $crate::stream_k::stream_k_fixup;
+                StreamK => $crate::kernels::simt::stream_k::SPEC, $crate::kernels::simt::stream_k::stream_k,
+                    $crate::kernels::simt::stream_k::stream_k_fixup;
                 /// `stream_k` on 64 x 128 tiles, for C with few rows (`stream_k_short.rs`;
                 /// 8.0+).
-                StreamK64 => $crate::stream_k_short::SPEC_64, $crate::stream_k_short::stream_k_64,
-                    $crate::stream_k_short::stream_k_64_fixup;
+                StreamK64 => $crate::kernels::simt::stream_k_short::SPEC_64, $crate::kernels::simt::stream_k_short::stream_k_64,
+                    $crate::kernels::simt::stream_k_short::stream_k_64_fixup;
                 /// `stream_k` on 32 x 128 tiles (`stream_k_short.rs`; 8.0+).
-                StreamK32 => $crate::stream_k_short::SPEC_32, $crate::stream_k_short::stream_k_32,
-                    $crate::stream_k_short::stream_k_32_fixup;
+                StreamK32 => $crate::kernels::simt::stream_k_short::SPEC_32, $crate::kernels::simt::stream_k_short::stream_k_32,
+                    $crate::kernels::simt::stream_k_short::stream_k_32_fixup;
                 /// `stream_k` on 128 x 64 tiles, for C with few columns
                 /// (`stream_k_short.rs`; 8.0+).
-                StreamKNarrow => $crate::stream_k_short::SPEC_NARROW,
-                    $crate::stream_k_short::stream_k_narrow,
-                    $crate::stream_k_short::stream_k_narrow_fixup;
+                StreamKNarrow => $crate::kernels::simt::stream_k_short::SPEC_NARROW,
+                    $crate::kernels::simt::stream_k_short::stream_k_narrow,
+                    $crate::kernels::simt::stream_k_short::stream_k_narrow_fixup;
                 /// `stream_k` on 128 x 32 tiles, for C with fewer columns
                 /// (`stream_k_short.rs`; 8.0+).
-                StreamKNarrow32 => $crate::stream_k_short::SPEC_NARROW_32,
-                    $crate::stream_k_short::stream_k_narrow_32,
-                    $crate::stream_k_short::stream_k_narrow_32_fixup;
+                StreamKNarrow32 => $crate::kernels::simt::stream_k_short::SPEC_NARROW_32,
+                    $crate::kernels::simt::stream_k_short::stream_k_narrow_32,
+                    $crate::kernels::simt::stream_k_short::stream_k_narrow_32_fixup;
                 /// Few columns: whole rows of C per thread, K split over blocks, one launch
                 /// (`few_columns.rs`; f32/f64, 8.0+).
-                FewColumns => $crate::few_columns::SPEC, $crate::few_columns::few_columns;
+                FewColumns => $crate::kernels::simt::few_columns::SPEC, $crate::kernels::simt::few_columns::few_columns;
                 /// Thin products: the K loop split among 1024 threads (`thin.rs`).
-                Thin => $crate::thin::SPEC, $crate::thin::thin;
+                Thin => $crate::kernels::simt::thin::SPEC, $crate::kernels::simt::thin::thin;
                 /// Decode products (M <= 16): B read once, K split over blocks (`decode.rs`;
                 /// f16/bf16).
-                Decode => $crate::decode::SPEC, $crate::decode::decode,
-                    $crate::decode::decode_fixup;
+                Decode => $crate::kernels::decode::decode::SPEC, $crate::kernels::decode::decode::decode,
+                    $crate::kernels::decode::decode::decode_fixup;
                 /// `decode` with B streamed through shared memory by `cp.async`, in one
                 /// launch (`decode_async.rs`; f16/bf16, 8.0+).
-                DecodeAsync => $crate::decode_async::SPEC, $crate::decode_async::decode_async;
+                DecodeAsync => $crate::kernels::decode::decode_async::SPEC, $crate::kernels::decode::decode_async::decode_async;
                 /// `decode_async` on the tensor cores, up to 16 rows of C per pass
                 /// (`decode_mma.rs`; f16/bf16, 8.0+).
-                DecodeMma => $crate::decode_mma::SPEC, $crate::decode_mma::decode_mma;
+                DecodeMma => $crate::kernels::decode::decode_mma::SPEC, $crate::kernels::decode::decode_mma::decode_mma;
                 /// `decode_mma` fed by TMA, one block per SM (`decode_tma.rs`; f16/bf16, 9.0
                 /// only).
-                DecodeTma => $crate::decode_tma::SPEC, $crate::decode_tma::decode_tma;
+                DecodeTma => $crate::kernels::decode::decode_tma::SPEC, $crate::kernels::decode::decode_tma::decode_tma;
                 /// Tensor cores: `mma.sync` m16n8k16, fragments from shared memory
                 /// (`mma_sync.rs`; f16/bf16, 8.0+).
-                MmaSync => $crate::mma_sync::SPEC, $crate::mma_sync::mma_sync;
+                MmaSync => $crate::kernels::mma::mma_sync::SPEC, $crate::kernels::mma::mma_sync::mma_sync;
                 /// `mma_sync` with fragments loaded by `ldmatrix` (`mma_ldmatrix.rs`).
-                MmaLdmatrix => $crate::mma_ldmatrix::SPEC, $crate::mma_ldmatrix::mma_ldmatrix;
+                MmaLdmatrix => $crate::kernels::mma::mma_ldmatrix::SPEC, $crate::kernels::mma::mma_ldmatrix::mma_ldmatrix;
                 /// `mma_ldmatrix` fed by a 4-stage `cp.async` pipeline (`mma_async.rs`).
-                MmaAsync => $crate::mma_async::SPEC, $crate::mma_async::mma_async;
+                MmaAsync => $crate::kernels::mma::mma_async::SPEC, $crate::kernels::mma::mma_async::mma_async;
                 /// `mma_async` on 128 x 256 block tiles, 64 x 64 warp tiles (`mma_wide.rs`).
-                MmaWide => $crate::mma_wide::SPEC, $crate::mma_wide::mma_wide;
+                MmaWide => $crate::kernels::mma::mma_wide::SPEC, $crate::kernels::mma::mma_wide::mma_wide;
                 /// `mma_wide` with 64 K steps per phase and fragments a step ahead (`mma_deep.rs`).
-                MmaDeep => $crate::mma_deep::SPEC, $crate::mma_deep::mma_deep;
+                MmaDeep => $crate::kernels::mma::mma_deep::SPEC, $crate::kernels::mma::mma_deep::mma_deep;
                 /// `mma_deep`'s pipeline on 128 x 128 tiles, two blocks per SM (`mma_deep128.rs`).
-                MmaDeep128 => $crate::mma_deep128::SPEC, $crate::mma_deep128::mma_deep128;
+                MmaDeep128 => $crate::kernels::mma::mma_deep128::SPEC, $crate::kernels::mma::mma_deep128::mma_deep128;
                 /// `mma_deep` with swizzled, unpadded tiles and shared addresses worked out
                 /// once (`mma_swizzled.rs`).
-                MmaSwizzled => $crate::mma_swizzled::SPEC, $crate::mma_swizzled::mma_swizzled;
+                MmaSwizzled => $crate::kernels::mma::mma_swizzled::SPEC, $crate::kernels::mma::mma_swizzled::mma_swizzled;
                 /// Hopper `wgmma` from swizzled shared tiles, `cp.async`-fed
                 /// (`wgmma_async.rs`; f16/bf16, 9.0 only).
-                WgmmaAsync => $crate::wgmma_async::SPEC, $crate::wgmma_async::wgmma_async;
+                WgmmaAsync => $crate::kernels::wgmma::wgmma_async::SPEC, $crate::kernels::wgmma::wgmma_async::wgmma_async;
                 /// `wgmma_async`'s tiles by TMA on mbarriers, warp-specialised
                 /// (`wgmma_tma.rs`; f16/bf16, 9.0 only).
-                WgmmaTma => $crate::wgmma_tma::SPEC, $crate::wgmma_tma::wgmma_tma;
+                WgmmaTma => $crate::kernels::wgmma::wgmma_tma::SPEC, $crate::kernels::wgmma::wgmma_tma::wgmma_tma;
                 /// `wgmma_tma` on a persistent grid, tiles grouped for L2
                 /// (`wgmma_persistent.rs`; f16/bf16, 9.0 only).
-                WgmmaPersistent => $crate::wgmma_persistent::SPEC, $crate::wgmma_persistent::wgmma_persistent;
+                WgmmaPersistent => $crate::kernels::wgmma::wgmma_persistent::SPEC, $crate::kernels::wgmma::wgmma_persistent::wgmma_persistent;
                 /// `wgmma_persistent` on 128 x 128 tiles, `wgmma` m64n128k16
                 /// (`wgmma_128x128.rs`; f16/bf16, 9.0 only).
-                Wgmma128x128 => $crate::wgmma_128x128::SPEC, $crate::wgmma_128x128::wgmma_128x128;
+                Wgmma128x128 => $crate::kernels::wgmma::wgmma_128x128::SPEC, $crate::kernels::wgmma::wgmma_128x128::wgmma_128x128;
                 /// `wgmma_persistent` on 128 x 64 tiles, `wgmma` m64n64k16
                 /// (`wgmma_128x64.rs`; f16/bf16, 9.0 only).
-                Wgmma128x64 => $crate::wgmma_128x64::SPEC, $crate::wgmma_128x64::wgmma_128x64;
+                Wgmma128x64 => $crate::kernels::wgmma::wgmma_128x64::SPEC, $crate::kernels::wgmma::wgmma_128x64::wgmma_128x64;
                 /// f64 on the FP64 tensor cores: `mma.sync` m16n8k8 f64, `cp.async`-fed
                 /// (`dmma.rs`; f64, 9.0 only).
-                Dmma => $crate::dmma::SPEC, $crate::dmma::dmma;
+                Dmma => $crate::kernels::dmma::dmma::SPEC, $crate::kernels::dmma::dmma::dmma;
                 /// `dmma` with 32 x 32 warp tiles, 8 warps, m16n8k16 (`dmma_warps.rs`; f64,
                 /// 9.0 only).
-                DmmaWarps => $crate::dmma_warps::SPEC, $crate::dmma_warps::dmma_warps;
+                DmmaWarps => $crate::kernels::dmma::dmma_warps::SPEC, $crate::kernels::dmma::dmma_warps::dmma_warps;
                 /// `dmma_warps` on 64 x 64 block tiles, 3 blocks per SM (`dmma_small.rs`;
                 /// f64, 9.0 only).
-                DmmaSmall => $crate::dmma_small::SPEC, $crate::dmma_small::dmma_small;
+                DmmaSmall => $crate::kernels::dmma::dmma_small::SPEC, $crate::kernels::dmma::dmma_small::dmma_small;
                 /// `dmma` with fragments double-buffered in registers across stages
                 /// (`dmma_buffered.rs`; f64, 9.0 only).
-                DmmaBuffered => $crate::dmma_buffered::SPEC, $crate::dmma_buffered::dmma_buffered;
+                DmmaBuffered => $crate::kernels::dmma::dmma_buffered::SPEC, $crate::kernels::dmma::dmma_buffered::dmma_buffered;
                 /// `dmma_buffered` in K steps of 4, `mma.sync` m16n8k4 (`dmma_k4.rs`; f64, 9.0
                 /// only).
-                DmmaK4 => $crate::dmma_k4::SPEC, $crate::dmma_k4::dmma_k4;
+                DmmaK4 => $crate::kernels::dmma::dmma_k4::SPEC, $crate::kernels::dmma::dmma_k4::dmma_k4;
                 /// f32 in TF32 on Hopper's `wgmma`, only when asked: operands packed by a
                 /// first launch (`wgmma_tf32.rs`; `Precision::Tf32`, 9.0 only).
-                WgmmaTf32 => $crate::wgmma_tf32::SPEC, $crate::wgmma_tf32::wgmma_tf32,
-                    $crate::wgmma_tf32::pack_tf32;
+                WgmmaTf32 => $crate::kernels::tf32::wgmma_tf32::SPEC, $crate::kernels::tf32::wgmma_tf32::wgmma_tf32,
+                    $crate::kernels::tf32::wgmma_tf32::pack_tf32;
                 /// f32 as three TF32 products on Hopper's `wgmma`, only when asked: operands
                 /// packed as big and small parts by a first launch (`wgmma_3xtf32.rs`;
                 /// `Precision::Tf32x3`, 9.0 only).
-                Wgmma3xTf32 => $crate::wgmma_3xtf32::SPEC, $crate::wgmma_3xtf32::wgmma_3xtf32,
-                    $crate::wgmma_3xtf32::pack_3xtf32;
+                Wgmma3xTf32 => $crate::kernels::tf32::wgmma_3xtf32::SPEC, $crate::kernels::tf32::wgmma_3xtf32::wgmma_3xtf32,
+                    $crate::kernels::tf32::wgmma_3xtf32::pack_3xtf32;
                 /// f32 in TF32, only when asked (`mma_tf32.rs`; `Precision::Tf32`, 8.0+).
-                MmaTf32 => $crate::mma_tf32::SPEC, $crate::mma_tf32::mma_tf32;
+                MmaTf32 => $crate::kernels::tf32::mma_tf32::SPEC, $crate::kernels::tf32::mma_tf32::mma_tf32;
                 /// f32 as three TF32 products, only when asked (`mma_3xtf32.rs`;
                 /// `Precision::Tf32x3`, 8.0+).
-                Mma3xTf32 => $crate::mma_3xtf32::SPEC, $crate::mma_3xtf32::mma_3xtf32;
+                Mma3xTf32 => $crate::kernels::tf32::mma_3xtf32::SPEC, $crate::kernels::tf32::mma_3xtf32::mma_3xtf32;
             }
             sized {
                 /// Shared-memory tiling with the tile width chosen at launch (`tiled.rs`).
-                TiledDynamic => $crate::tiled::TILED_DYN, $crate::tiled::tiled_dyn;
+                TiledDynamic => $crate::kernels::simt::tiled::TILED_DYN, $crate::kernels::simt::tiled::tiled_dyn;
             }
         }
     };

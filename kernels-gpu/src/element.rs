@@ -5,7 +5,7 @@ use crate::device::vector::{Pack2, Pack4};
 /// What a kernel writes to C: its accumulator type, or a 16-bit input type (see [`Narrow`]).
 pub trait Output: Copy + Pack2 + Pack4 {
     /// Two of these fill one 32-bit word (f16, bf16): a lane's pair of C values is what a
-    /// warp shuffle moves (see [`crate::wgmma_async::epilogue`]).
+    /// warp shuffle moves (see [`crate::parts::wgmma::epilogue`]).
     const HALF_WORD: bool = false;
     /// A pair as one word, the first in the low half (`HALF_WORD` types only).
     #[inline(always)]
@@ -349,7 +349,8 @@ macro_rules! wgmma_shape {
             b: Wgmma,
         ) {
             #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-            // SAFETY: the caller's contract.
+            // SAFETY: the caller's contract (the trait method's `# Safety`) is
+            // `device::wgmma`'s for this shape.
             unsafe {
                 crate::device::wgmma::$device::<A_MN, B_MN>(acc, a, b)
             }
@@ -428,7 +429,8 @@ impl Element for f32 {
     ) {
         #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
         if !A_MN && !B_MN {
-            // SAFETY: the caller's contract.
+            // SAFETY: both operands K-major (tested above): the caller's contract (the
+            // trait's) is `m64n256k8_tf32`'s.
             return unsafe { crate::device::wgmma::m64n256k8_tf32(acc, a, b) };
         }
         let _ = (acc, a, b);

@@ -1,13 +1,16 @@
 //! rgemm's GPU kernels: plain `no_std` Rust, compiled by rustc's NVPTX backend to PTX
 //! while the host crate builds (see `host/build.rs`).
 //!
-//! Every entry point is `extern "ptx-kernel"` and `#[unsafe(no_mangle)]`, with the same
-//! parameters (`problem.rs`); each kernel's launch rules (block shape, block tile, shared
-//! bytes, module, launch bounds) are its spec, declared next to its code and listed in
-//! `catalogue.rs`, which the host, the build script and the tests read.
+//! Three layers: instruction atoms ([`device`]: PTX, host emulation, fragment layouts), the
+//! parts kernels are made of ([`parts`]: mainloops, epilogues, schedules), and the kernels
+//! by family ([`kernels`]), each a composition of parts with its spec, importing no other
+//! kernel. Every entry point is `extern "ptx-kernel"` and `#[unsafe(no_mangle)]`, with the
+//! same parameters (`problem.rs`); each kernel's launch rules (block shape, block tile,
+//! shared bytes, module, launch bounds) are its spec, declared next to its code and listed
+//! in `catalogue.rs`, which the host, the build script and the tests read.
 //!
-//! The same source also builds for the host, where the kernel bodies (`naive::naive`,
-//! `tiled::tiled`, ...) run on rgemm's CPU executor: `device` then implements the CUDA
+//! The same source also builds for the host, where the kernel bodies (`kernels::simt::naive::naive`,
+//! ...) run on rgemm's CPU executor: `device` then implements the CUDA
 //! model (indices, barriers, shared memory) on the host, with bounds checks.
 //!
 //! Entry names follow `<algorithm>_<element>`: `naive_f32`, `tiled16_bf16`,
@@ -35,85 +38,14 @@
 #[cfg(not(target_arch = "nvptx64"))]
 pub const SOURCE_DIR: &str = env!("CARGO_MANIFEST_DIR");
 
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod async_copy;
-pub mod block_tile;
 pub mod catalogue;
-pub mod coarse;
-pub mod decode;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod decode_async;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod decode_mma;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-pub mod decode_tma;
 pub mod device;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-pub mod dmma;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-pub mod dmma_buffered;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-pub mod dmma_k4;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-pub mod dmma_small;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-pub mod dmma_warps;
-pub mod double_buffered;
 pub mod element;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod few_columns;
-pub mod fragment_buffered;
 #[cfg(all(not(target_arch = "nvptx64"), feature = "host-bodies"))]
 pub mod host_bodies;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod mma_3xtf32;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod mma_async;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod mma_deep;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod mma_deep128;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod mma_ldmatrix;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod mma_swizzled;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod mma_sync;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod mma_tf32;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod mma_wide;
-pub mod naive;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod paired_lanes;
+pub mod kernels;
+pub mod parts;
 pub mod problem;
-pub mod register_tiled;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod stream_k;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod stream_k_short;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod tensor_tile;
-pub mod thin;
-pub mod tiled;
-pub mod vectorized;
-pub mod warp_tiled;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-pub mod wgmma_128x128;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-pub mod wgmma_128x64;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-pub mod wgmma_3xtf32;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-pub mod wgmma_async;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-pub mod wgmma_persistent;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-pub mod wgmma_tf32;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-pub mod wgmma_tma;
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-pub mod wide_tile;
 
 /// A kernel cannot unwind: a panic (which the kernels avoid by construction) traps, which
 /// the host sees as a launch failure rather than a wrong answer.

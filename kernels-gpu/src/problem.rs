@@ -300,6 +300,8 @@ impl<A: crate::element::Accumulator, O: crate::element::Output> COut<A, O> {
         let Scale { alpha, beta } = self.scale;
         let mut v = acc.map(|x| alpha * x);
         if beta != A::ZERO {
+            // SAFETY: the caller's contract: `at..at + N` are elements of C this thread
+            // owns, aligned as `load_n` needs for N = 4 or 2.
             let old: [O; N] = unsafe { crate::device::global::load_n(self.c.cast_const(), at) };
             for j in 0..N {
                 v[j] = v[j].mul_add(beta, (self.back)(old[j]));
@@ -320,6 +322,8 @@ impl<A: crate::element::Accumulator, O: crate::element::Output> COut<A, O> {
         if self.scale.beta == A::ZERO {
             return [A::ZERO; N];
         }
+        // SAFETY: the caller's contract: `at..at + N` are elements of C this thread owns,
+        // aligned as `load_n` needs for N = 4 or 2.
         let old: [O; N] = unsafe { crate::device::global::load_n(self.c.cast_const(), at) };
         old.map(self.back)
     }
@@ -344,7 +348,9 @@ impl<A: crate::element::Accumulator, O: crate::element::Output> COut<A, O> {
     /// As [`COut::finish`].
     #[inline(always)]
     pub unsafe fn put(&self, at: usize, acc: A) {
+        // SAFETY: the caller's contract is `finish`'s.
         let [v] = unsafe { self.finish::<1>(at, [acc]) };
+        // SAFETY: element `at` of C, which this thread owns (the caller's contract).
         unsafe { crate::device::global::store(self.c, at, v) };
     }
 
@@ -354,7 +360,10 @@ impl<A: crate::element::Accumulator, O: crate::element::Output> COut<A, O> {
     /// As [`COut::finish`].
     #[inline(always)]
     pub unsafe fn put4(&self, at: usize, acc: [A; 4]) {
+        // SAFETY: the caller's contract is `finish`'s.
         let v = unsafe { self.finish::<4>(at, acc) };
+        // SAFETY: `at..at + 4` of C, owned by this thread and group-aligned (the caller's
+        // contract), as `store4` needs.
         unsafe { crate::device::global::store4(self.c, at, v) };
     }
 
@@ -364,7 +373,10 @@ impl<A: crate::element::Accumulator, O: crate::element::Output> COut<A, O> {
     /// As [`COut::finish`].
     #[inline(always)]
     pub unsafe fn put2(&self, at: usize, acc: [A; 2]) {
+        // SAFETY: the caller's contract is `finish`'s.
         let v = unsafe { self.finish::<2>(at, acc) };
+        // SAFETY: `at..at + 2` of C, owned by this thread and pair-aligned (the caller's
+        // contract), as `store2` needs.
         unsafe { crate::device::global::store2(self.c, at, v) };
     }
 }
@@ -401,6 +413,8 @@ macro_rules! entry_points {
         ) {
             let g = $crate::problem::Gemm { a, b, c, workspace, p };
             let z = $crate::device::thread::block_idx_z();
+            // SAFETY: the body's contract is this entry point's (its `# Safety` refers
+            // here); `$to` moved the operands to this block's product `z` of the batch.
             unsafe { $body(g.$to(z)) }
         }
     )*};

@@ -143,7 +143,8 @@ pub struct CpuExecutor {
 /// A coroutine stack no coroutine is using: plain memory, free to move between threads.
 struct FreeStack(DefaultStack);
 
-// SAFETY: only stacks of finished coroutines enter the pool; nothing points into them.
+// SAFETY: only stacks of finished coroutines enter the pool (`into_stack` after `done`),
+// so nothing points into them, and an mmap'd stack has no tie to the thread that made it.
 unsafe impl Send for FreeStack {}
 
 impl std::fmt::Debug for FreeStack {
@@ -480,9 +481,9 @@ impl<'l> Worker<'l> {
                             {
                                 continue;
                             }
-                            // SAFETY: no simulated thread runs now; the state outlives the
-                            // block.
                             State::Waits(Wait::Mbarrier { at, parity, .. })
+                                // SAFETY: `async_ptr` is `async_state`, alive until this function
+                                // returns; every coroutine is suspended, so nothing else uses it.
                                 if unsafe { (*async_ptr).phase_done(at, parity) } == Some(true) =>
                             {
                                 on_its_way = true;
@@ -519,7 +520,7 @@ impl<'l> Worker<'l> {
             // Threads whose mbarrier phase has completed go on.
             for s in state.iter_mut() {
                 if let State::Waits(Wait::Mbarrier { at, parity, .. }) = *s {
-                    // SAFETY: no simulated thread runs now; the state outlives the block.
+                    // SAFETY: as above: `async_state` is alive and no coroutine runs now.
                     if unsafe { (*async_ptr).phase_done(at, parity) } == Some(true) {
                         *s = State::Run;
                         released = true;
@@ -580,7 +581,8 @@ impl<'l> Worker<'l> {
                 *s = State::Run;
             }
         };
-        // SAFETY: no coroutine of this block runs any more.
+        // SAFETY: null is never dereferenced (`current()` asserts non-null), so `records`,
+        // which drop with this function, can no longer be reached through it.
         unsafe { set_current(std::ptr::null()) };
         for co in coroutines {
             if co.done() {

@@ -18,8 +18,10 @@ use rgemm_kernels::problem::Gemm;
 /// indexing keeps threads' writes to distinct elements.
 #[derive(Clone, Copy)]
 struct Shared<T>(T);
-// SAFETY: see above; reads are of buffers nobody writes during the launch.
+// SAFETY: only `Gemm`'s raw pointers and plain-data problem are wrapped; a launch's threads
+// write disjoint elements of C and the workspace (counters by atomics) and only read A and B.
 unsafe impl<T> Sync for Shared<T> {}
+// SAFETY: as for `Sync`: the pointers are to buffers that outlive the launch's threads.
 unsafe impl<T> Send for Shared<T> {}
 
 impl<T: Copy> Shared<T> {
@@ -244,7 +246,8 @@ impl CpuExecutor {
         if let Some(maps) = kernel.spec().tma {
             let size = std::mem::size_of::<T>();
             match crate::tma::emulated_maps(maps, ptrs, &main_problem, size) {
-                // SAFETY: `launches` sizes the workspace to hold the maps' bytes.
+                // SAFETY: a TMA kernel's `launches.workspace` starts with `TensorMaps::BYTES`
+                // (its maps), so the local `workspace` holds `maps.len()` bytes, apart from `maps`.
                 Some(maps) => unsafe {
                     let to = workspace.as_mut_ptr().cast::<u8>();
                     std::ptr::copy_nonoverlapping(maps.as_ptr(), to, maps.len());

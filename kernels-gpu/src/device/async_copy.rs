@@ -14,6 +14,9 @@
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn copy16<T>(dst: *mut T, src: *const T) {
     #[cfg(target_arch = "nvptx64")]
+    // SAFETY: writes the 16 shared bytes at `dst` and reads the 16 global bytes at `src`,
+    // both valid, 16-byte aligned and `dst` unread until waited for (the caller's
+    // contract).
     unsafe {
         core::arch::asm!(
             "{{ .reg .u64 %cp_s, %cp_g; cvta.to.shared.u64 %cp_s, {dst}; cvta.to.global.u64 %cp_g, {src}; cp.async.cg.shared.global [%cp_s], [%cp_g], 16; }}",
@@ -24,6 +27,8 @@ pub unsafe fn copy16<T>(dst: *mut T, src: *const T) {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         super::host::check_global(src as usize, 16, "read (cp.async)");
+        // SAFETY: `src` lies in a launch buffer (checked above), `dst` in the block's
+        // shared region (the caller's contract): 16 bytes each, in distinct allocations.
         unsafe { core::ptr::copy_nonoverlapping(src.cast::<u8>(), dst.cast::<u8>(), 16) };
     }
 }
@@ -38,6 +43,8 @@ pub unsafe fn copy16<T>(dst: *mut T, src: *const T) {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn copy16_or_zero<T>(dst: *mut T, src: *const T, bytes: u32) {
     #[cfg(target_arch = "nvptx64")]
+    // SAFETY: as in `copy16`, but only `bytes` (0 or 16) of `src` are read and the rest of
+    // the 16 shared bytes at `dst` zero-filled; with 0 `src` is not accessed.
     unsafe {
         core::arch::asm!(
             "{{ .reg .u64 %cp_s, %cp_g; cvta.to.shared.u64 %cp_s, {dst}; cvta.to.global.u64 %cp_g, {src}; cp.async.cg.shared.global [%cp_s], [%cp_g], 16, {bytes}; }}",
@@ -49,9 +56,12 @@ pub unsafe fn copy16_or_zero<T>(dst: *mut T, src: *const T, bytes: u32) {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         if bytes == 16 {
+            // SAFETY: with `bytes` 16 the caller's contract is `copy16`'s.
             unsafe { copy16(dst, src) };
         } else {
             assert_eq!(bytes, 0, "cp.async source size must be 0 or 16 here");
+            // SAFETY: `dst` is 16 writable bytes of the block's shared region (the caller's
+            // contract).
             unsafe { core::ptr::write_bytes(dst.cast::<u8>(), 0, 16) };
         }
     }
@@ -66,6 +76,8 @@ pub unsafe fn copy16_or_zero<T>(dst: *mut T, src: *const T, bytes: u32) {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn copy16_or_zero_at<T>(dst: u32, src: *const T, bytes: u32) {
     #[cfg(target_arch = "nvptx64")]
+    // SAFETY: as in `copy16_or_zero`, `dst` being already a shared-window address whose 16
+    // bytes the caller's contract makes the block's own.
     unsafe {
         core::arch::asm!(
             "{{ .reg .u64 %cp_g; cvta.to.global.u64 %cp_g, {src}; cp.async.cg.shared.global [{dst}], [%cp_g], 16, {bytes}; }}",
@@ -75,6 +87,8 @@ pub unsafe fn copy16_or_zero_at<T>(dst: u32, src: *const T, bytes: u32) {
         );
     }
     #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: `shared_byte` asserts that the 16 bytes lie in the block's shared region;
+    // `src` and `bytes` pass the caller's contract on.
     unsafe {
         copy16_or_zero(super::host::shared_byte(dst, 16), src.cast::<u8>(), bytes)
     }
@@ -113,7 +127,9 @@ macro_rules! copy_element {
         }
     };
     (@ $size:literal, $open:literal, $dst:literal, $($operands:tt)*) => {
-        // SAFETY: the caller's contract.
+        // SAFETY: writes one element at shared `dst`, reads `bytes` (0 or its size) at
+        // global `src`: valid and aligned by the enclosing fn's contract, `dst` unread
+        // until waited for.
         unsafe {
             core::arch::asm!(
                 concat!($open, "cvta.to.global.u64 %cp_g, {src}; cp.async.ca.shared.global [", $dst, "], [%cp_g], ", $size, ", {bytes}; }}"),
@@ -152,9 +168,13 @@ pub unsafe fn copy_element_or_zero<T>(dst: *mut T, src: *const T, inside: bool) 
         );
         if inside {
             super::host::check_global(src as usize, size_of::<T>(), "read (cp.async)");
+            // SAFETY: `src` is an element of a launch buffer (checked above), `dst` one of
+            // the block's shared region, both aligned for `T` (the caller's contract).
             unsafe { core::ptr::copy_nonoverlapping(src, dst, 1) };
         } else {
             let _ = bytes;
+            // SAFETY: `dst` is one writable element of the block's shared region (the
+            // caller's contract).
             unsafe { core::ptr::write_bytes(dst.cast::<u8>(), 0, size_of::<T>()) };
         }
     }
@@ -180,6 +200,8 @@ pub unsafe fn copy_element_or_zero_at<T>(dst: u32, src: *const T, inside: bool) 
         );
     }
     #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: `shared_byte` asserts that the element lies in the block's shared region, the
+    // caller's contract that it is aligned; `src` and `inside` pass that contract on.
     unsafe {
         let to = super::host::shared_byte(dst, size_of::<T>()).cast::<T>();
         copy_element_or_zero(to, src, inside)

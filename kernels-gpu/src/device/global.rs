@@ -13,6 +13,8 @@ use super::vector::{Pack2, Pack4, read2, read4, write2, write4};
 pub unsafe fn load<T: Copy>(ptr: *const T, index: usize) -> T {
     #[cfg(not(target_arch = "nvptx64"))]
     super::host::check_global(ptr.wrapping_add(index) as usize, size_of::<T>(), "read");
+    // SAFETY: the caller's contract: `ptr + index` is an element of `ptr`'s buffer (checked
+    // above on the host), so the offset stays in bounds and the read is valid.
     unsafe { *ptr.add(index) }
 }
 
@@ -26,6 +28,8 @@ pub unsafe fn load<T: Copy>(ptr: *const T, index: usize) -> T {
 pub unsafe fn store<T>(ptr: *mut T, index: usize, value: T) {
     #[cfg(not(target_arch = "nvptx64"))]
     super::host::check_global(ptr.wrapping_add(index) as usize, size_of::<T>(), "write");
+    // SAFETY: the caller's contract: an element of the buffer (checked above on the host)
+    // that no other thread of the launch accesses, so the write is in bounds and unraced.
     unsafe { *ptr.add(index) = value }
 }
 
@@ -40,13 +44,16 @@ pub unsafe fn load_n<T: Pack2 + Pack4, const N: usize>(ptr: *const T, index: usi
     // N is a constant: one branch survives.
     match N {
         4 => {
+            // SAFETY: N = 4: the caller's contract is `load4`'s.
             let v = unsafe { load4(ptr, index) };
             core::array::from_fn(|j| v[j])
         }
         2 => {
+            // SAFETY: N = 2: the caller's contract is `load2`'s.
             let v = unsafe { load2(ptr, index) };
             core::array::from_fn(|j| v[j])
         }
+        // SAFETY: other N: each element `index + j` is in the buffer (`load`'s contract).
         _ => core::array::from_fn(|j| unsafe { load(ptr, index + j) }),
     }
 }
@@ -60,6 +67,8 @@ pub unsafe fn load_n<T: Pack2 + Pack4, const N: usize>(ptr: *const T, index: usi
 pub unsafe fn load2<T: Pack2>(ptr: *const T, index: usize) -> [T; 2] {
     #[cfg(not(target_arch = "nvptx64"))]
     super::host::check_global(ptr.wrapping_add(index) as usize, 2 * size_of::<T>(), "read");
+    // SAFETY: the caller's contract: two elements of the buffer (checked above on the
+    // host), aligned to the pair as `read2` needs on the GPU.
     unsafe { read2(ptr.add(index)) }
 }
 
@@ -73,6 +82,8 @@ pub unsafe fn load2<T: Pack2>(ptr: *const T, index: usize) -> [T; 2] {
 pub unsafe fn load4<T: Pack4>(ptr: *const T, index: usize) -> [T; 4] {
     #[cfg(not(target_arch = "nvptx64"))]
     super::host::check_global(ptr.wrapping_add(index) as usize, 4 * size_of::<T>(), "read");
+    // SAFETY: the caller's contract: four elements of the buffer (checked above on the
+    // host), aligned to the group as `read4` needs on the GPU.
     unsafe { read4(ptr.add(index)) }
 }
 
@@ -92,12 +103,15 @@ pub unsafe fn load4_or_zeros<T: crate::element::Element>(
 ) -> [T; 4] {
     let at = |c: u32| row as usize * cols as usize + c as usize;
     if vector {
+        // SAFETY: with `vector`, the caller's contract: the four are inside and 4-aligned.
         return unsafe { load4(ptr, at(col)) };
     }
     let mut v = [T::ZERO; 4];
     for (j, x) in v.iter_mut().enumerate() {
         let c = col + j as u32;
         if row < rows && c < cols {
+            // SAFETY: `(row, c)` is inside the `rows x cols` matrix (tested above), all of
+            // which `ptr` holds (the caller's contract).
             *x = unsafe { load(ptr, at(c)) };
         }
     }
@@ -117,6 +131,8 @@ pub unsafe fn store4<T: Pack4>(ptr: *mut T, index: usize, value: [T; 4]) {
         4 * size_of::<T>(),
         "write",
     );
+    // SAFETY: the caller's contract: four group-aligned elements of the buffer (checked
+    // above on the host) that no other thread accesses, as `write4` needs.
     unsafe { write4(ptr.add(index), value) }
 }
 
@@ -134,6 +150,8 @@ pub unsafe fn store2<T: Pack2>(ptr: *mut T, index: usize, value: [T; 2]) {
         2 * size_of::<T>(),
         "write",
     );
+    // SAFETY: the caller's contract: two pair-aligned elements of the buffer (checked above
+    // on the host) that no other thread accesses, as `write2` needs.
     unsafe { write2(ptr.add(index), value) }
 }
 
@@ -150,6 +168,8 @@ pub unsafe fn take_ticket(ptr: *mut u32) -> u32 {
     #[cfg(target_arch = "nvptx64")]
     {
         let old: u32;
+        // SAFETY: an atomic add on the global u32 at `ptr`, which the caller's contract
+        // makes valid, aligned and touched only by atomics during the launch.
         unsafe {
             core::arch::asm!(
                 "atom.acq_rel.gpu.global.add.u32 {old}, [{ptr}], 1;",
@@ -208,6 +228,8 @@ pub unsafe fn load4_volatile<T: Pack4>(ptr: *const T, index: usize) -> [T; 4] {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     super::host::check_global(ptr.wrapping_add(index) as usize, 4 * size_of::<T>(), "read");
+    // SAFETY: the caller's contract: the four elements are in the buffer (checked above on
+    // the host), each aligned for `T`.
     core::array::from_fn(|j| unsafe { core::ptr::read_volatile(ptr.add(index + j)) })
 }
 
@@ -221,5 +243,6 @@ pub unsafe fn load4_volatile<T: Pack4>(ptr: *const T, index: usize) -> [T; 4] {
 pub unsafe fn load_volatile<T: Copy>(ptr: *const T, index: usize) -> T {
     #[cfg(not(target_arch = "nvptx64"))]
     super::host::check_global(ptr.wrapping_add(index) as usize, size_of::<T>(), "read");
+    // SAFETY: the caller's contract: an element of the buffer (checked above on the host).
     unsafe { core::ptr::read_volatile(ptr.add(index)) }
 }

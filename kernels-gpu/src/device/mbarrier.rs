@@ -25,6 +25,8 @@ use super::shared::shared_address;
 pub unsafe fn init(bar: *mut u64, count: u32) {
     let at = shared_address(bar);
     #[cfg(target_arch = "nvptx64")]
+    // SAFETY: writes the 8-byte mbarrier at shared address `at`: aligned, in the block's
+    // shared memory and used for nothing else (the caller's contract).
     unsafe {
         core::arch::asm!("mbarrier.init.shared::cta.b64 [{a}], {c};", a = in(reg32) at, c = in(reg32) count);
     }
@@ -52,6 +54,8 @@ pub fn fence_init() {
 pub unsafe fn arrive(bar: *mut u64) {
     let at = shared_address(bar);
     #[cfg(target_arch = "nvptx64")]
+    // SAFETY: updates only the mbarrier at `at`, which the caller initialised and published
+    // by a barrier (the contract).
     unsafe {
         core::arch::asm!("mbarrier.arrive.shared::cta.b64 _, [{a}];", a = in(reg32) at);
     }
@@ -69,6 +73,7 @@ pub unsafe fn arrive(bar: *mut u64) {
 pub unsafe fn arrive_expect_tx(bar: *mut u64, bytes: u32) {
     let at = shared_address(bar);
     #[cfg(target_arch = "nvptx64")]
+    // SAFETY: as in `arrive`; the expected byte count is state of that mbarrier only.
     unsafe {
         core::arch::asm!(
             "mbarrier.arrive.expect_tx.shared::cta.b64 _, [{a}], {b};",
@@ -92,6 +97,8 @@ pub unsafe fn wait(bar: *mut u64, parity: u32) {
     #[cfg(target_arch = "nvptx64")]
     loop {
         let done: u32;
+        // SAFETY: reads only the mbarrier at `at`, initialised and published (the caller's
+        // contract), into a predicate register.
         unsafe {
             core::arch::asm!(
                 "{{ .reg .pred %mb_p; mbarrier.try_wait.parity.shared::cta.b64 %mb_p, [{a}], {p}; selp.u32 {d}, 1, 0, %mb_p; }}",

@@ -187,6 +187,9 @@ impl<T: Copy> SharedTile<T> {
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn get(&self, row: u32, col: u32) -> T {
+        // SAFETY: the caller's contract: `(row, col)` is in the tile (`offset` asserts it
+        // on the host), so in the launch-sized region, and unwritten until the next
+        // barrier.
         unsafe { *self.base.add(self.offset(row, col)) }
     }
 
@@ -196,6 +199,8 @@ impl<T: Copy> SharedTile<T> {
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn set(&self, row: u32, col: u32, value: T) {
+        // SAFETY: the caller's contract: `(row, col)` is in the tile (`offset` asserts it
+        // on the host), and no other thread reads or writes it until the next barrier.
         unsafe { *self.base.add(self.offset(row, col)) = value }
     }
 }
@@ -215,6 +220,9 @@ impl<T: Copy> SharedTile<T> {
             super::thread::trap();
         }
         let at = self.offset(row, col + 1) - 1;
+        // SAFETY: the caller's contract: `(row, col..col + 2)` lie in the tile (`offset`
+        // asserts it on the host), one 4-byte-aligned `u32` of a 2-byte `T` (checked
+        // above).
         unsafe { super::vector::read_packed(self.base.add(at).cast::<u32>()) }
     }
 }
@@ -229,6 +237,8 @@ impl<T: Pack4> SharedTile<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn get4(&self, row: u32, col: u32) -> [T; 4] {
         let at = self.offset(row, col + 3) - 3;
+        // SAFETY: the caller's contract: `(row, col..col + 4)` lie in the tile (`offset`
+        // asserts it on the host), group-aligned, and unwritten until the next barrier.
         unsafe { read4(self.base.add(at)) }
     }
 
@@ -240,6 +250,8 @@ impl<T: Pack4> SharedTile<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn set4(&self, row: u32, col: u32, value: [T; 4]) {
         let at = self.offset(row, col + 3) - 3;
+        // SAFETY: the caller's contract: `(row, col..col + 4)` lie in the tile (`offset`
+        // asserts it on the host), group-aligned, and no other thread accesses them.
         unsafe { write4(self.base.add(at), value) }
     }
 }
@@ -254,6 +266,8 @@ impl<T: Pack2> SharedTile<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn get2(&self, row: u32, col: u32) -> [T; 2] {
         let at = self.offset(row, col + 1) - 1;
+        // SAFETY: the caller's contract: `(row, col..col + 2)` lie in the tile (`offset`
+        // asserts it on the host), pair-aligned, and unwritten until the next barrier.
         unsafe { read2(self.base.add(at)) }
     }
 }
@@ -279,6 +293,9 @@ impl<T: Copy> SharedTile<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn copy16_or_zero(&self, row: u32, col: u32, src: *const T, inside: bool) {
         let dst = self.row16(row, col).cast_mut();
+        // SAFETY: `copy16_or_zero`'s contract, the caller's, for the 16 bytes at `(row,
+        // col..)` (`row16` asserts them in the tile on the host); with `inside` false `src`
+        // is unread.
         unsafe { super::async_copy::copy16_or_zero(dst, src, if inside { 16 } else { 0 }) }
     }
 
@@ -290,7 +307,10 @@ impl<T: Copy> SharedTile<T> {
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn copy_element_or_zero(&self, row: u32, col: u32, src: *const T, inside: bool) {
+        // SAFETY: `(row, col)` is in the tile (the caller's contract; `offset` asserts it
+        // on the host), so the offset stays in the shared region.
         let dst = unsafe { self.base.add(self.offset(row, col)) };
+        // SAFETY: the caller's contract is `copy_element_or_zero`'s for that element.
         unsafe { super::async_copy::copy_element_or_zero(dst, src, inside) }
     }
 
@@ -341,6 +361,9 @@ impl<T: Copy> SharedTile<T> {
                         _ => shared_address(self.row16(r, c)),
                     },
                 };
+                // SAFETY: the caller's contract for each run: `to` is run `(r, c..)` of
+                // this tile (checked on the host), `from` its source in row `r`, read only
+                // where `inside`.
                 unsafe {
                     match per {
                         1 => super::async_copy::copy_element_or_zero_at(to, from, inside),
@@ -367,6 +390,8 @@ impl<T: Pack4> SharedTile<T> {
     pub unsafe fn copy16_from(&self, row: u32, col: u32, src: *const T) {
         let last = col + 16 / size_of::<T>() as u32 - 1;
         let at = self.offset(row, last) - (last - col) as usize;
+        // SAFETY: `copy16`'s contract, the caller's; the 16 bytes at `(row, col..)` lie in
+        // the tile (`offset` asserts it on the host), so `add` stays in the shared region.
         unsafe { super::async_copy::copy16(self.base.add(at), src) }
     }
 }

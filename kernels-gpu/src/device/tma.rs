@@ -68,6 +68,9 @@ pub unsafe fn load_3d(dst: *mut u8, map: *const u8, (x, y, z): (u32, u32, u32), 
         super::shared::shared_address(bar),
     );
     #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract makes the tensor map at `map`, the box's shared bytes
+    // at `to` and the initialised mbarrier at `at` valid; only that box and barrier are
+    // written.
     unsafe {
         core::arch::asm!(
             "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}, {z}}}], [{b}];",

@@ -79,8 +79,11 @@ pack2! {
 #[inline(always)]
 pub(crate) unsafe fn read_packed<P: Copy>(ptr: *const P) -> P {
     #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract: `ptr` is a readable `P`, aligned on the GPU.
     return unsafe { ptr.read() };
     #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: the caller's contract: `ptr` is a readable `P`; an unaligned read needs no
+    // more.
     return unsafe { ptr.read_unaligned() };
 }
 
@@ -91,10 +94,13 @@ pub(crate) unsafe fn read_packed<P: Copy>(ptr: *const P) -> P {
 #[inline(always)]
 unsafe fn write_packed<P: Copy>(ptr: *mut P, v: P) {
     #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract: `ptr` is a writable `P`, aligned on the GPU.
     unsafe {
         ptr.write(v)
     }
     #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: the caller's contract: `ptr` is a writable `P`; an unaligned write needs no
+    // more.
     unsafe {
         ptr.write_unaligned(v)
     }
@@ -106,6 +112,8 @@ unsafe fn write_packed<P: Copy>(ptr: *mut P, v: P) {
 /// `ptr` points to four readable elements (aligned to the group on the GPU).
 #[inline(always)]
 pub(crate) unsafe fn read4<T: Pack4>(ptr: *const T) -> [T; 4] {
+    // SAFETY: the caller's four readable elements (group-aligned on the GPU) are one
+    // `T::Packed`, a `repr(C)` `[T; 4]` (`pack4!`).
     T::unpack(unsafe { read_packed(ptr.cast::<T::Packed>()) })
 }
 
@@ -115,6 +123,8 @@ pub(crate) unsafe fn read4<T: Pack4>(ptr: *const T) -> [T; 4] {
 /// `ptr` points to four writable elements (aligned to the group on the GPU).
 #[inline(always)]
 pub(crate) unsafe fn write4<T: Pack4>(ptr: *mut T, v: [T; 4]) {
+    // SAFETY: the caller's four writable elements (group-aligned on the GPU) are one
+    // `T::Packed`, a `repr(C)` `[T; 4]` (`pack4!`).
     unsafe { write_packed(ptr.cast::<T::Packed>(), T::pack(v)) }
 }
 
@@ -124,6 +134,8 @@ pub(crate) unsafe fn write4<T: Pack4>(ptr: *mut T, v: [T; 4]) {
 /// `ptr` points to two readable elements (aligned to the pair on the GPU).
 #[inline(always)]
 pub(crate) unsafe fn read2<T: Pack2>(ptr: *const T) -> [T; 2] {
+    // SAFETY: the caller's two readable elements (pair-aligned on the GPU) are one
+    // `T::Packed`, a `repr(C)` `[T; 2]` (`pack2!`).
     T::unpack(unsafe { read_packed(ptr.cast::<T::Packed>()) })
 }
 
@@ -133,6 +145,8 @@ pub(crate) unsafe fn read2<T: Pack2>(ptr: *const T) -> [T; 2] {
 /// `ptr` points to two writable elements (aligned to the pair on the GPU).
 #[inline(always)]
 pub(crate) unsafe fn write2<T: Pack2>(ptr: *mut T, v: [T; 2]) {
+    // SAFETY: the caller's two writable elements (pair-aligned on the GPU) are one
+    // `T::Packed`, a `repr(C)` `[T; 2]` (`pack2!`).
     unsafe { write_packed(ptr.cast::<T::Packed>(), T::pack(v)) }
 }
 

@@ -316,7 +316,9 @@ macro_rules! mma_k16 {
             #[cfg(target_arch = "nvptx64")]
             {
                 let (a, b) = (a.0, b.0);
-                // SAFETY: the caller's contract.
+                // SAFETY: reads A and B through the descriptors and writes only `acc`'s
+                // registers; the caller's contract makes the operands valid and stable and
+                // the call warpgroup-wide.
                 unsafe { $list!(mma_asm!($shape, $ty, acc, a, b)) }
             }
             #[cfg(not(target_arch = "nvptx64"))]
@@ -398,7 +400,9 @@ pub unsafe fn m64n256k8_tf32(acc: &mut [f32; 128], a: Descriptor, b: Descriptor)
     #[cfg(target_arch = "nvptx64")]
     {
         let (a, b) = (a.0, b.0);
-        // SAFETY: the caller's contract.
+        // SAFETY: reads A and B through the descriptors and writes only `acc`'s registers;
+        // the caller's contract makes the operands valid and stable and the call
+        // warpgroup-wide.
         unsafe {
             with_accumulators!(mma_tf32_asm!("m64n256k8", acc, "{a}" [a = in(reg64) a,], b, 1u32))
         }
@@ -421,7 +425,9 @@ pub unsafe fn m64n256k8_tf32_rs(acc: &mut [f32; 128], a: [u32; 4], b: Descriptor
     #[cfg(target_arch = "nvptx64")]
     {
         let b = b.0;
-        // SAFETY: the caller's contract.
+        // SAFETY: reads B through its descriptor, A from registers, and writes only
+        // `acc`'s; the caller's contract makes B valid and stable and the call
+        // warpgroup-wide.
         unsafe {
             with_accumulators!(mma_tf32_asm!(
                 "m64n256k8",
@@ -454,7 +460,9 @@ pub unsafe fn m64n128k8_tf32(acc: &mut [f32; 64], a: Descriptor, b: Descriptor, 
     #[cfg(target_arch = "nvptx64")]
     {
         let (a, b, scale_d) = (a.0, b.0, accumulate as u32);
-        // SAFETY: the caller's contract.
+        // SAFETY: reads A and B through the descriptors and writes only `acc`'s registers;
+        // the caller's contract makes the operands valid and stable and the call
+        // warpgroup-wide.
         unsafe {
             with_accumulators_64!(
                 mma_tf32_asm!("m64n128k8", acc, "{a}" [a = in(reg64) a,], b, scale_d)

@@ -1,0 +1,215 @@
+//! Decode products on Hopper with B streamed by the Tensor Memory Accelerator:
+//! `decode_mma`'s division of the work (a strip of 256 columns and a slice of K per block,
+//! `mma.sync` m16n8k16 on up to 16 rows of C, the one-launch split-K whose last block adds
+//! the slices in K order), with the copies done by TMA instead of the lanes.
+//!
+//! Why: `decode_mma` and `wgmma_128x64` read B at 1.6-1.9 TB/s at 16 x 8192 x 8192 on an
+//! H100 (ncu: HBM 53-60% busy) and at half that at 4096 x 4096, where cuBLAS reads it at
+//! 2.4 TB/s. `decode_mma`'s lanes issue every 16-byte copy, a warp has three 8 KiB stages,
+//! and each K step reloads A's fragment from global memory with bounds checks; its slices
+//! are 4 steps deep at 16 x 4096 x 4096. Here one thread issues per stage one copy of A's
+//! 16 x 64 box and four of B's 64 x 64 panels (34 KiB, landed 128-byte swizzled and
+//! zero-filled past the edges), six stages ahead on `mbarrier`s: 204 KiB in flight per SM
+//! with no copy instructions in the warps, which only wait, `ldmatrix` and multiply.
+//!
+//! Warp `w` multiplies panel `w` (64 columns: 8 `mma` tiles, 32 accumulators a lane). A
+//! stage is free again once each warp's lane 0 has arrived on its `empty` barrier; warp 0
+//! waits for that and its thread 0 refills it (warp 0 waits for the slowest warp, with the
+//! other stages in flight).
+//!
+//! Where TMA cannot read A and B (N or K not a multiple of 8, a misaligned operand: the
+//! host writes no maps) the block runs `decode_mma`'s body on the same grid.
+//!
+//! Launch rules ([`SPEC`]): 128 threads; grid `ceil(n / 256) x splits` (`Problem::ctas`,
+//! one block per SM: [`crate::parts::schedule::decode_split::splits`]); 226,424 shared bytes; workspace (f32
+//! units): the two tensor maps (64), then `decode_mma`'s (counters, zero at launch, and
+//! planes); only in the sm_90a module; f16, bf16.
+use crate::catalogue::{
+    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, TensorMaps, Threads, Tile,
+};
+use crate::device::ldmatrix;
+use crate::device::mbarrier;
+use crate::device::shared::{SharedArena, shared_address};
+use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, sync_warp, thread_idx_x};
+use crate::device::tma::{self, MAP_BYTES};
+use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
+use crate::parts::decode::mma_strip::{ROWS, product};
+use crate::parts::schedule::decode_split::{STRIP, THREADS, WARPS};
+use crate::parts::schedule::split_k::Slices;
+use crate::parts::wgmma::warp_specialised::StageBarriers;
+use crate::problem::{Gemm, entry_points};
+
+/// K rows of a stage: one 128-byte row of A.
+const STAGE_K: u32 = 64;
+const STAGES: u32 = 6;
+/// B's panels of 64 columns in a strip: one per warp.
+const PANELS: u32 = STRIP / 64;
+const _: () = assert!(PANELS == WARPS);
+/// Bytes of A's 16 x 64 box and of one of B's 64 x 64 panels.
+const A_BYTES: u32 = ROWS * 128;
+const PANEL: u32 = STAGE_K * 128;
+const STAGE_BYTES: u32 = A_BYTES + PANELS * PANEL;
+/// The 128-byte swizzle's atom (8 rows of 128 bytes): boxes start at multiples of it.
+const ATOM: u32 = 1024;
+const _: () = assert!(A_BYTES.is_multiple_of(ATOM) && STAGE_BYTES.is_multiple_of(ATOM));
+/// Shared f32s ahead of the stages: one pass's sums and the last-block flag.
+const SUMS: u32 = ROWS * STRIP + 4;
+const SHARED_BYTES: u32 = 4 * SUMS + ATOM + STAGES * STAGE_BYTES + 8 + 2 * STAGES * 8;
+pub const SPEC: KernelSpec = KernelSpec {
+    name: "decode_tma",
+    file: file!(),
+    idea: "`decode_mma` fed by TMA: one thread copies A's 16 x 64 box and B's four 64 x 64 panels per stage, six 34 KiB stages ahead on mbarriers, one block per SM",
+    arch: Arch::Sm90a,
+    threads: Threads::Fixed(THREADS, 1),
+    tile: Tile::Fixed {
+        rows: ROWS,
+        cols: STRIP,
+    },
+    grid: Grid::SplitKLastBlock { per_sm: 1 },
+    shared: Shared::InputElements(SHARED_BYTES / 2),
+    min_blocks_per_sm: PerAcc::NONE,
+    elements: &[Elem::F16, Elem::Bf16],
+    candidate: Candidate::WhenSideAtMost(16),
+    cpu: true,
+    tensor_cores: true,
+    tma: Some(TensorMaps {
+        a_box: (ROWS, STAGE_K),
+        b_box: (STAGE_K, 64),
+        // (Never used: the kernel takes row-major operands only.)
+        a_t_box: (STAGE_K, 64),
+        b_t_box: (64, STAGE_K),
+        pack: None,
+    }),
+    precision: Precision::Exact,
+    strided: false,
+};
+
+/// Shared address of this lane's row for `ldmatrix` in a 128-byte-swizzled box whose rows
+/// are 128 bytes: row `row`, 16-byte chunk `chunk` (stored at chunk `chunk ^ row % 8`).
+#[inline(always)]
+fn swizzled(base: u32, row: u32, chunk: u32) -> u32 {
+    base + row * 128 + ((chunk ^ (row % 8)) * 16)
+}
+
+/// # Safety
+/// See the entry points; the launch follows the launch rules (`Problem::ctas` = splits, the
+/// counters zero, the tensor maps in the workspace where TMA can read A and B).
+#[inline(always)]
+pub unsafe fn decode_tma<T: Element>(g: Gemm<T>) {
+    // The split-K's counters and planes follow the tensor maps.
+    let split_k = Gemm {
+        workspace: g
+            .workspace
+            .wrapping_add(TensorMaps::BYTES / size_of::<T::Acc>()),
+        ..g
+    };
+    let (a, b, _, m, _, k) = g.plain();
+    if !tma::reads(&g.p, (a as u64, b as u64), size_of::<T>() as u64) {
+        return unsafe { product::<T>(split_k) };
+    }
+    let splits = g.p.ctas.max(1);
+    let (strip, split) = (block_idx_x(), block_idx_y());
+    let chunk = k.div_ceil(splits).next_multiple_of(STAGE_K);
+    let k0 = (split * chunk).min(k);
+    let k1 = (k0 + chunk).min(k);
+    let phases = (k1 - k0).div_ceil(STAGE_K);
+    let tid = thread_idx_x();
+    let (warp, lane) = (tid / 32, tid % 32);
+    // SAFETY: the launch provides SHARED_BYTES: the sums and flag, then (aligned) the
+    // stages and the barriers.
+    let mut accs = unsafe { SharedArena::<T::Acc>::launch_sized() };
+    let sums = accs.tile(ROWS, STRIP);
+    let last_flag = accs.tile(1, 4);
+    let mut arena = unsafe { SharedArena::<u8>::launch_sized() };
+    let _sums = arena.aligned(16, 4 * SUMS);
+    let stages = arena.aligned(ATOM, STAGES * STAGE_BYTES);
+    let bars = StageBarriers::<STAGES>(arena.aligned(8, 2 * STAGES * 8).cast::<u64>());
+    if tid == 0 {
+        unsafe { bars.init(WARPS) };
+        mbarrier::fence_init();
+    }
+    sync_threads(); // the barriers are ready
+    let maps = g.workspace.cast::<u8>().cast_const();
+    let (a_map, b_map) = (maps, maps.wrapping_add(MAP_BYTES));
+    let passes = m.div_ceil(ROWS);
+    let total = passes * phases;
+    // Phase `i` of all passes' (thread 0): A's box and B's panels into stage `i % STAGES`.
+    let issue = |i: u32| {
+        let s = i % STAGES;
+        // (`phases` is not 0 where a phase is issued.)
+        let per_pass = phases.max(1);
+        let (row0, kk) = ((i / per_pass) * ROWS, k0 + (i % per_pass) * STAGE_K);
+        let at = stages.wrapping_add((s * STAGE_BYTES) as usize);
+        let full = bars.full(s);
+        // SAFETY: the maps are A's and B's (the host's promise where TMA reads them); the
+        // stage is free (the caller waited for its `empty` phase, or it is the first round).
+        unsafe {
+            mbarrier::arrive_expect_tx(full, STAGE_BYTES);
+            tma::load_3d(at, a_map, (kk, row0, 0), full);
+            for p in 0..PANELS {
+                let panel = at.wrapping_add((A_BYTES + p * PANEL) as usize);
+                tma::load_3d(panel, b_map, (strip * STRIP + 64 * p, kk, 0), full);
+            }
+        }
+    };
+    if tid == 0 {
+        for i in 0..total.min(STAGES) {
+            issue(i);
+        }
+    }
+    // This lane's row (of 16) and 16-byte chunk (of 2) for `ldmatrix`, the same for both
+    // operands: A's matrices (rows 0-7, 8-15) x (K 0-7, 8-15) as the `mma` fragment's four
+    // registers; B's (K 0-7, 8-15) x (tile j, j + 1), transposed.
+    let (row, chunk) = (lane % 8 + 8 * ((lane / 8) % 2), lane / 16);
+    let base = shared_address(stages);
+    let (gr, tq) = (lane / 4, lane % 4);
+    let mut it = 0;
+    for pass in 0..passes {
+        let mut acc = [[T::Acc::ZERO; 4]; 8];
+        for _ in 0..phases {
+            let s = it % STAGES;
+            unsafe { mbarrier::wait(bars.full(s), (it / STAGES) % 2) };
+            let stage = base + s * STAGE_BYTES;
+            let panel = stage + A_BYTES + warp * PANEL;
+            for step in 0..STAGE_K / 16 {
+                // SAFETY: inside the stage, which has landed.
+                let af = unsafe { ldmatrix::x4_at(swizzled(stage, row, 2 * step + chunk)) };
+                for j in (0..8).step_by(2) {
+                    let at = swizzled(panel, 16 * step + row, j as u32 + chunk);
+                    let r = unsafe { ldmatrix::x4_trans_at(at) };
+                    acc[j] = T::mma_m16n8k16(af, [r[0], r[1]], acc[j]);
+                    acc[j + 1] = T::mma_m16n8k16(af, [r[2], r[3]], acc[j + 1]);
+                }
+            }
+            sync_warp(); // every lane's reads of the stage are done
+            if lane == 0 {
+                unsafe { mbarrier::arrive(bars.empty(s)) };
+            }
+            if warp == 0 && it + STAGES < total {
+                // The whole warp waits (none of its lanes at a warp-wide operation while
+                // one waits for the other warps); thread 0 refills the stage.
+                unsafe { mbarrier::wait(bars.empty(s), (it / STAGES) % 2) };
+                if lane == 0 {
+                    issue(it + STAGES);
+                }
+            }
+            sync_warp(); // warp 0 together again before its next `ldmatrix`
+            it += 1;
+        }
+        // The warp's 16 x 64 of the pass, at its panel's columns of the sums.
+        for j in 0..8 {
+            let col = 64 * warp + 8 * j as u32 + 2 * tq;
+            for h in 0..2 {
+                unsafe { sums.set(gr + 8 * h as u32, col, acc[j][2 * h]) };
+                unsafe { sums.set(gr + 8 * h as u32, col + 1, acc[j][2 * h + 1]) };
+            }
+        }
+        let row0 = pass * ROWS;
+        let slices = Slices::of(&split_k, ROWS);
+        unsafe { slices.finish::<ROWS, 1>((row0, (m - row0).min(ROWS)), &sums, &last_flag) };
+    }
+}
+
+entry_points!(decode_tma; decode_tma_f16: f16, decode_tma_bf16: Bf16, decode_tma_f16_f16: Narrow<f16>, decode_tma_bf16_bf16: Narrow<Bf16>);

@@ -1,0 +1,33 @@
+//! f64 on the FP64 tensor cores (DMMA, compute capability 9.0): `mma.sync.aligned.m16n8k8
+//! .row.col.f64` on `wide_tile`'s block tile, 128 x 64 by 16 along K, 4 warps, a 3-stage
+//! `cp.async` pipeline. Every product and sum is an IEEE f64 operation rounded to nearest;
+//! only the order of the sums differs from the SIMT kernels'.
+//!
+//! Launch rules ([`SPEC`]): 128 threads, a grid of 128 x 64 tiles, 92,176 shared bytes,
+//! two blocks per SM; the sm_90a module.
+use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
+use crate::element::Element;
+use crate::parts::mma::schemes::Dmma;
+use crate::parts::mma::wide_tile;
+use crate::problem::{Gemm, entry_points};
+
+const BN: u32 = 64;
+const BK: u32 = 16;
+const DEPTH: u32 = 3;
+
+pub const SPEC: KernelSpec = wide_tile::spec(
+    ("dmma", file!()),
+    "f64 on the FP64 tensor cores: `mma.sync` m16n8k8 f64 on 128 x 64 tiles, a 3-stage `cp.async` pipeline",
+    (Arch::Sm90a, Elem::F64, Precision::Exact),
+    (128, BN, BK, DEPTH, 4),
+    2,
+);
+
+/// # Safety
+/// See the entry points; 128 threads per block; T is f64.
+#[inline(always)]
+pub unsafe fn dmma<T: Element>(gemm: Gemm<T>) {
+    unsafe { wide_tile::strided::<T, Dmma<false>, Dmma<false>, 128, BN, BK, DEPTH, 4, false>(gemm) }
+}
+
+entry_points!(dmma; dmma_f64: f64);

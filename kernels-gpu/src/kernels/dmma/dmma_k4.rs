@@ -1,0 +1,31 @@
+//! `dmma_buffered` in K steps of 4 (`mma.sync.aligned.m16n8k4.row.col.f64`, SASS
+//! `DMMA.16x8x4`, which the FP64 tensor pipe runs at the rate of m16n8k8: 66.7 against 66.8
+//! TFLOP/s in a register-only probe, H200): a step's fragments take half the registers, so
+//! two steps' fit whole ([`wide_tile`]'s `buffered4`), and the next step's loads need not
+//! wait for the `mma`s still reading the registers they would overwrite.
+//!
+//! Launch rules ([`SPEC`]): as `dmma_buffered`.
+use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
+use crate::element::Element;
+use crate::parts::mma::schemes::Dmma;
+use crate::parts::mma::wide_tile;
+use crate::problem::{Gemm, entry_points};
+
+pub const SPEC: KernelSpec = wide_tile::spec(
+    ("dmma_k4", file!()),
+    "`dmma_buffered` in K steps of 4 (`mma.sync` m16n8k4 f64): half the fragment registers a step, two steps held whole",
+    (Arch::Sm90a, Elem::F64, Precision::Exact),
+    (128, 64, 16, 3, 4),
+    2,
+);
+
+/// # Safety
+/// See the entry points; 128 threads per block; T is f64.
+#[inline(always)]
+pub unsafe fn dmma_k4<T: Element>(gemm: Gemm<T>) {
+    unsafe {
+        wide_tile::strided::<T, Dmma<false, true>, Dmma<false>, 128, 64, 16, 3, 4, true>(gemm)
+    }
+}
+
+entry_points!(dmma_k4; dmma_k4_f64: f64);

@@ -1,0 +1,28 @@
+//! `dmma_warps` on 64 x 64 block tiles (4 warps, 3 blocks per SM): four times the blocks of
+//! `dmma`'s 128 x 64 tiles for a product, so a 1024^3 one fills 1.9 waves of 132 SMs
+//! instead of 128 blocks on 264 slots.
+//!
+//! Launch rules ([`SPEC`]): 128 threads, a grid of 64 x 64 tiles, 61,456 shared bytes,
+//! three blocks per SM; the sm_90a module.
+use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
+use crate::element::Element;
+use crate::parts::mma::schemes::Dmma;
+use crate::parts::mma::wide_tile;
+use crate::problem::{Gemm, entry_points};
+
+pub const SPEC: KernelSpec = wide_tile::spec(
+    ("dmma_small", file!()),
+    "`dmma_warps` on 64 x 64 block tiles, three blocks per SM: more blocks for smaller products",
+    (Arch::Sm90a, Elem::F64, Precision::Exact),
+    (64, 64, 16, 3, 2),
+    3,
+);
+
+/// # Safety
+/// See the entry points; 128 threads per block; T is f64.
+#[inline(always)]
+pub unsafe fn dmma_small<T: Element>(gemm: Gemm<T>) {
+    unsafe { wide_tile::strided::<T, Dmma<true>, Dmma<true>, 64, 64, 16, 3, 2, false>(gemm) }
+}
+
+entry_points!(dmma_small; dmma_small_f64: f64);

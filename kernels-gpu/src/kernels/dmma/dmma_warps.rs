@@ -1,0 +1,30 @@
+//! `dmma` with 32 x 32 warp tiles: half the accumulators per thread (32 f64), so twice the
+//! warps fit on an SM (2 blocks of 8 warps, 128 registers each) to hide the shared loads'
+//! and the DMMA's latency. ncu on `dmma`'s 64 x 32 warp tiles: 2 warps per scheduler, no
+//! warp eligible 71% of cycles. K steps of 16 (`mma.sync.m16n8k16.f64`, one `DMMA.16x8x16`):
+//! measured as fast as two m16n8k8 steps here, with fewer instructions.
+//!
+//! Launch rules ([`SPEC`]): 256 threads, a grid of 128 x 64 tiles, 92,176 shared bytes,
+//! two blocks per SM; the sm_90a module.
+use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
+use crate::element::Element;
+use crate::parts::mma::schemes::Dmma;
+use crate::parts::mma::wide_tile;
+use crate::problem::{Gemm, entry_points};
+
+pub const SPEC: KernelSpec = wide_tile::spec(
+    ("dmma_warps", file!()),
+    "`dmma` with 32 x 32 warp tiles, 8 warps, `mma.sync` m16n8k16: twice the warps per SM",
+    (Arch::Sm90a, Elem::F64, Precision::Exact),
+    (128, 64, 16, 3, 2),
+    2,
+);
+
+/// # Safety
+/// See the entry points; 256 threads per block; T is f64.
+#[inline(always)]
+pub unsafe fn dmma_warps<T: Element>(gemm: Gemm<T>) {
+    unsafe { wide_tile::strided::<T, Dmma<true>, Dmma<true>, 128, 64, 16, 3, 2, false>(gemm) }
+}
+
+entry_points!(dmma_warps; dmma_warps_f64: f64);

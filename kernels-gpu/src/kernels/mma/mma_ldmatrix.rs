@@ -1,0 +1,31 @@
+//! Tensor cores, second rung: `mma_sync` with its fragments loaded by `ldmatrix` (four 8 x 8
+//! matrices per instruction, straight into the fragment layout; B transposed on the way by
+//! `.trans`, so its column pairs need no 16-bit reads): per K step of 16 a warp issues 6
+//! `ldmatrix` (4 for A's m16 tiles, 2 for B's pairs of n8 tiles) instead of 32 shared loads.
+//! The 16-byte rows of a phase of 8 lanes fall in distinct banks: A's rows are 80 bytes
+//! apart, B's 272 (both padded by 16 bytes).
+//!
+//! Launch rules ([`SPEC`]): as `mma_sync`.
+use crate::catalogue::KernelSpec;
+use crate::element::Element;
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
+use crate::parts::mma::fragments::Ldmatrix;
+use crate::parts::mma::one_stage::one_stage;
+use crate::parts::mma::tensor_tile::tensor_spec;
+use crate::problem::{Gemm, entry_points};
+
+pub const SPEC: KernelSpec = tensor_spec(
+    ("mma_ldmatrix", file!()),
+    "`mma_sync` with fragments loaded by `ldmatrix` (`.trans` for B): 6 instructions per 16 `mma` instead of 32 loads",
+    (128, 32, 1),
+);
+
+/// # Safety
+/// See the entry points; 256 threads per block; T is f16 or bf16.
+#[inline(always)]
+pub unsafe fn mma_ldmatrix<T: Element>(gemm: Gemm<T>) {
+    unsafe { one_stage::<T, Ldmatrix, 128, 4>(gemm) }
+}
+
+entry_points!(mma_ldmatrix; mma_ldmatrix_f16: f16, mma_ldmatrix_bf16: Bf16, mma_ldmatrix_f16_f16: Narrow<f16>, mma_ldmatrix_bf16_bf16: Narrow<Bf16>);

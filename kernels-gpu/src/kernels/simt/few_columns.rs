@@ -1,0 +1,375 @@
+//! Products with few columns (C `m x n`, n up to 32 per strip, m large): a matrix times a
+//! few vectors. Such a product is bound by reading A once (`m x k`), and every element of A
+//! meets only n elements of B: the tiled kernels' 128-column tiles are mostly padding, and
+//! `stream_k_narrow_32`'s register tiles leave two warps per scheduler (latency-bound).
+//!
+//! Here a thread owns whole rows of C against all (up to 32) columns, so it needs no
+//! partner lanes: A reaches shared memory by `cp.async` (16-byte chunks, 8 lanes per
+//! 128-byte row segment), and each thread reads its own rows of it as 16-byte runs of 4 K
+//! steps, while every lane of a warp reads the same B row (a broadcast). A block of 128
+//! threads owns a strip of 128 rows and 32 columns of C and a slice of K; its threads split
+//! into `KG` groups that take alternate runs of 4 K steps and meet in shared memory at the
+//! end, so that each thread keeps 64 accumulators (f32; 32 in f64) whatever n. Slices of K
+//! (the grid's y) fill the SMs; each block writes its slice's sums to the workspace, and the
+//! last of a strip to finish adds them in K order (as `decode_async`), so the result does
+//! not depend on timing and there is no second launch.
+//!
+//! How a thread's 64 accumulators cover the strip, by the columns the strip holds:
+//!
+//! | columns | thread tile | column groups | row groups | K groups |
+//! |---------|-------------|---------------|------------|----------|
+//! | 17-32   | 4 x 16      | 2             | 32         | 2        |
+//! | 9-16    | 4 x 16      | 1             | 32         | 4        |
+//! | 1-8     | 8 x 8       | 1             | 16         | 8        |
+//!
+//! (f64: half the rows per thread, twice the row groups, half the K groups.) A thread's
+//! rows are `rg, rg + row_groups, ...`, so that the 8 lanes of a 16-byte shared access
+//! read 8 consecutive rows, 36 elements apart: distinct banks.
+//!
+//! Launch rules ([`SPEC`]): 128 threads; grid `ceil(m / 128) ceil(n / 32) x splits`
+//! (`Problem::ctas`, [`splits`]); shared [`SHARED`] accumulators; workspace (accumulator
+//! units) [`counters`] counters, zero at launch, then `splits` planes of [`STRIP_ELEMENTS`]
+//! per strip where `splits > 1`; f32, f64 (compute capability 8.0+: `cp.async`).
+use crate::catalogue::{
+    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
+};
+use crate::device::async_copy::{commit_group, pipeline, wait_group};
+use crate::device::global::{load_volatile, store};
+use crate::device::shared::{SharedArena, SharedTile};
+use crate::device::thread::{block_dim_x, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::device::vector::rows_in_chunks;
+use crate::element::{Accumulator, Element};
+use crate::parts::schedule::split_k::last_to_arrive;
+use crate::problem::{Gemm, entry_points};
+
+pub const THREADS: u32 = 128;
+/// Rows and columns of C per block.
+pub const ROWS: u32 = 128;
+pub const COLS: u32 = 32;
+/// Elements of a strip; half of a thread's share of them; planes the last block adds per
+/// round trip.
+pub const STRIP_ELEMENTS: usize = (ROWS * COLS) as usize;
+const HALF: usize = (ROWS * COLS / THREADS / 2) as usize;
+const GROUP: usize = 4;
+/// K steps per stage, and stages: one in flight while one is read. Two stages of 23 KiB
+/// (f32) let four blocks share an SM, as many as the registers allow (128 at 4 blocks, 12
+/// bytes of spill; uncapped it took 129); f64's 46 KiB stages leave two.
+const KC: u32 = 32;
+const STAGES: u32 = 2;
+/// Row lengths in shared memory: 4 elements of padding put 8 consecutive rows' 16-byte
+/// runs in distinct banks (f32).
+const A_LEN: u32 = KC + 4;
+const B_LEN: u32 = COLS + 4;
+const STAGE: u32 = ROWS * A_LEN + KC * B_LEN;
+/// Shared accumulators: the stages, whose bytes later hold the K groups' sums (each thread
+/// 64 f32 or 32 f64, that is 256 bytes), and 4 for the last-block flag.
+pub const SHARED: u32 = STAGES * STAGE + 4;
+const _: () = assert!(THREADS * 64 <= STAGES * STAGE);
+
+/// Slices of K for an `m x n x k` product where `resident` blocks fit on the GPU at once:
+/// as many as keep the grid to one wave, each slice at least 256 K steps (8 stages), and
+/// the slices' sums at most an eighth of A's bytes.
+pub fn splits((m, n, k): (usize, usize, usize), resident: usize) -> usize {
+    let strips = m.div_ceil(ROWS as usize) * n.div_ceil(COLS as usize);
+    let wanted = resident / strips.max(1);
+    let by_k = k / 256;
+    let by_traffic = k / (8 * n.max(1).next_multiple_of(COLS as usize));
+    wanted.min(by_k).min(by_traffic).max(1)
+}
+
+/// Counters at the start of the workspace (one per strip), rounded up to 16 bytes of f32:
+/// where the slices' planes begin.
+pub fn counters(m: usize, n: usize) -> usize {
+    (m.div_ceil(ROWS as usize) * n.div_ceil(COLS as usize)).next_multiple_of(4)
+}
+
+pub const SPEC: KernelSpec = KernelSpec {
+    name: "few_columns",
+    file: file!(),
+    idea: "few columns (strips of 32): a thread owns whole rows of C against every column of its strip, A through shared memory by `cp.async` read as 16-byte runs, B rows broadcast; K split over thread groups and over blocks, the last block of a strip adding the slices in order",
+    arch: Arch::Sm80,
+    threads: Threads::Fixed(THREADS, 1),
+    tile: Tile::Fixed {
+        rows: ROWS,
+        cols: COLS,
+    },
+    grid: Grid::SplitKStrips,
+    shared: Shared::Elements(SHARED),
+    // What the shared memory allows (see STAGES).
+    min_blocks_per_sm: PerAcc {
+        f32: Some(4),
+        f64: Some(2),
+    },
+    elements: &[Elem::F32, Elem::F64],
+    candidate: Candidate::WhenColumnsAtMost(2 * COLS),
+    cpu: true,
+    tensor_cores: false,
+    tma: None,
+    precision: Precision::Exact,
+    strided: false,
+};
+
+/// Starts the copies of a `rows x cols` stage tile whose element `(r, c)` comes from where
+/// `at` says (if inside; zero otherwise): 16-byte chunks where `chunks`, else one element
+/// at a time, thread `tid` of `stride` taking every `stride`-th.
+///
+/// # Safety
+/// As [`SharedTile::copy16_or_zero`] for each chunk (or element); `cols` a multiple of the
+/// chunk's elements.
+#[inline(always)]
+unsafe fn copy_stage<T: Element>(
+    tile: &SharedTile<T>,
+    (rows, cols): (u32, u32),
+    chunks: bool,
+    (tid, stride): (u32, u32),
+    at: impl Fn(u32, u32) -> (bool, *const T),
+) {
+    let per = if chunks {
+        (16 / size_of::<T>()) as u32
+    } else {
+        1
+    };
+    let mut e = tid;
+    while e < rows * cols / per {
+        let (r, c) = (e / (cols / per), e % (cols / per) * per);
+        let (inside, src) = at(r, c);
+        match chunks {
+            true => unsafe { tile.copy16_or_zero(r, c, src, inside) },
+            false => unsafe { tile.copy_element_or_zero(r, c, src, inside) },
+        }
+        e += stride;
+    }
+}
+
+/// One block's slice: rows `row0..` and columns `col0..col0 + NC` of C (those inside),
+/// K steps `k0..k1`, through the `stages`; a thread's tile is `R x CT` (rows `rg, rg +
+/// row_groups, ...`, columns `cg CT..`), over alternate runs of 4 K steps by its K group.
+/// Returns the K groups' sums, `k_groups` tiles of `ROWS x NC` in shared memory (in the
+/// stages' bytes), all in, `k_groups` and `NC`.
+///
+/// # Safety
+/// As the kernel; every thread of the block calls it with the same parameters.
+#[inline(always)]
+unsafe fn slice<T: Element, const NC: usize, const CT: usize, const R: usize>(
+    (a, b): (*const T, *const T),
+    (m, n, k): (u32, u32, u32),
+    (row0, col0, k0, k1): (u32, u32, u32, u32),
+    (a_stages, b_stages): (&SharedTile<T>, &SharedTile<T>),
+) -> (SharedTile<T::Acc>, u32, u32) {
+    let (col_groups, row_groups) = ((NC / CT) as u32, ROWS / R as u32);
+    let k_groups = THREADS / (col_groups * row_groups);
+    let tid = thread_idx_x();
+    let (cg, rg, kg) = (
+        tid % col_groups,
+        (tid / col_groups) % row_groups,
+        tid / (col_groups * row_groups),
+    );
+    // Elements per 16-byte chunk, and whether A's and B's rows come in whole chunks.
+    let per16 = (16 / size_of::<T>()) as u32;
+    let (a_chunks, b_chunks) = (rows_in_chunks(a, k, k), rows_in_chunks(b, n, n));
+    // Stage `s`: K steps `k0 + s KC..`, zeros past k1, m and n. The copies step by the
+    // block's size as the launch has it: a loop, where unrolled copies each kept their own
+    // address in registers through the mainloop.
+    let stride = block_dim_x();
+    let nc = NC as u32;
+    let fill = |s: u32| {
+        let slot = s % STAGES;
+        let (a_s, b_s) = (
+            a_stages.window(slot * ROWS, ROWS),
+            b_stages.window(slot * KC, KC),
+        );
+        let kk = k0 + s * KC;
+        // A's element `(r, c)` of the stage: whether inside, and where.
+        let a_at = |r: u32, c: u32| {
+            let (row, kc) = (row0 + r, kk + c);
+            let inside = row < m && kc < k1;
+            let at = row as usize * k as usize + kc as usize;
+            (inside, if inside { a.wrapping_add(at) } else { a })
+        };
+        let b_at = |r: u32, c: u32| {
+            let (kr, col) = (kk + r, col0 + c);
+            let inside = kr < k1 && col < n;
+            let at = kr as usize * n as usize + col as usize;
+            (inside, if inside { b.wrapping_add(at) } else { b })
+        };
+        // Stages wholly inside K (all but a slice's last, at most), A's also inside M: one
+        // pointer per operand (the checked copies' index arithmetic and predicates were a
+        // third of the issue slots: Nsight Compute, f32 4096 x 63 x 4096, H200).
+        let whole_k = kk + KC <= k1;
+        let me = (tid, THREADS);
+        unsafe {
+            if whole_k && a_chunks && row0 + ROWS <= m {
+                let from = a.wrapping_add(row0 as usize * k as usize + kk as usize);
+                a_s.copy_rows(from, (ROWS, KC), (k as usize, KC), per16, me);
+            } else {
+                copy_stage(&a_s, (ROWS, KC), a_chunks, (tid, stride), a_at);
+            }
+            if whole_k {
+                let from = b.wrapping_add(kk as usize * n as usize + col0 as usize);
+                let per = if b_chunks { per16 } else { 1 };
+                b_s.copy_rows(from, (KC, nc), (n as usize, n - col0), per, me);
+            } else {
+                copy_stage(&b_s, (KC, nc), b_chunks, (tid, stride), b_at);
+            }
+        }
+        commit_group();
+    };
+    let steps = (k1 - k0).div_ceil(KC);
+    let mut acc = [[T::Acc::ZERO; CT]; R];
+    // The block's threads share the stages: they meet at each step.
+    pipeline::<STAGES, { STAGES - 2 }>(steps, fill, sync_threads, |s| {
+        let slot = s % STAGES;
+        let (a_s, b_s) = (
+            a_stages.window(slot * ROWS, ROWS),
+            b_stages.window(slot * KC, KC),
+        );
+        let mut run = 4 * kg;
+        while run < KC {
+            let mut x = [[T::ZERO; 4]; R];
+            for r in 0..R {
+                x[r] = unsafe { a_s.get4(rg + row_groups * r as u32, run) };
+            }
+            for u in 0..4 {
+                for q in 0..CT / 4 {
+                    let w = unsafe { b_s.get4(run + u as u32, cg * CT as u32 + 4 * q as u32) };
+                    for r in 0..R {
+                        for j in 0..4 {
+                            acc[r][4 * q + j] =
+                                acc[r][4 * q + j].mul_add(x[r][u].widen(), w[j].widen());
+                        }
+                    }
+                }
+            }
+            run += 4 * k_groups;
+        }
+    });
+    wait_group::<0>();
+    sync_threads(); // every thread is done with the stages: the sums take their bytes
+    // SAFETY: k_groups x ROWS x NC = THREADS x R CT accumulators, inside the stages.
+    let sums = unsafe { SharedArena::<T::Acc>::launch_sized() }.tile(k_groups * ROWS, NC as u32);
+    for r in 0..R {
+        for q in 0..CT / 4 {
+            let v = [0, 1, 2, 3].map(|j| acc[r][4 * q + j]);
+            let (row, col) = (rg + row_groups * r as u32, cg * CT as u32 + 4 * q as u32);
+            unsafe { sums.set4(kg * ROWS + row, col, v) };
+        }
+    }
+    sync_threads(); // every K group's sums are in
+    (sums, k_groups, NC as u32)
+}
+
+/// # Safety
+/// See the entry points; the launch follows the launch rules (`Problem::ctas` = splits, the
+/// counters zero).
+#[inline(always)]
+pub unsafe fn few_columns<T: Element>(g: Gemm<T>) {
+    let (a, b, c, m, n, k) = g.plain();
+    let splits = g.p.ctas.max(1);
+    let (strip, split) = (block_idx_x(), block_idx_y());
+    let row_strips = m.div_ceil(ROWS).max(1);
+    let (row0, col0) = (strip % row_strips * ROWS, strip / row_strips * COLS);
+    let chunk = k.div_ceil(splits).next_multiple_of(KC);
+    let k0 = (split * chunk).min(k);
+    let k1 = (k0 + chunk).min(k);
+    let tid = thread_idx_x();
+    // SAFETY: the launch provides SHARED accumulators (at least as many elements of T).
+    let mut inputs = unsafe { SharedArena::<T>::launch_sized() };
+    let a_stages = inputs.tile(STAGES * ROWS, A_LEN);
+    let b_stages = inputs.tile(STAGES * KC, B_LEN);
+    let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
+    let _stages = arena.tile(STAGES, STAGE);
+    let last_flag = arena.tile(1, 4);
+    let wide = size_of::<T::Acc>() > 4;
+    let here = (row0, col0, k0, k1);
+    let (ab, mnk, st) = ((a, b), (m, n, k), (&a_stages, &b_stages));
+    // The columns this strip holds: uniform over the block.
+    let cols = (n - col0).min(COLS);
+    let (sums, k_groups, nc) = unsafe {
+        match (cols, wide) {
+            (17.., false) => slice::<T, 32, 16, 4>(ab, mnk, here, st),
+            (9..=16, false) => slice::<T, 16, 16, 4>(ab, mnk, here, st),
+            (_, false) => slice::<T, 8, 8, 8>(ab, mnk, here, st),
+            (17.., true) => slice::<T, 32, 16, 2>(ab, mnk, here, st),
+            (9..=16, true) => slice::<T, 16, 16, 2>(ab, mnk, here, st),
+            (_, true) => slice::<T, 8, 8, 4>(ab, mnk, here, st),
+        }
+    };
+    // Strip element `e` (row-major over ROWS x COLS): its row in the strip, column, and
+    // index in C if inside.
+    let at = |e: u32| {
+        let (r, cc) = (e / COLS, e % COLS);
+        let (row, col) = (row0 + r, col0 + cc);
+        (
+            r,
+            cc,
+            (row < m && col < n).then(|| row as usize * n as usize + col as usize),
+        )
+    };
+    // This strip's planes in the workspace: one per slice, ROWS x COLS each in the order
+    // of the strip's elements, so that a thread's elements lie at fixed offsets from one
+    // address (C's order took a register pair per element through the rendezvous).
+    let planes = g.workspace.wrapping_add(
+        counters(m as usize, n as usize) + (strip * splits) as usize * STRIP_ELEMENTS,
+    );
+    for i in 0..ROWS * COLS / THREADS {
+        let e = tid + i * THREADS;
+        let (r, cc, at) = at(e);
+        let mut sum = T::Acc::ZERO;
+        if cc < nc {
+            for g in 0..k_groups {
+                sum = sum + unsafe { sums.get(g * ROWS + r, cc) };
+            }
+        }
+        match (splits, at) {
+            (1, Some(at)) => unsafe { store(c, at, T::out(sum)) },
+            (1, None) => {}
+            _ => unsafe { store(planes, split as usize * STRIP_ELEMENTS + e as usize, sum) },
+        }
+    }
+    if splits > 1 {
+        // The rendezvous of the strip's blocks: the last to arrive adds the planes.
+        let counter = g.workspace.cast::<u32>().wrapping_add(strip as usize);
+        if unsafe { last_to_arrive(counter, splits, &last_flag, tid) } {
+            // Planes outer, four at a time, and half the thread's elements inner: 64 loads
+            // in flight per round trip to L2 (a plane per element at a time made 32 round
+            // trips of 16).
+            for half in 0..2 {
+                let first = tid as usize + half * HALF * THREADS as usize;
+                let mut total = [T::Acc::ZERO; HALF];
+                let mut s = 0;
+                while s < splits {
+                    let mut got = [[T::Acc::ZERO; HALF]; GROUP];
+                    for p in 0..GROUP {
+                        if s + (p as u32) < splits {
+                            let plane = (s as usize + p) * STRIP_ELEMENTS + first;
+                            for i in 0..HALF {
+                                let from = plane + i * THREADS as usize;
+                                got[p][i] = unsafe { load_volatile(planes, from) };
+                            }
+                        }
+                    }
+                    for p in 0..GROUP {
+                        if s + (p as u32) < splits {
+                            for i in 0..HALF {
+                                total[i] = total[i] + got[p][i];
+                            }
+                        }
+                    }
+                    s += GROUP as u32;
+                }
+                for i in 0..HALF {
+                    let e = tid + (half * HALF + i) as u32 * THREADS;
+                    if let (_, _, Some(at)) = at(e) {
+                        unsafe { store(c, at, T::out(total[i])) };
+                    }
+                }
+            }
+            if tid == 0 {
+                // The next product on this stream finds it zero again.
+                unsafe { store(counter, 0, 0) };
+            }
+        }
+    }
+}
+
+entry_points!(few_columns; few_columns_f32: f32, few_columns_f64: f64);

@@ -1,0 +1,107 @@
+//! Fragment double buffering: the warp-tiled, double-buffered kernel, with each K step's
+//! shared-memory reads (its fragment) issued one K step ahead, into a second set of
+//! registers. Across the phase boundary too: the last K step's multiply-adds wait until
+//! after the barrier and the first reads of the next stage, so the shared-memory latency
+//! after every barrier hides behind 64 multiply-adds instead of stalling every warp of the
+//! block at once. A^T's rows are padded by 4 elements, so the transposed stores of A hit 32
+//! banks (they hit 16 in `double_buffered`).
+//!
+//! Launch rules ([`FRAGMENT_BUFFERED`], [`FRAGMENT_BUFFERED_K16`]): `(BM / 8) * (BN / 8)` threads in a 1D block, grid
+//! `ceil(n / BN) x ceil(m / BM)`, shared bytes `2 * (BK * (BM + 4) + BK * BN) *
+//! size_of(Acc)`.
+use crate::catalogue::{Arch, KernelSpec};
+use crate::device::thread::{block_idx_x, block_idx_y, thread_idx_x};
+use crate::element::Element;
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
+use crate::parts::simt::block_tile::{
+    Block, CHECKED, ThreadMap, ThreadTile, WarpTiled, epilogue, splits_into,
+};
+use crate::parts::simt::fragment_stages::{mainloop, padded_stages, unchecked};
+use crate::problem::{Gemm, entry_points};
+
+pub const FRAGMENT_BUFFERED: KernelSpec = crate::parts::simt::block_tile::spec(
+    ("fragment_buffered", file!()),
+    "fragment double buffering: each K step's shared reads one step ahead, across the barrier too; f64 thread tiles in 16-byte runs; A^T rows padded",
+    Arch::Sm70,
+    (128, 128),
+    padded_stages(8),
+    Some(2),
+);
+pub const FRAGMENT_BUFFERED_K16: KernelSpec = crate::parts::simt::block_tile::spec(
+    ("fragment_buffered_k16", file!()),
+    "BK = 16, the next phase's loads in two parts (half the staging registers), unchecked interior mainloop",
+    Arch::Sm70,
+    (128, 128),
+    padded_stages(16),
+    Some(2),
+);
+
+/// The kernel for a `BM x BN` block tile stepping `BK`; `SPECIALISE` as in
+/// `double_buffered::pipelined` (a second, unchecked mainloop for interior blocks). The next
+/// phase's global loads come in `PARTS` parts, each stored `BK / PARTS` K steps after it is
+/// issued, so only one part's registers are live at a time (BK = 16 in one part spills at
+/// 128 registers).
+///
+/// # Safety
+/// See the entry points; `(BM / 8) * (BN / 8)` threads per block.
+#[inline(always)]
+pub unsafe fn fragment_pipelined<
+    T: Element,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const PARTS: u32,
+    const SPECIALISE: bool,
+>(
+    g: Gemm<T>,
+) {
+    const {
+        assert!(
+            splits_into(BM, BN, BK, PARTS),
+            "PARTS must split the phase evenly"
+        )
+    };
+    let (a, b, _, m, n, k) = g.plain();
+    let out = g.c_out();
+    let blk = Block::new::<T, BM, BN>(&g, (block_idx_y(), block_idx_x()));
+    let phases = (0, k.div_ceil(BK));
+    let me = WarpTiled::coords::<BM, BN>(thread_idx_x());
+    let write_c =
+        |acc: &ThreadTile<T::Acc>| unsafe { epilogue::<_, _, BM, BN>(&out, acc, (m, n), blk, me) };
+    let ab = (a, b);
+    if SPECIALISE && blk.interior && k.is_multiple_of(BK) {
+        unsafe { unchecked::<T, WarpTiled, BM, BN, BK, PARTS>(ab, (m, n, k), blk, phases, write_c) }
+    } else {
+        unsafe {
+            mainloop::<T, WarpTiled, BM, BN, BK, PARTS, CHECKED>(
+                ab,
+                (m, n, k),
+                blk,
+                phases,
+                write_c,
+            )
+        }
+    }
+}
+
+/// # Safety
+/// See the entry points; 256 threads per block.
+#[inline(always)]
+pub unsafe fn fragment_buffered<T: Element>(g: Gemm<T>) {
+    const S: KernelSpec = FRAGMENT_BUFFERED;
+    unsafe { fragment_pipelined::<T, { S.rows() }, { S.cols() }, { S.bk() }, 1, false>(g) }
+}
+
+/// # Safety
+/// See the entry points; 256 threads per block.
+#[inline(always)]
+pub unsafe fn fragment_buffered_k16<T: Element>(g: Gemm<T>) {
+    const S: KernelSpec = FRAGMENT_BUFFERED_K16;
+    unsafe { fragment_pipelined::<T, { S.rows() }, { S.cols() }, { S.bk() }, 2, true>(g) }
+}
+
+entry_points!(fragment_buffered;
+    fragment_buffered_f32: f32, fragment_buffered_f64: f64, fragment_buffered_f16: f16, fragment_buffered_bf16: Bf16, fragment_buffered_f16_f16: Narrow<f16>, fragment_buffered_bf16_bf16: Narrow<Bf16>);
+entry_points!(fragment_buffered_k16;
+    fragment_buffered_k16_f32: f32, fragment_buffered_k16_f64: f64, fragment_buffered_k16_f16: f16, fragment_buffered_k16_bf16: Bf16, fragment_buffered_k16_f16_f16: Narrow<f16>, fragment_buffered_k16_bf16_bf16: Narrow<Bf16>);

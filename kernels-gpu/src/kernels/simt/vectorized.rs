@@ -1,0 +1,61 @@
+//! Register tiling with 128-bit accesses: 4 elements per global load (interior blocks), A
+//! stored transposed in shared memory so each thread's column of A is one 16-byte shared
+//! load, and a conflict-free thread-tile layout (`block_tile`). One shared stage: load,
+//! barrier, multiply, barrier.
+//!
+//! Launch rules ([`SPEC`]): 256 threads in a 1D block, block tile 128 x 128
+//! stepping BK = 8, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes
+//! `(BK * BM + BK * BN) * size_of(Acc)`.
+use crate::catalogue::{Arch, KernelSpec, Shared};
+use crate::device::shared::SharedArena;
+use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::element::{Accumulator, Element};
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
+use crate::parts::simt::block_tile::{
+    Block, RowMajor, Stage, ThreadMap, epilogue, fetch, multiply, stash,
+};
+use crate::problem::{Gemm, entry_points};
+
+pub const SPEC: KernelSpec = crate::parts::simt::block_tile::spec(
+    ("vectorized", file!()),
+    "16-byte global and shared accesses, A transposed in shared memory, conflict-free thread-tile layout, fast interior path / checked edges",
+    Arch::Sm70,
+    (128, 128),
+    Shared::Stages {
+        stages: 1,
+        bk: 8,
+        a_pad: 0,
+    },
+    Some(2),
+);
+const BM: u32 = SPEC.rows();
+const BN: u32 = SPEC.cols();
+const BK: u32 = SPEC.bk();
+
+/// # Safety
+/// See the entry points; 256 threads per block.
+#[inline(always)]
+pub unsafe fn vectorized<T: Element>(g: Gemm<T>) {
+    let (a, b, _, m, n, k) = g.plain();
+    let tid = thread_idx_x();
+    let me = RowMajor::coords::<BM, BN>(tid);
+    let blk = Block::new::<T, BM, BN>(&g, (block_idx_y(), block_idx_x()));
+    // SAFETY: the launch provides one stage of shared memory.
+    let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
+    let stage = Stage::carve::<BM, BN, BK>(&mut arena);
+    let mut acc = [[T::Acc::ZERO; 8]; 8];
+    for phase in 0..k.div_ceil(BK) {
+        unsafe {
+            let f = fetch::<T, BM, BN, BK>((a, b), (m, n, k), blk, phase * BK, tid);
+            stash::<_, BM, BN, BK>(&stage, &f, (blk, tid));
+        }
+        sync_threads();
+        unsafe { multiply::<_, BM, BN, BK>(&stage, &mut acc, me) };
+        sync_threads();
+    }
+    unsafe { epilogue::<_, _, BM, BN>(&g.c_out(), &acc, (m, n), blk, me) };
+}
+
+entry_points!(vectorized;
+    vectorized_f32: f32, vectorized_f64: f64, vectorized_f16: f16, vectorized_bf16: Bf16, vectorized_f16_f16: Narrow<f16>, vectorized_bf16_bf16: Narrow<Bf16>);

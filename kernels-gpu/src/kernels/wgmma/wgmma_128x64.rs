@@ -1,0 +1,45 @@
+//! Tensor cores on Hopper, `wgmma_persistent` on 128 x 64 block tiles: each consumer
+//! warpgroup multiplies its 64 x 64 half with `wgmma.mma_async.m64n64k16` (32 accumulators
+//! a thread), in eight stages of 24 KiB.
+//!
+//! Why: a product with few rows (decode-like, 1 to 128 rows of C) reads all of B and does
+//! little with it, so its time is B's bytes over the rate the working SMs pull them at.
+//! With 128-column tiles, `n / 128` SMs pull B (64 of 132 at 8192 columns); with 64-column
+//! ones twice as many do, each with more stages in flight. The rule takes it where that
+//! means fewer waves of tiles (`heuristic.rs`).
+//!
+//! Everything else is `wgmma_persistent`'s (`wgmma_tma::warp_specialised`): TMA on
+//! mbarriers, a producer warp, `setmaxnreg`, every form, the grouped persistent order and
+//! the one-stage `mma.sync` fallback.
+//!
+//! Launch rules ([`SPEC`]): 384 threads, a persistent grid of `min(tiles, SMs)` blocks, 8
+//! stages of 24 KiB, 1 KiB to align them and 16 mbarriers (197,760 bytes), the two tensor
+//! maps in the workspace; only in the sm_90a module; f16, bf16.
+use crate::catalogue::{Grid, KernelSpec};
+use crate::element::Element;
+#[cfg(target_arch = "nvptx64")]
+use crate::element::{Bf16, Narrow};
+use crate::parts::wgmma::warp_specialised::{spec, warp_specialised};
+use crate::problem::{Gemm, entry_points};
+
+/// Columns of a block tile.
+const BN: u32 = 64;
+/// Stages of A's 128 x 64 and B's 64 x 64 (24 KiB).
+const STAGES: u32 = 8;
+
+pub const SPEC: KernelSpec = spec(
+    ("wgmma_128x64", file!()),
+    "`wgmma_persistent` on 128 x 64 tiles (`wgmma` m64n64k16 per consumer warpgroup, 8 stages of 24 KiB): twice `wgmma_128x128`'s tiles, so twice the SMs read B where C has few rows",
+    (BN, STAGES),
+    Grid::Persistent,
+);
+
+/// # Safety
+/// See the entry points; 384 threads per block; T is f16 or bf16; the launch provides the
+/// spec's shared bytes and, where TMA can read A and B, their tensor maps in the workspace.
+#[inline(always)]
+pub unsafe fn wgmma_128x64<T: Element>(gemm: Gemm<T>) {
+    unsafe { warp_specialised::<T, true, [f32; 32], STAGES>(gemm) }
+}
+
+entry_points!(strided wgmma_128x64; wgmma_128x64_f16: f16, wgmma_128x64_bf16: Bf16, wgmma_128x64_f16_f16: Narrow<f16>, wgmma_128x64_bf16_bf16: Narrow<Bf16>);

@@ -1,0 +1,2 @@
+//! Decode mainloops.
+pub mod mma_strip;

@@ -1,0 +1,990 @@
+//! The block tile of the tensor-core kernels whose fragments hold one 32- or 64-bit element
+//! per register (`mma.sync` m16n8k8: f64 on the FP64 tensor cores, f32 as TF32): `dmma`,
+//! `mma_tf32`, `mma_3xtf32`. They differ only in what a K step of 8 multiplies ([`Scheme`]).
+//!
+//! A block computes a BM x BN tile of C with (BM / 16 MT) x (BN / 32) warps, each a
+//! 16 MT x 32 warp tile of MT x 4 m16n8 tiles, stepping BK along K. A and B go from global to
+//! shared memory as they are stored, `DEPTH - 1` phases ahead, by `cp.async`: 16-byte chunks
+//! where their rows and leading dimensions allow them and the inputs are 16-byte aligned,
+//! one element per copy otherwise (the same pipeline either way, chosen per launch, so
+//! every barrier stays uniform); zeros outside A and B. A stage holds each operand as it is
+//! stored: K-major (a row-major A, a transposed B: rows along K) or MN-major (a transposed
+//! A, a row-major B), and the fragment reads follow. Rows are padded so a warp's fragment
+//! reads hit distinct banks: K-major rows by 4 elements (a lane reads rows g, g + 8 at
+//! columns t, t + 4), MN-major rows by 32 bytes (rows t, t + 4 at column g). Then 32-bit
+//! reads are one wavefront and 64-bit reads two.
+//!
+//! The f64 kernels ([`strided`]) compute every form (leading dimensions, transposes,
+//! alpha/beta: one mainloop per pair of orientations, chosen per launch); the TF32 ones
+//! ([`pipelined`]) the row-major, dense product. `dmma_buffered` adds a second mainloop
+//! ([`buffered`]: fragments double-buffered in registers across stages) for the blocks
+//! whose tiles lie wholly inside A and B, and takes its tiles in groups of rows.
+use crate::catalogue::{
+    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
+};
+use crate::device::async_copy::{commit_group, copy16_or_zero_at, wait_group};
+use crate::device::shared::{SharedArena, SharedTile, shared_address};
+use crate::device::thread::{
+    block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x,
+};
+use crate::device::vector::aligned16;
+use crate::element::{Accumulator, Element};
+use crate::parts::mma::async_pipeline;
+use crate::problem::{COut, Gemm};
+
+/// n8 tiles per warp tile (32 columns); its rows are MT m16 tiles (a const parameter).
+const NT: usize = 4;
+/// Row padding of A's shared tile, in elements: a lane reads rows g, g + 8 at columns t,
+/// t + 4, and with rows 4 (mod 16 for f64, 32 for f32) elements long the lanes of a
+/// wavefront fall on distinct banks.
+const PAD_A: u32 = 4;
+
+/// Row padding of B's shared tile, in elements of `bytes` bytes: 32 bytes, so that rows t
+/// and t + 4 of a K step start on distinct banks for t = 0..4.
+pub const fn pad_b(bytes: u32) -> u32 {
+    32 / bytes
+}
+
+/// Threads of a `bm x bn` block of warp tiles `16 mt x 32`.
+pub const fn threads(bm: u32, bn: u32, mt: usize) -> u32 {
+    (bm / (16 * mt as u32)) * (bn / 32) * 32
+}
+
+/// Elements of one stage: A (bm x (bk + 4)) and B (bk x (bn + pad)), as stored row-major;
+/// where `strided`, room for either orientation of each (A as bk x (bm + pad), B as bn x
+/// (bk + 4) when transposed).
+pub const fn stage_elements(bm: u32, bn: u32, bk: u32, bytes: u32, strided: bool) -> u32 {
+    let (a, b) = (bm * (bk + PAD_A), bk * (bn + pad_b(bytes)));
+    if !strided {
+        return a + b;
+    }
+    let (a_t, b_t) = (bk * (bm + pad_b(bytes)), bn * (bk + PAD_A));
+    (if a > a_t { a } else { a_t }) + (if b > b_t { b } else { b_t })
+}
+
+/// Shared elements of a launch: `depth` stages and 16 bytes for the repair flag.
+pub const fn shared_elements(
+    bm: u32,
+    bn: u32,
+    bk: u32,
+    depth: u32,
+    bytes: u32,
+    strided: bool,
+) -> u32 {
+    depth * stage_elements(bm, bn, bk, bytes, strided) + 16 / bytes
+}
+
+/// The spec of a kernel on this tile, for `elem` (f32 or f64, its accumulator type) at
+/// `precision`, in `arch`'s module; `blocks` resident per SM as its launch bound. The f64
+/// kernels run [`strided`], every form; the others [`pipelined`].
+pub const fn spec(
+    (name, file): (&'static str, &'static str),
+    idea: &'static str,
+    (arch, elem, precision): (Arch, Elem, Precision),
+    (bm, bn, bk, depth, mt): (u32, u32, u32, u32, usize),
+    blocks: u32,
+) -> KernelSpec {
+    let strided = matches!(elem, Elem::F64);
+    let elements: &'static [Elem] = match elem {
+        Elem::F64 => &[Elem::F64],
+        _ => &[Elem::F32],
+    };
+    KernelSpec {
+        name,
+        file,
+        idea,
+        arch,
+        threads: Threads::Fixed(threads(bm, bn, mt), 1),
+        tile: Tile::Fixed { rows: bm, cols: bn },
+        grid: Grid::Tiles,
+        shared: Shared::Elements(shared_elements(bm, bn, bk, depth, elem.bytes(), strided)),
+        min_blocks_per_sm: PerAcc {
+            f32: Some(blocks),
+            f64: Some(blocks),
+        },
+        elements,
+        candidate: Candidate::Always,
+        cpu: true,
+        tensor_cores: true,
+        tma: None,
+        precision,
+        strided,
+    }
+}
+
+/// What one K step of 8 multiplies: a fragment element as the tensor cores take it, and the
+/// `mma` (or `mma`s) of one 16 x 8 tile.
+pub trait Scheme {
+    /// Whether a NaN sum may be an artefact of the scheme (3xTF32's Inf x 0 cross terms), to
+    /// be recomputed with the kernel's repair scheme.
+    const REPAIR: bool;
+    /// Whether K steps go 16 at a time ([`Scheme::mma16`], one instruction) rather than 8.
+    const K16: bool = false;
+    /// Whether the buffered mainloop goes 4 at a time ([`buffered4`], [`Scheme::mma4`]).
+    const K4: bool = false;
+    type Frag<A: Accumulator>: Copy;
+    fn prepare<A: Accumulator>(x: A) -> Self::Frag<A>;
+    fn mma<A: Accumulator>(a: [Self::Frag<A>; 4], b: [Self::Frag<A>; 2], c: [A; 4]) -> [A; 4];
+    /// Two K steps: A's and B's fragments of the first, then of the second.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn mma16<A: Accumulator>(a: [Self::Frag<A>; 8], b: [Self::Frag<A>; 4], c: [A; 4]) -> [A; 4] {
+        let low = Self::mma([a[0], a[1], a[2], a[3]], [b[0], b[1]], c);
+        Self::mma([a[4], a[5], a[6], a[7]], [b[2], b[3]], low)
+    }
+    /// Half a K step, 4 at a time ([`buffered4`]: m16n8k4): A's fragment (rows g, g + 8 of
+    /// column t) and B's (row t, column g). Only the FP64 scheme has it.
+    #[inline(always)]
+    fn mma4<A: Accumulator>(_: [Self::Frag<A>; 2], _: Self::Frag<A>, _: [A; 4]) -> [A; 4] {
+        crate::device::thread::trap()
+    }
+}
+
+/// A warp's accumulators.
+type Accumulators<A, const MT: usize> = [[[A; 4]; NT]; MT];
+
+/// The multiply of one stage, as the mainloop takes it.
+type Multiply<'a, T, const MT: usize> =
+    &'a dyn Fn(&Stage<T>, &mut Accumulators<<T as Element>::Acc, MT>);
+
+/// One stage of the tiles in shared memory.
+#[derive(Clone, Copy)]
+struct Stage<T> {
+    a: SharedTile<T>,
+    b: SharedTile<T>,
+}
+
+impl<T: Element> Stage<T> {
+    /// op(A)'s element (row `r`, `k`) as `S` multiplies it, from A as the stage holds it
+    /// (MN-major where `A_T`).
+    ///
+    /// # Safety
+    /// Inside the stage; the stage is complete (a wait and a barrier since its copies).
+    #[inline(always)]
+    unsafe fn a_at<S: Scheme, const A_T: bool>(&self, r: u32, k: u32) -> S::Frag<T::Acc> {
+        let x = match A_T {
+            false => unsafe { self.a.get(r, k) },
+            true => unsafe { self.a.get(k, r) },
+        };
+        S::prepare(x.widen())
+    }
+
+    /// op(B)'s element (`k`, column `c`), from B as the stage holds it (K-major where
+    /// `B_T`).
+    ///
+    /// # Safety
+    /// As [`Stage::a_at`].
+    #[inline(always)]
+    unsafe fn b_at<S: Scheme, const B_T: bool>(&self, k: u32, c: u32) -> S::Frag<T::Acc> {
+        let x = match B_T {
+            false => unsafe { self.b.get(k, c) },
+            true => unsafe { self.b.get(c, k) },
+        };
+        S::prepare(x.widen())
+    }
+}
+
+/// Starts the copies of a `ROWS x COLS` tile at `(row0, col0)` of a row-major `rows x
+/// cols` matrix whose rows lie `ld` elements apart into `dst`: 16-byte chunks where
+/// `chunked` (whole tiles without checks, edge tiles by `mma_async`'s checked copies), one
+/// element per copy otherwise; the copies spread over the block's `threads` (a constant
+/// once inlined); zeros outside the matrix.
+///
+/// # Safety
+/// Where `chunked`, the matrix's columns and `ld` are multiples of the chunk and `src` is
+/// 16-byte aligned; nobody reads `dst` until a wait covering these copies and a barrier.
+#[inline(always)]
+unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
+    dst: &SharedTile<T>,
+    src: *const T,
+    (row0, col0): (u32, u32),
+    (rows, cols, ld): (u32, u32, u32),
+    (tid, threads): (u32, u32),
+    chunked: bool,
+) {
+    // Each path spelled out so each loop has a constant trip count.
+    if chunked {
+        let chunk = 16 / size_of::<T>() as u32;
+        let per_row = COLS / chunk;
+        if row0 + ROWS <= rows && col0 + COLS <= cols && threads.is_multiple_of(per_row) {
+            unsafe { copy_whole::<T, ROWS, COLS>(dst, src, (row0, col0), ld, (tid, threads)) };
+        } else {
+            let at = ((row0, col0), (rows, cols, ld), (tid, threads));
+            unsafe { async_pipeline::copy_tile::<T, ROWS, COLS>(dst, src, at.0, at.1, at.2) };
+        }
+    } else {
+        for i in 0..ROWS * COLS / threads {
+            let e = tid + i * threads;
+            let (r, c) = (e / COLS, e % COLS);
+            let inside = row0 + r < rows && col0 + c < cols;
+            let at = (row0 + r) as usize * ld as usize + (col0 + c) as usize;
+            let from = if inside { src.wrapping_add(at) } else { src };
+            unsafe { dst.copy_element_or_zero(r, c, from, inside) };
+        }
+    }
+}
+
+/// [`copy_tile`]'s copies of a whole tile inside the matrix, by 16-byte chunks (most
+/// copies): no checks, and a thread's chunks are one column apart by a fixed number of rows,
+/// so one pointer steps down them (measured: the checked form's address arithmetic was the
+/// kernels' top stall, `ncu`'s fixed-latency dependencies).
+///
+/// # Safety
+/// As [`copy_tile`] where `chunked`; the tile lies inside the matrix and `threads` is a
+/// multiple of the chunks in a row ([`whole_tiles`]).
+#[inline(always)]
+unsafe fn copy_whole<T: Copy, const ROWS: u32, const COLS: u32>(
+    dst: &SharedTile<T>,
+    src: *const T,
+    (row0, col0): (u32, u32),
+    ld: u32,
+    (tid, threads): (u32, u32),
+) {
+    let chunk = 16 / size_of::<T>() as u32;
+    let per_row = COLS / chunk;
+    let step = threads / per_row;
+    let (r0, c) = (tid / per_row, (tid % per_row) * chunk);
+    let at = (row0 + r0) as usize * ld as usize + (col0 + c) as usize;
+    let mut from = src.wrapping_add(at);
+    // The destinations as shared addresses, stepped by a constant: a 64-bit
+    // generic pointer per copy, converted in each `cp.async`, held registers
+    // across the mainloop (the host still checks each row against the tile).
+    let to0 = shared_address(dst.row16(r0, c));
+    let pitch = step * dst.row_bytes();
+    for i in 0..ROWS * COLS / chunk / threads {
+        let to = match cfg!(target_arch = "nvptx64") {
+            true => to0 + i * pitch,
+            false => shared_address(dst.row16(r0 + i * step, c)),
+        };
+        unsafe { copy16_or_zero_at(to, from, 16) };
+        from = from.wrapping_add(step as usize * ld as usize);
+    }
+}
+
+/// Whether `threads` copy a `ROWS x COLS` tile in whole rows of 16-byte chunks
+/// ([`copy_whole`]'s layout).
+const fn whole_tiles<T, const ROWS: u32, const COLS: u32>(threads: u32) -> bool {
+    let chunks = COLS / (16 / size_of::<T>() as u32);
+    threads.is_multiple_of(chunks) && (ROWS * chunks).is_multiple_of(threads)
+}
+
+/// Rows of block tiles that consecutive blocks walk through together, column by column: a
+/// wave of 264 blocks of 128 x 64 then reads 16 row panels of A and ~17 column panels of B
+/// instead of 2 of A and all of B's (which, at 8192^3, does not stay in L2).
+const GROUP: u32 = 16;
+
+/// This block's tile origin `(row0, col0)`, the grid's tiles of `bm x bn` taken in groups of
+/// [`GROUP`] rows.
+#[inline(always)]
+fn grouped(bm: u32, bn: u32) -> (u32, u32) {
+    let (tiles_n, tiles_m) = (grid_dim_x(), grid_dim_y());
+    let id = block_idx_y() * tiles_n + block_idx_x();
+    // (Divisors kept non-zero for the compiler: a launch has tiles, and this block is one.)
+    let per_group = (GROUP * tiles_n).max(1);
+    let first = (id / per_group) * GROUP;
+    let rows = tiles_m.saturating_sub(first).clamp(1, GROUP);
+    let within = id % per_group;
+    ((first + within % rows) * bm, (within / rows) * bn)
+}
+
+/// Where a warp's lane works: its warp tile's origin and `(g, t)`.
+#[derive(Clone, Copy)]
+struct Lane {
+    row: u32,
+    col: u32,
+    g: u32,
+    t: u32,
+}
+
+/// The `mma`s of one stage, K step by K step: B's fragments of the step, then per m16 tile
+/// its A fragment and the 4 `mma`s along N.
+///
+/// (Tried and dropped, H200: K permuted within each step so a lane's two A elements of a
+/// row are adjacent, one 16-byte read for f64 instead of two 8-byte ones, with the pads
+/// that keep those reads conflict-free: 8-9% slower for every DMMA configuration.)
+///
+/// The stage holds A MN-major where `A_T`, B K-major where `B_T` (as they are stored).
+///
+/// # Safety
+/// The stage is complete (a wait and a barrier since its copies); every lane of the warp
+/// calls it.
+#[inline(always)]
+unsafe fn multiply<
+    T: Element,
+    S: Scheme,
+    const BK: u32,
+    const MT: usize,
+    const A_T: bool,
+    const B_T: bool,
+>(
+    stage: &Stage<T>,
+    acc: &mut Accumulators<T::Acc, MT>,
+    me: Lane,
+) {
+    if S::K16 {
+        let ga = |r: u32, kk: u32| unsafe { stage.a_at::<S, A_T>(r, kk) };
+        let gb = |kk: u32, c: u32| unsafe { stage.b_at::<S, B_T>(kk, c) };
+        let Lane { row, col, g, t } = me;
+        for step in 0..BK / 16 {
+            let kk = 16 * step;
+            let mut bf = [[S::prepare(T::Acc::ZERO); 4]; NT];
+            for j in 0..NT {
+                let n = col + 8 * j as u32 + g;
+                for q in 0..4 {
+                    bf[j][q] = gb(kk + t + 4 * q as u32, n);
+                }
+            }
+            for i in 0..MT {
+                let r = row + 16 * i as u32 + g;
+                let mut af = [S::prepare(T::Acc::ZERO); 8];
+                for q in 0..8 {
+                    af[q] = ga(r + 8 * (q as u32 % 2), kk + t + 4 * (q as u32 / 2));
+                }
+                for j in 0..NT {
+                    acc[i][j] = S::mma16(af, bf[j], acc[i][j]);
+                }
+            }
+        }
+        return;
+    }
+    for step in 0..BK / 8 {
+        let reads = StepReads {
+            stage,
+            kk: 8 * step,
+            me,
+        };
+        let bf = unsafe { reads.b::<S, B_T>() };
+        for i in 0..MT {
+            let af = unsafe { reads.a::<S, A_T>(i) };
+            for j in 0..NT {
+                acc[i][j] = S::mma(af, bf[j], acc[i][j]);
+            }
+        }
+    }
+}
+
+/// A warp's fragments of one K step of 8: per m16 tile A's four elements, per n8 tile B's
+/// two, as the tensor cores take them.
+#[derive(Clone, Copy)]
+struct Fragments<F, const MT: usize> {
+    a: [[F; 4]; MT],
+    b: [[F; 2]; NT],
+}
+
+/// Where lane `me` reads its fragments of K step `kk..kk + 8` of `stage`: A's of m16 tile
+/// `i`, and B's (for [`multiply`]'s K steps of 8 and [`buffered`]).
+#[derive(Clone, Copy)]
+struct StepReads<'a, T> {
+    stage: &'a Stage<T>,
+    kk: u32,
+    me: Lane,
+}
+
+impl<T: Element> StepReads<'_, T> {
+    /// A's fragment of m16 tile `i` (the stage holds A MN-major where `A_T`).
+    ///
+    /// # Safety
+    /// As [`multiply`].
+    #[inline(always)]
+    unsafe fn a<S: Scheme, const A_T: bool>(&self, i: usize) -> [S::Frag<T::Acc>; 4] {
+        let (kk, Lane { row, g, t, .. }) = (self.kk, self.me);
+        let get = |r: u32, k: u32| unsafe { self.stage.a_at::<S, A_T>(r, k) };
+        let r = row + 16 * i as u32 + g;
+        [
+            get(r, kk + t),
+            get(r + 8, kk + t),
+            get(r, kk + t + 4),
+            get(r + 8, kk + t + 4),
+        ]
+    }
+
+    /// B's fragments of the n8 tiles (the stage holds B K-major where `B_T`).
+    ///
+    /// # Safety
+    /// As [`multiply`].
+    #[inline(always)]
+    unsafe fn b<S: Scheme, const B_T: bool>(&self) -> [[S::Frag<T::Acc>; 2]; NT] {
+        let (kk, Lane { col, g, t, .. }) = (self.kk, self.me);
+        let get = |k: u32, c: u32| unsafe { self.stage.b_at::<S, B_T>(k, c) };
+        let mut b = [[S::prepare(T::Acc::ZERO); 2]; NT];
+        for (j, b) in b.iter_mut().enumerate() {
+            let n = col + 8 * j as u32 + g;
+            *b = [get(kk + t, n), get(kk + t + 4, n)];
+        }
+        b
+    }
+}
+
+/// Waits until at most `n` (a constant once inlined, below 8) of this thread's copy groups
+/// are in flight.
+#[inline(always)]
+fn wait_groups(n: u32) {
+    match n {
+        0 => wait_group::<0>(),
+        1 => wait_group::<1>(),
+        2 => wait_group::<2>(),
+        3 => wait_group::<3>(),
+        4 => wait_group::<4>(),
+        5 => wait_group::<5>(),
+        _ => wait_group::<6>(),
+    }
+}
+
+/// The buffered mainloops' prologue: every stage's copies started (phase `s` into slot
+/// `s`, by `first`), then phase 0 landed (this thread's copies, then the barrier: every
+/// thread's). False where there are no phases.
+#[inline(always)]
+fn start_stages<T: Element, const DEPTH: u32>(
+    stage: &impl Fn(u32) -> Stage<T>,
+    first: &impl Fn(&Stage<T>, u32),
+    phases: u32,
+) -> bool {
+    for s in 0..DEPTH {
+        if s < phases {
+            first(&stage(s), s);
+        }
+        commit_group();
+    }
+    if phases == 0 {
+        return false;
+    }
+    wait_groups(DEPTH - 1);
+    sync_threads();
+    true
+}
+
+/// The stage a buffered mainloop's last K step of `phase` reads the next fragments from:
+/// `phase + 1`'s, once it has landed, after `here` (which nobody reads past the barrier) is
+/// refilled with phase `phase + DEPTH` (past the end a stage nobody writes any more).
+#[inline(always)]
+fn next_stage<T: Element, const DEPTH: u32>(
+    (stage, copy): (&impl Fn(u32) -> Stage<T>, &impl Fn(&Stage<T>, u32)),
+    here: &Stage<T>,
+    phase: u32,
+    phases: u32,
+) -> Stage<T> {
+    // Groups committed: phases up to `phase + DEPTH - 1`; `phase + 1` has landed when at
+    // most DEPTH - 2 are in flight.
+    wait_groups(DEPTH - 2);
+    sync_threads();
+    if phase + DEPTH < phases {
+        copy(here, phase + DEPTH);
+    }
+    commit_group();
+    stage((phase + 1) % DEPTH)
+}
+
+/// The mainloop with fragments double-buffered in registers, across stages too: each K
+/// step's `mma`s are issued after the loads of the next step's fragments, and the wait and
+/// barrier for the next stage come before the last K step's `mma`s, so the first fragments
+/// of the next stage load while they run. (`pipelined`'s plain mainloop waits at the top
+/// of each phase, and every warp's first `mma`s of a stage then wait for their fragments
+/// with the tensor pipe idle; cuBLAS DGEMM's kernel on the same tile, 128 x 64 x 16 in 3
+/// stages with 64 x 32 warp tiles, keeps that pipe 98% busy, ours 79%: ncu, H200.)
+///
+/// All `DEPTH` stages are in flight from the prologue: stage `phase % DEPTH` is refilled
+/// with phase `phase + DEPTH` once the barrier before its last K step's `mma`s says no warp
+/// reads it any more.
+///
+/// # Safety
+/// As [`pipelined`]'s mainloop: `stage(s)` is slot `s`; `first` starts the copies of
+/// phase `p < DEPTH` (the prologue's) into a slot, `copy` those of a later phase (the
+/// loop's: kept apart so that the loop holds only the copies it runs); every thread of
+/// the block runs it (its barriers are uniform).
+#[inline(always)]
+unsafe fn buffered<
+    T: Element,
+    S: Scheme,
+    const BK: u32,
+    const DEPTH: u32,
+    const MT: usize,
+    const A_T: bool,
+    const B_T: bool,
+>(
+    acc: &mut Accumulators<T::Acc, MT>,
+    (stage, first, copy): (
+        &impl Fn(u32) -> Stage<T>,
+        &impl Fn(&Stage<T>, u32),
+        &impl Fn(&Stage<T>, u32),
+    ),
+    phases: u32,
+    me: Lane,
+) {
+    if !start_stages::<T, DEPTH>(stage, first, phases) {
+        return;
+    }
+    let first = StepReads {
+        stage: &stage(0),
+        kk: 0,
+        me,
+    };
+    let mut now = Fragments::<_, MT> {
+        a: core::array::from_fn(|i| unsafe { first.a::<S, A_T>(i) }),
+        b: unsafe { first.b::<S, B_T>() },
+    };
+    for phase in 0..phases {
+        let here = stage(phase % DEPTH);
+        for step in 0..BK / 8 {
+            // The next step's fragments: this stage's, or after the last step the next
+            // stage's (past the end a stage nobody writes any more: read, not used).
+            let next = match step + 1 < BK / 8 {
+                true => here,
+                false => next_stage::<T, DEPTH>((stage, copy), &here, phase, phases),
+            };
+            let reads = StepReads {
+                stage: &next,
+                kk: 8 * ((step + 1) % (BK / 8)),
+                me,
+            };
+            // B's next fragments beside this step's; A's tile by tile, each into the
+            // registers its `mma`s have just read (72 registers of fragments, not 96).
+            let b = unsafe { reads.b::<S, B_T>() };
+            for i in 0..MT {
+                for j in 0..NT {
+                    acc[i][j] = S::mma(now.a[i], now.b[j], acc[i][j]);
+                }
+                now.a[i] = unsafe { reads.a::<S, A_T>(i) };
+            }
+            now.b = b;
+        }
+    }
+}
+
+/// [`buffered`] in K steps of 4 (`mma.sync` m16n8k4, [`Scheme::mma4`]): a step's fragments
+/// are half of a K step of 8's (per m16 tile 2 of A, per n8 tile 1 of B: 24 registers, not
+/// 48), so two steps' are held whole. Each step's `mma`s issue after all of the next step's
+/// loads, into registers no `mma` in flight reads: `buffered` reloads each A fragment into
+/// the registers its `mma`s have just read (its 255 registers leave no others), and those
+/// loads wait for the `mma`s to read their operands (35 of 51 loads a phase, SASS).
+///
+/// # Safety
+/// As [`buffered`].
+#[inline(always)]
+unsafe fn buffered4<
+    T: Element,
+    S: Scheme,
+    const BK: u32,
+    const DEPTH: u32,
+    const MT: usize,
+    const A_T: bool,
+    const B_T: bool,
+>(
+    acc: &mut Accumulators<T::Acc, MT>,
+    (stage, first, copy): (
+        &impl Fn(u32) -> Stage<T>,
+        &impl Fn(&Stage<T>, u32),
+        &impl Fn(&Stage<T>, u32),
+    ),
+    phases: u32,
+    me: Lane,
+) {
+    if !start_stages::<T, DEPTH>(stage, first, phases) {
+        return;
+    }
+    // Step `kk..kk + 4` of a stage: A's fragment of each m16 tile, B's of each n8 tile.
+    let reads = |st: &Stage<T>, kk: u32| {
+        let Lane { row, col, g, t } = me;
+        let a: [[S::Frag<T::Acc>; 2]; MT] = core::array::from_fn(|i| {
+            let r = row + 16 * i as u32 + g;
+            // SAFETY: inside the stage, which has landed (the callers' waits and barriers).
+            unsafe {
+                [
+                    st.a_at::<S, A_T>(r, kk + t),
+                    st.a_at::<S, A_T>(r + 8, kk + t),
+                ]
+            }
+        });
+        let b: [S::Frag<T::Acc>; NT] = core::array::from_fn(|j| {
+            // SAFETY: as above.
+            unsafe { st.b_at::<S, B_T>(kk + t, col + 8 * j as u32 + g) }
+        });
+        (a, b)
+    };
+    let mut now = reads(&stage(0), 0);
+    for phase in 0..phases {
+        let here = stage(phase % DEPTH);
+        for step in 0..BK / 4 {
+            // The next step's fragments: this stage's, or after the last step the next
+            // stage's (past the end a stage nobody writes any more: read, not used).
+            let next = match step + 1 < BK / 4 {
+                true => here,
+                false => next_stage::<T, DEPTH>((stage, copy), &here, phase, phases),
+            };
+            let ahead = reads(&next, 4 * ((step + 1) % (BK / 4)));
+            for i in 0..MT {
+                for j in 0..NT {
+                    acc[i][j] = S::mma4(now.0[i], now.1[j], acc[i][j]);
+                }
+            }
+            now = ahead;
+        }
+    }
+}
+
+/// [`pipelined`] for every form: leading dimensions, alpha and beta, and A and B each as
+/// stored (one mainloop per pair of orientations, chosen per launch).
+///
+/// # Safety
+/// As [`pipelined`], with [`shared_elements`] for a strided kernel.
+#[inline(always)]
+pub unsafe fn strided<
+    T: Element,
+    S: Scheme,
+    R: Scheme,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const DEPTH: u32,
+    const MT: usize,
+    const BUFFERED: bool,
+>(
+    gemm: Gemm<T>,
+) {
+    let st = gemm.p.strides();
+    unsafe {
+        match (st.a_t, st.b_t) {
+            (false, false) => {
+                pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, false, false, BUFFERED>(gemm)
+            }
+            (true, false) => {
+                pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, true, false, BUFFERED>(gemm)
+            }
+            (false, true) => {
+                pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, false, true, BUFFERED>(gemm)
+            }
+            (true, true) => pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, true, true, BUFFERED>(gemm),
+        }
+    }
+}
+
+/// The kernel: `DEPTH` stages of a `BM x BN` tile stepping `BK`, warp tiles of `MT` m16
+/// tiles by 4 n8 tiles, each K step multiplied by `S`. Where `S` asks for it
+/// ([`Scheme::REPAIR`]) and a block's sums hold a NaN, the block runs the mainloop again
+/// with `R` and takes `R`'s sum for each element that is NaN. A is stored transposed where
+/// `A_T` (its stage MN-major), B where `B_T` (its stage K-major); the TF32 kernels take
+/// row-major, dense `C = A B` (both false; the host sets the leading dimensions and scale
+/// so), the f64 ones every form through [`strided`].
+///
+/// # Safety
+/// See the entry points; `threads(BM, BN, MT)` threads per block; T is f32 or f64 (its own
+/// accumulator); the launch provides [`shared_elements`]; the problem's layout is `A_T`
+/// and `B_T`.
+#[inline(always)]
+pub unsafe fn pipelined<
+    T: Element,
+    S: Scheme,
+    R: Scheme,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const DEPTH: u32,
+    const MT: usize,
+    const A_T: bool,
+    const B_T: bool,
+    const BUFFERED: bool,
+>(
+    gemm: Gemm<T>,
+) {
+    if BUFFERED && S::K4 && interior_block::<T, BM, BN, BK, MT, A_T, B_T>(&gemm, grouped(BM, BN)) {
+        // `dmma_k4`'s interior blocks run in a function of their own, so that the edge
+        // blocks' checked copies do not crowd the buffered loop's registers (compiled
+        // together: 255 registers, 35 of 51 fragment loads waiting on a `DMMA`; alone: 234,
+        // and 12-18).
+        return unsafe { interior_k4::<T, S, R, BM, BN, BK, DEPTH, MT, A_T, B_T>(gemm) };
+    }
+    unsafe { pipelined_body::<T, S, R, BM, BN, BK, DEPTH, MT, A_T, B_T, BUFFERED, false>(gemm) }
+}
+
+/// [`pipelined`] of a `K4` scheme for a block that [`interior_block`] says is interior, not
+/// inlined.
+///
+/// # Safety
+/// As [`pipelined`], for an interior block.
+#[inline(never)]
+unsafe fn interior_k4<
+    T: Element,
+    S: Scheme,
+    R: Scheme,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const DEPTH: u32,
+    const MT: usize,
+    const A_T: bool,
+    const B_T: bool,
+>(
+    gemm: Gemm<T>,
+) {
+    unsafe { pipelined_body::<T, S, R, BM, BN, BK, DEPTH, MT, A_T, B_T, true, true>(gemm) }
+}
+
+/// [`pipelined`]'s body; `INTERIOR`: the block is interior (the buffered mainloop only).
+///
+/// # Safety
+/// As [`pipelined`].
+#[inline(always)]
+unsafe fn pipelined_body<
+    T: Element,
+    S: Scheme,
+    R: Scheme,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const DEPTH: u32,
+    const MT: usize,
+    const A_T: bool,
+    const B_T: bool,
+    const BUFFERED: bool,
+    const INTERIOR: bool,
+>(
+    gemm: Gemm<T>,
+) {
+    let (a, b, _, m, n, k) = gemm.plain();
+    let st = gemm.p.strides();
+    // Each operand's rows as stored, and whether they come in whole, aligned chunks.
+    let (a_cols, b_cols) = (if A_T { m } else { k }, if B_T { k } else { n });
+    // (`device::vector::rows_in_chunks` says the same; calling it changed these kernels'
+    // PTX, whose figures were measured with this closure, so it stays until the next
+    // measurement. The whole-tile copies below are `SharedTile::copy_rows` without its
+    // zero-filled columns, likewise. `chunked_operands` too, and `interior_block` below.)
+    let chunk = 16 / size_of::<T>() as u32;
+    let fits = |p: *const T, cols: u32, ld: u32| {
+        cols.is_multiple_of(chunk) && ld.is_multiple_of(chunk) && aligned16(p)
+    };
+    let chunked = fits(a, a_cols, st.lda) && fits(b, b_cols, st.ldb);
+    let tid = thread_idx_x();
+    let warp = tid / 32;
+    let me = Lane {
+        row: (warp / (BN / 32)) * 16 * MT as u32,
+        col: (warp % (BN / 32)) * 32,
+        g: (tid % 32) / 4,
+        t: tid % 4,
+    };
+    let (row0, col0) = match BUFFERED {
+        true => grouped(BM, BN),
+        false => (block_idx_y() * BM, block_idx_x() * BN),
+    };
+    // SAFETY: the launch provides DEPTH stages of both padded tiles (and the flag).
+    let mut arena = unsafe { SharedArena::<T>::launch_sized() };
+    // A stage's operands as stored: K-major rows padded by PAD_A, MN-major by 32 bytes.
+    let pad_mn = pad_b(size_of::<T>() as u32);
+    let (a_rows, a_len) = if A_T {
+        (BK, BM + pad_mn)
+    } else {
+        (BM, BK + PAD_A)
+    };
+    let (b_rows, b_len) = if B_T {
+        (BN, BK + PAD_A)
+    } else {
+        (BK, BN + pad_mn)
+    };
+    let a_all = arena.tile(DEPTH * a_rows, a_len);
+    let b_all = arena.tile(DEPTH * b_rows, b_len);
+    let stage = |s: u32| Stage {
+        a: a_all.window(s * a_rows, a_rows),
+        b: b_all.window(s * b_rows, b_rows),
+    };
+    let copy = |s: &Stage<T>, k0: u32| unsafe {
+        let me = (tid, threads(BM, BN, MT));
+        match A_T {
+            false => copy_tile::<T, BM, BK>(&s.a, a, (row0, k0), (m, k, st.lda), me, chunked),
+            true => copy_tile::<T, BK, BM>(&s.a, a, (k0, row0), (k, m, st.lda), me, chunked),
+        }
+        match B_T {
+            false => copy_tile::<T, BK, BN>(&s.b, b, (k0, col0), (k, n, st.ldb), me, chunked),
+            true => copy_tile::<T, BN, BK>(&s.b, b, (col0, k0), (n, k, st.ldb), me, chunked),
+        }
+    };
+    let phases = k.div_ceil(BK);
+    let mainloop = |acc: &mut Accumulators<T::Acc, MT>, multiply: Multiply<T, MT>| {
+        // Prologue: DEPTH - 1 phases in flight, one group each (empty past the end, so
+        // every wait counts the same groups).
+        for s in 0..DEPTH - 1 {
+            if s < phases {
+                copy(&stage(s), s * BK);
+            }
+            commit_group();
+        }
+        for phase in 0..phases {
+            // This thread's copies of `phase` have landed; the barrier says everyone's
+            // have, and that everyone is done with the stage the next copies overwrite.
+            wait_groups(DEPTH.saturating_sub(2));
+            sync_threads();
+            let ahead = phase + DEPTH - 1;
+            if ahead < phases {
+                copy(&stage(ahead % DEPTH), ahead * BK);
+            }
+            commit_group();
+            multiply(&stage(phase % DEPTH), acc);
+        }
+    };
+    // A scheme that repairs NaNs has a flag after the stages: raised (by any thread) when a
+    // sum of the block is NaN. Lowered before the mainloop, whose barriers (or the one
+    // after it, where K = 0) order that before any raise.
+    let flag = arena
+        .tile(1, 16 / size_of::<T>() as u32)
+        .row16(0, 0)
+        .cast_mut()
+        .cast::<u32>();
+    if S::REPAIR && tid == 0 {
+        unsafe { flag.write(0) };
+    }
+    let mut acc = [[[T::Acc::ZERO; 4]; NT]; MT];
+    // A block whose every stage lies inside A and B copies them without checks: only
+    // then the buffered mainloop (with the checked copies' state live across it, it
+    // spilled 480 bytes at 255 registers, 59 `LDL`s a phase; without, 238 and none).
+    let threads = threads(BM, BN, MT);
+    let whole = match A_T {
+        false => whole_tiles::<T, BM, BK>(threads),
+        true => whole_tiles::<T, BK, BM>(threads),
+    } && match B_T {
+        false => whole_tiles::<T, BK, BN>(threads),
+        true => whole_tiles::<T, BN, BK>(threads),
+    };
+    let interior = whole && chunked && row0 + BM <= m && col0 + BN <= n;
+    // (A `K4` kernel's interior blocks come here with `INTERIOR`: its other blocks, the
+    // edges, take the plain mainloop.)
+    if BUFFERED && (INTERIOR || interior && !S::K4) {
+        // A K that is not a multiple of BK: its last, partial stage goes first (phase 0,
+        // copied with checks in the prologue), so every copy inside the loop is whole.
+        let tail = !k.is_multiple_of(BK) as u32;
+        let k0 = |phase: u32| match phase < tail {
+            true => k / BK * BK,
+            false => (phase - tail) * BK,
+        };
+        let first = |s: &Stage<T>, phase: u32| copy(s, k0(phase));
+        let whole = |s: &Stage<T>, phase: u32| unsafe {
+            let (me, k0) = ((tid, threads), (phase - tail) * BK);
+            match A_T {
+                false => copy_whole::<T, BM, BK>(&s.a, a, (row0, k0), st.lda, me),
+                true => copy_whole::<T, BK, BM>(&s.a, a, (k0, row0), st.lda, me),
+            }
+            match B_T {
+                false => copy_whole::<T, BK, BN>(&s.b, b, (k0, col0), st.ldb, me),
+                true => copy_whole::<T, BN, BK>(&s.b, b, (col0, k0), st.ldb, me),
+            }
+        };
+        let at = (&stage, &first, &whole);
+        match S::K4 {
+            true => unsafe { buffered4::<T, S, BK, DEPTH, MT, A_T, B_T>(&mut acc, at, phases, me) },
+            false => unsafe { buffered::<T, S, BK, DEPTH, MT, A_T, B_T>(&mut acc, at, phases, me) },
+        }
+    } else {
+        mainloop(&mut acc, &|s, acc| unsafe {
+            multiply::<T, S, BK, MT, A_T, B_T>(s, acc, me)
+        });
+    }
+    if S::REPAIR {
+        // Past this barrier nobody reads a stage or has copies in flight.
+        sync_threads();
+        let mut nan = false;
+        for i in 0..MT {
+            for j in 0..NT {
+                for e in 0..4 {
+                    nan |= acc[i][j][e].is_nan();
+                }
+            }
+        }
+        if nan {
+            unsafe { flag.write(1) };
+        }
+        sync_threads();
+        // The same answer for every thread: the repair's barriers stay uniform.
+        if unsafe { flag.read() } != 0 {
+            let mut again = [[[T::Acc::ZERO; 4]; NT]; MT];
+            mainloop(&mut again, &|s, acc| unsafe {
+                multiply::<T, R, BK, MT, A_T, B_T>(s, acc, me)
+            });
+            for i in 0..MT {
+                for j in 0..NT {
+                    for e in 0..4 {
+                        if acc[i][j][e].is_nan() {
+                            acc[i][j][e] = again[i][j][e];
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let out = gemm.c_out();
+    unsafe { epilogue::<T, MT>(&out, &acc, (m, n), (row0 + me.row, col0 + me.col), me) };
+}
+
+/// Whether the block at `(row0, col0)` runs [`pipelined`]'s buffered mainloop: its tiles
+/// lie inside A and B (and C) at every phase, in whole aligned 16-byte chunks that the
+/// block's threads copy in whole rows. (The same test as the kernel's `interior`.)
+#[inline(always)]
+fn interior_block<
+    T: Element,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const MT: usize,
+    const A_T: bool,
+    const B_T: bool,
+>(
+    gemm: &Gemm<T>,
+    (row0, col0): (u32, u32),
+) -> bool {
+    let (_, _, _, m, n, _) = gemm.plain();
+    let threads = threads(BM, BN, MT);
+    let whole = match A_T {
+        false => whole_tiles::<T, BM, BK>(threads),
+        true => whole_tiles::<T, BK, BM>(threads),
+    } && match B_T {
+        false => whole_tiles::<T, BK, BN>(threads),
+        true => whole_tiles::<T, BN, BK>(threads),
+    };
+    whole && chunked_operands::<T, A_T, B_T>(gemm) && row0 + BM <= m && col0 + BN <= n
+}
+
+/// Whether A and B (stored transposed where `A_T`, `B_T`) come in whole, aligned 16-byte
+/// chunks: each operand's rows as stored and its leading dimension a multiple of the chunk,
+/// its start 16-byte aligned.
+#[inline(always)]
+fn chunked_operands<T: Element, const A_T: bool, const B_T: bool>(gemm: &Gemm<T>) -> bool {
+    let (a, b, _, m, n, k) = gemm.plain();
+    let st = gemm.p.strides();
+    let (a_cols, b_cols) = (if A_T { m } else { k }, if B_T { k } else { n });
+    let chunk = 16 / size_of::<T>() as u32;
+    let fits = |p: *const T, cols: u32, ld: u32| {
+        cols.is_multiple_of(chunk) && ld.is_multiple_of(chunk) && aligned16(p)
+    };
+    fits(a, a_cols, st.lda) && fits(b, b_cols, st.ldb)
+}
+
+/// Writes the warp's accumulators to `out`'s C (rows g, g + 8 and columns 2t, 2t + 1 of
+/// each tile), finished with alpha and beta: pairs where both lie inside C and C's rows
+/// keep them aligned, elements at the edges.
+///
+/// # Safety
+/// `out.c` holds C's `m x n` elements `out.ldc` apart; no other thread writes these elements.
+#[inline(always)]
+unsafe fn epilogue<T: Element, const MT: usize>(
+    out: &COut<T::Acc, T::Out>,
+    acc: &Accumulators<T::Acc, MT>,
+    (m, n): (u32, u32),
+    (row0, col0): (u32, u32),
+    me: Lane,
+) {
+    let pairs = out.ldc.is_multiple_of(2) && aligned16(out.c.cast_const());
+    for i in 0..MT {
+        for j in 0..NT {
+            for h in 0..2 {
+                let row = row0 + 16 * i as u32 + me.g + 8 * h;
+                let col = col0 + 8 * j as u32 + 2 * me.t;
+                let v = [acc[i][j][2 * h as usize], acc[i][j][2 * h as usize + 1]];
+                let at = row as usize * out.ldc as usize + col as usize;
+                if row < m && col + 1 < n && pairs {
+                    unsafe { out.put2(at, v) };
+                } else {
+                    for e in 0..2 {
+                        if row < m && col + e < n {
+                            unsafe { out.put(at + e as usize, v[e as usize]) };
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! The decode split: a block of 4 warps owns a strip of 256 columns of C (8 per lane, one
+//! 16-byte chunk of a row of B) and a slice of K, with as many slices per strip as keep the
+//! grid to one wave. The decode kernels on `cp.async`, `mma.sync` and TMA share it, and the
+//! host sizes their grids and workspaces with it.
+pub(crate) const WARPS: u32 = 4;
+pub(crate) const THREADS: u32 = 32 * WARPS;
+/// Columns per lane: one 16-byte chunk of a row of B.
+pub(crate) const LANE_COLS: u32 = 8;
+pub const STRIP: u32 = 32 * LANE_COLS;
+
+/// Blocks resident per SM that [`splits`] plans for (registers allow two).
+pub const RESIDENT: usize = 2;
+
+/// Slices of K for an `m x k` A over `strips` strips on `sms` SMs with `per_sm` blocks
+/// resident on each ([`RESIDENT`] here and for `decode_mma`, 1 for `decode_tma`): as many
+/// as keep the grid to one wave (a second, partial wave left most SMs idle for its length),
+/// each slice at least 256 K rows (8 stages of each warp), and the slices' sums at most an
+/// eighth of B's bytes.
+pub fn splits((m, k): (usize, usize), strips: usize, (sms, per_sm): (usize, usize)) -> usize {
+    let wanted = per_sm * sms / strips.max(1);
+    let by_k = k / 256;
+    let by_traffic = k / (16 * m.max(1));
+    wanted.min(by_k).min(by_traffic).max(1)
+}
+
+/// Counters at the start of the workspace (one per strip and pass of `rows` rows of C),
+/// rounded up to 16 bytes: where the slices' planes begin.
+pub fn counters(m: usize, strips: usize, rows: usize) -> usize {
+    (m.div_ceil(rows.max(1)) * strips).next_multiple_of(4)
+}

@@ -1,0 +1,81 @@
+//! The order of the Hopper kernels' block tiles: one per block on a grid of tiles, or on a
+//! persistent grid every `gridDim.x`-th tile, grouped by rows for L2.
+use crate::device::thread::{block_idx_x, block_idx_y, block_idx_z, grid_dim_x};
+use crate::element::Element;
+use crate::parts::wgmma::warpgroup::BM;
+use crate::problem::Gemm;
+/// Rows of block tiles a persistent grid walks through together (column by column within
+/// the group): a wave of 132 blocks then reads 8 row panels of A and ~17 column panels of
+/// B instead of 1 or 2 of A and all of B's, which keeps them in L2.
+const GROUP: u32 = 8;
+
+/// The block tiles one block computes, in order.
+#[derive(Clone, Copy)]
+pub(crate) struct TileOrder {
+    persistent: bool,
+    /// Columns of a block tile (`BN`, or 128: `wgmma_128x128`, `wgmma_3xtf32`).
+    cols: u32,
+    tiles_m: u32,
+    tiles_n: u32,
+    /// Products a persistent grid walks through (one after the other); 1 otherwise.
+    batch: u32,
+}
+
+impl TileOrder {
+    /// The order of block tiles of `cols` columns (and `BM` rows) over an `m x n` C (of
+    /// `batch` products where `persistent`).
+    #[inline(always)]
+    pub(crate) fn of_width(persistent: bool, (m, n): (u32, u32), batch: u32, cols: u32) -> Self {
+        Self {
+            persistent,
+            cols,
+            tiles_m: m.div_ceil(BM),
+            tiles_n: n.div_ceil(cols),
+            batch: if persistent { batch.max(1) } else { 1 },
+        }
+    }
+
+    /// How many tiles this block computes.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> u32 {
+        if !self.persistent {
+            return 1;
+        }
+        let (first, step) = (block_idx_x(), grid_dim_x());
+        (self.tiles_m * self.tiles_n * self.batch)
+            .saturating_sub(first)
+            .div_ceil(step)
+    }
+
+    /// This block's `i`-th tile: `(z, row0, col0)`, its product in the batch (`blockIdx.z`
+    /// on a grid of tiles) and its origin.
+    #[inline(always)]
+    pub(crate) fn at(&self, i: u32) -> (u32, u32, u32) {
+        if !self.persistent {
+            return (block_idx_z(), block_idx_y() * BM, block_idx_x() * self.cols);
+        }
+        let t = block_idx_x() + i * grid_dim_x();
+        // (Divisors kept non-zero for the compiler: a launch has tiles, and `t` is one.)
+        let per_product = (self.tiles_m * self.tiles_n).max(1);
+        let (z, t) = (t / per_product, t % per_product);
+        let per_group = GROUP * self.tiles_n.max(1);
+        let first_row = (t / per_group) * GROUP;
+        let rows = self.tiles_m.saturating_sub(first_row).clamp(1, GROUP);
+        let within = t % per_group;
+        (
+            z,
+            (first_row + within % rows) * BM,
+            (within / rows) * self.cols,
+        )
+    }
+
+    /// `gemm` moved to product `z` of the batch, where the entry point has not done it (a
+    /// persistent grid is one block deep).
+    #[inline(always)]
+    pub(crate) fn product<T: Element>(&self, gemm: &Gemm<T>, z: u32) -> Gemm<T> {
+        if !self.persistent {
+            return *gemm;
+        }
+        gemm.strided_product(z)
+    }
+}

@@ -1,0 +1,225 @@
+//! The pre-launch pack of the TF32 `wgmma` kernels: A and B copied into the workspace
+//! K-major, each element rounded to TF32 (or split into 3xTF32's big and small parts), in
+//! the layout their tensor maps read.
+use crate::catalogue::TensorMaps;
+use crate::device::global::{load, store};
+use crate::device::shared::SharedArena;
+use crate::device::thread::{
+    block_idx_x, block_idx_y, block_idx_z, sync_threads, thread_idx_x, thread_idx_y,
+};
+use crate::element::{Accumulator, Element};
+use crate::problem::{Gemm, Problem, TRANSPOSED_B};
+
+/// Threads of a pack block (32 x 8) and the side of its square of elements (16 a thread,
+/// all loaded before any is stored: 32 x 32 squares, 4 a thread, moved 2.1 TB/s on an H200).
+pub const PACK_BLOCK: (u32, u32) = (32, 8);
+const SIDE: u32 = 64;
+/// Shared bytes of a pack block per part: its square, rows padded by one word (no bank
+/// conflicts either way it is read).
+pub const PACK_SHARED: u32 = SIDE * (SIDE + 1) * 4;
+
+/// Where a pack launch (`wgmma_tf32`'s `pack_tf32`, or 3xTF32's with two parts) puts the packed
+/// operands: byte offsets in the workspace (after the two tensor maps), each `parts x
+/// planes x rows x row` 4-byte elements, part `i` of product `z` at plane `i planes + z`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packing {
+    /// Elements of a packed row: K rounded up to 4 (16 bytes).
+    pub row: u32,
+    pub a_at: usize,
+    pub b_at: usize,
+    /// Planes of each part: the batch, or 1 for a shared operand (batch stride 0).
+    pub planes: (u32, u32),
+    /// Parts of each element (1: TF32; 2: big and small).
+    pub parts: u32,
+    /// Workspace bytes in all.
+    pub bytes: usize,
+}
+
+impl Packing {
+    #[inline(always)]
+    pub fn of(p: &Problem, parts: u32) -> Self {
+        // (At least one 16-byte unit: a tensor map's row stride cannot be 0, and K = 0
+        // still launches the main kernel, which then reads nothing.)
+        let row = p.k.div_ceil(4).max(1) * 4;
+        let planes = |stride: u64| if stride == 0 { 1 } else { p.batch };
+        let planes = (planes(p.batch_stride_a), planes(p.batch_stride_b));
+        let part = |planes: u32, rows: u32| {
+            parts as usize * planes as usize * rows as usize * row as usize * 4
+        };
+        let (a_bytes, b_bytes) = (part(planes.0, p.m), part(planes.1, p.n));
+        let a_at = TensorMaps::BYTES;
+        let b_at = a_at + a_bytes.div_ceil(256) * 256;
+        Self {
+            row,
+            a_at,
+            b_at,
+            planes,
+            parts,
+            bytes: b_at + b_bytes,
+        }
+    }
+
+    /// Whether the main launch reads the caller's A at address `a` in place rather than a
+    /// packed copy: TF32 of one part, A row-major (K contiguous, as `wgmma` reads it) and
+    /// readable by TMA as it lies ([`crate::device::tma::reads_operand`]). Its consumers
+    /// round each stage of A to TF32 in shared memory (`wgmma_tma`'s mainloop), and the pack
+    /// launch writes only B^T: half the pack's traffic at a square shape.
+    #[inline(always)]
+    pub fn a_in_place(&self, p: &Problem, a: u64) -> bool {
+        let (stride, batch) = (p.batch_stride_a, p.batch);
+        self.parts == 1
+            && !p.strides().a_t
+            && crate::device::tma::reads_operand(a, (p.m, p.lda), stride, batch, 4)
+    }
+
+    /// The main launch's problem: `p` over the packed operands (A row-major, B transposed,
+    /// both `row` apart; a plane per product unless shared), or over the caller's A where
+    /// it is read in place ([`Packing::a_in_place`]).
+    #[inline(always)]
+    pub fn problem(&self, p: &Problem, a_in_place: bool) -> Problem {
+        let plane = |planes: u32, rows: u32| match planes {
+            1 => 0,
+            _ => rows as u64 * self.row as u64,
+        };
+        let (lda, batch_stride_a) = match a_in_place {
+            true => (p.lda, p.batch_stride_a),
+            false => (self.row, plane(self.planes.0, p.m)),
+        };
+        Problem {
+            lda,
+            ldb: self.row,
+            layout: TRANSPOSED_B,
+            batch_stride_a,
+            batch_stride_b: plane(self.planes.1, p.n),
+            ..*p
+        }
+    }
+
+    /// The pack launch's grid: B^T's rows of blocks first, then A's unless it is read in
+    /// place.
+    pub fn grid(&self, p: &Problem, a_in_place: bool) -> (u32, u32, u32) {
+        let a_blocks = if a_in_place { 0 } else { p.m.div_ceil(SIDE) };
+        (
+            self.row.div_ceil(SIDE),
+            p.n.div_ceil(SIDE) + a_blocks,
+            p.batch,
+        )
+    }
+}
+
+/// The pack launch of `PARTS` parts (1: each element rounded to TF32; 2: 3xTF32's big =
+/// tf32(x) and small = tf32(x - big), in planes of their own, [`Packing`]), as
+/// [`pack_tf32`] says; `PARTS` squares of [`PACK_SHARED`] bytes.
+///
+/// # Safety
+/// As [`pack_tf32`], with `PARTS x PACK_SHARED` shared bytes.
+#[inline(always)]
+pub(crate) unsafe fn pack<T: Element, const PARTS: u32>(gemm: Gemm<T>) {
+    let p = gemm.p;
+    let (s, pack) = (p.strides(), Packing::of(&p, PARTS));
+    let (tx, ty) = (thread_idx_x(), thread_idx_y());
+    let (z, tiles_n) = (block_idx_z(), p.n.div_ceil(SIDE));
+    let is_a = block_idx_y() >= tiles_n;
+    let (rows, stride, at, r0, planes) = match is_a {
+        true => (
+            p.m,
+            p.batch_stride_a,
+            pack.a_at,
+            (block_idx_y() - tiles_n) * SIDE,
+            pack.planes.0,
+        ),
+        false => (
+            p.n,
+            p.batch_stride_b,
+            pack.b_at,
+            block_idx_y() * SIDE,
+            pack.planes.1,
+        ),
+    };
+    if stride == 0 && z > 0 {
+        return; // a shared operand: product 0's blocks pack its one plane
+    }
+    let q0 = block_idx_x() * SIDE;
+    // The caller's element (r, q), op(A)(r, q) or op(B)(q, r), at `r sr + q sq` from
+    // `base` (one expression for every layout: the loads need no branches between them).
+    let (base, ld, along_k) = match is_a {
+        true => (gemm.a, s.lda as usize, !s.a_t),
+        false => (gemm.b, s.ldb as usize, s.b_t),
+    };
+    let (sr, sq) = if along_k { (ld, 1) } else { (1, ld) };
+    let words = gemm.workspace.cast::<u8>();
+    let plane = (rows as usize) * (pack.row as usize) * 4;
+    let dst = |part: u32| {
+        let at = at + (z + part * planes) as usize * plane;
+        words.wrapping_add(at).cast::<u32>()
+    };
+    // SAFETY: the launch provides PARTS x PACK_SHARED bytes.
+    let mut arena = unsafe { SharedArena::<u32>::launch_sized() };
+    let big = arena.tile(SIDE, SIDE + 1);
+    let small = arena.tile(SIDE, (SIDE + 1) * (PARTS - 1));
+    let place = |e: u32| {
+        let (i, j) = (e / 2, e % 2);
+        match along_k {
+            true => (ty + 8 * i, tx + 32 * j),
+            false => (tx + 32 * j, ty + 8 * i),
+        }
+    };
+    // All 16 loads in flight before the first store.
+    let mut x = [T::Acc::ZERO; (SIDE * SIDE / 256) as usize];
+    for (e, x) in x.iter_mut().enumerate() {
+        let (r, q) = place(e as u32);
+        let (gr, gq) = (r0 + r, q0 + q);
+        if gr < rows && gq < p.k {
+            // SAFETY: inside the caller's view of product z (the host checked it).
+            *x = unsafe { load(base, gr as usize * sr + gq as usize * sq) }.widen();
+        }
+    }
+    for (e, x) in x.into_iter().enumerate() {
+        let (r, q) = place(e as u32);
+        if PARTS == 1 {
+            unsafe { big.set(r, q, x.tf32()) };
+        } else {
+            let [hi, lo] = split_tf32(x);
+            unsafe {
+                big.set(r, q, hi);
+                small.set(r, q, lo);
+            }
+        }
+    }
+    sync_threads();
+    for i in 0..SIDE / 8 {
+        for j in 0..SIDE / 32 {
+            let (r, q) = (ty + 8 * i, tx + 32 * j);
+            let (gr, gq) = (r0 + r, q0 + q);
+            if gr < rows && gq < pack.row {
+                let at = gr as usize * pack.row as usize + gq as usize;
+                // SAFETY: inside the packed planes (Packing::of sized the workspace).
+                unsafe {
+                    store(dst(0), at, big.get(r, q));
+                    if PARTS == 2 {
+                        store(dst(1), at, small.get(r, q));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// 3xTF32's parts of `x`: big = tf32(x) and small = tf32(x - big), small 0 where x is
+/// not finite. Where rounding would carry a finite x past f32's range (|x| above
+/// `(2 - 2^-11) 2^127`), big is the largest TF32 of x's sign instead, and small one TF32
+/// step smaller in magnitude where big + small would still overflow, so that the sum stays
+/// within a few ulp of x (rounded to nearest, big would be Inf and the product Inf where
+/// FP32's is finite). Two roundings either way: the fix-ups are selects (sign and
+/// magnitude: one less in the bits is one TF32 step nearer zero, Inf's bits less one step
+/// the largest TF32).
+#[inline(always)]
+pub(crate) fn split_tf32<A: Accumulator>(x: A) -> [u32; 2] {
+    let rounded = x.tf32();
+    let past = !A::from_tf32(rounded).is_finite() && x.is_finite();
+    let big = rounded - 0x2000 * past as u32;
+    let rest = x - A::from_tf32(big);
+    let small = if rest.is_finite() { rest.tf32() } else { 0 };
+    let over = past && !(A::from_tf32(big) + A::from_tf32(small)).is_finite();
+    [big, small - 0x2000 * over as u32]
+}

@@ -1,0 +1,420 @@
+//! The warp-specialised TMA mainloop: a producer warpgroup (one of its threads) issues the
+//! TMA copies of each stage, two consumer warpgroups wait on mbarriers, multiply with
+//! `wgmma` and release the stage; `setmaxnreg` moves registers from the producer to the
+//! consumers. Over one tile per block or, persistent, every `gridDim.x`-th tile of a
+//! `TileOrder`, the pipeline running on
+//! across tiles.
+use crate::catalogue::{
+    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, TensorMaps, Threads, Tile,
+};
+use crate::device::mbarrier;
+use crate::device::shared::{SharedArena, shared_address};
+use crate::device::thread::{sync_threads, thread_idx_x};
+use crate::device::tma::{self, MAP_BYTES};
+use crate::device::wgmma;
+use crate::element::Element;
+use crate::parts::mma::fragments::Ldmatrix;
+use crate::parts::mma::one_stage::one_stage_tile;
+use crate::parts::schedule::tile_order::TileOrder;
+use crate::parts::wgmma::warpgroup::{
+    A_STAGE, ATOM, BK, BM, BN, Descriptors, PANEL, WarpgroupTile,
+};
+use crate::problem::Gemm;
+pub(crate) const THREADS: u32 = 384;
+/// Threads that arrive on an `empty` barrier: both consumer warpgroups.
+const CONSUMERS: u32 = 256;
+
+/// The spec of a warp-specialised kernel on 128 x `cols` block tiles of 16-bit elements in
+/// `stages` stages, on a grid of tiles or a persistent one: 384 threads (a producer and two
+/// consumer warpgroups), one block per SM, A and B read through tensor maps, every form of
+/// the product. The TF32 kernels change the elements, the stages and the maps.
+pub const fn spec(
+    (name, file): (&'static str, &'static str),
+    idea: &'static str,
+    (cols, stages): (u32, u32),
+    grid: Grid,
+) -> KernelSpec {
+    KernelSpec {
+        name,
+        file,
+        idea,
+        arch: Arch::Sm90a,
+        threads: Threads::Fixed(THREADS, 1),
+        tile: Tile::Fixed { rows: BM, cols },
+        grid,
+        shared: stages_shared(cols, stages),
+        min_blocks_per_sm: PerAcc {
+            f32: Some(1),
+            f64: None,
+        },
+        elements: &[Elem::F16, Elem::Bf16],
+        candidate: Candidate::Always,
+        cpu: true,
+        tensor_cores: true,
+        tma: Some(tile_maps(cols)),
+        precision: Precision::Exact,
+        strided: true,
+    }
+}
+
+/// Shared memory of `stages` stages of 128 x `cols` block tiles of 16-bit elements (A's
+/// 128 x 64 and B's 64 x `cols`), 1 KiB to align them and their 2 `stages` mbarriers.
+pub(crate) const fn stages_shared(cols: u32, stages: u32) -> Shared {
+    Shared::InputElements(stages * (BM * BK + BK * cols) + ATOM / 2 + 4 * 2 * stages)
+}
+
+/// TMA boxes of 128 x `cols` block tiles: A as 128 x 64 K-major boxes or 64 x 64 panels,
+/// B as 64 x 64 panels or one K-major box of `cols` rows.
+pub(crate) const fn tile_maps(cols: u32) -> TensorMaps {
+    TensorMaps {
+        a_box: (BM, BK),
+        b_box: (BK, 64),
+        a_t_box: (BK, 64),
+        b_t_box: (cols, BK),
+        pack: None,
+    }
+}
+
+/// K elements of a stage: one 128-byte row of each operand (64 16-bit elements, 32 TF32).
+#[inline(always)]
+pub(crate) const fn stage_k<T>() -> u32 {
+    128 / size_of::<T>() as u32
+}
+
+/// The warp-specialised TMA kernel over the tiles of a [`TileOrder`]: one tile per block,
+/// or (`PERSISTENT`) every `gridDim.x`-th tile in grouped order, the pipeline running on
+/// across tiles so that the producer loads the next tile while the consumers store one.
+/// Block tiles are 128 x `W::COLS` (each consumer warpgroup's accumulators a `W`), in `N`
+/// stages.
+///
+/// Every form of the product: the tensor maps carry leading dimensions and the batch (a
+/// third dimension; a shared operand is read from plane 0), a transposed operand is loaded
+/// in the other orientation and multiplied with the other transpose immediate, and the
+/// epilogue applies alpha and beta at C's leading dimension.
+///
+/// Elements of 4 bytes (f32) are TF32, both operands K-major with maps always present (the
+/// host packs B^T so, and A where TMA cannot read it in place: `wgmma_tf32`), A multiplied
+/// from registers ([`mainloop_tf32`]).
+///
+/// # Safety
+/// As [`wgmma_tma`].
+#[inline(always)]
+pub(crate) unsafe fn warp_specialised<
+    T: Element,
+    const PERSISTENT: bool,
+    W: WarpgroupTile,
+    const N: u32,
+>(
+    gemm: Gemm<T>,
+) {
+    let (a, b, _, m, n, k) = gemm.plain();
+    let order = TileOrder::of_width(PERSISTENT, (m, n), gemm.p.batch, W::COLS);
+    let elem = size_of::<T>() as u64;
+    // (TF32's packed operands always have maps.)
+    if !T::IS_ACC && !tma::reads(&gemm.p, (a as u64, b as u64), elem) {
+        // Dense, row-major `C = A B` only (the host makes maps for every other form). In
+        // halves of 128 columns (or one 64-column tile): 64 accumulators a thread, which fit
+        // the launch bounds' 168 registers (the whole 256-column tile's 128 spilled).
+        for i in 0..order.len() {
+            let (z, row0, col0) = order.at(i);
+            let product = order.product(&gemm, z);
+            if W::COLS == 64 {
+                unsafe { one_stage_tile::<T, Ldmatrix, 64, 2>(product, (row0, col0)) };
+            }
+            for half in 0..W::COLS / 128 {
+                let at = (row0, col0 + half * 128);
+                unsafe { one_stage_tile::<T, Ldmatrix, { BN / 2 }, 4>(product, at) };
+            }
+        }
+        return;
+    }
+    let tid = thread_idx_x();
+    // SAFETY: the launch provides the stages, the alignment slack and the barriers.
+    let mut arena = unsafe { SharedArena::<u8>::launch_sized() };
+    let a_all = arena.aligned(ATOM, N * A_STAGE);
+    let b_all = arena.aligned(ATOM, N * W::B_STAGE);
+    let bars = StageBarriers(arena.aligned(8, 2 * N * 8).cast::<u64>());
+    let pipe = Pipe { a_all, b_all, bars };
+    if tid == 0 {
+        unsafe { bars.init(CONSUMERS) };
+        mbarrier::fence_init();
+    }
+    sync_threads(); // the barriers are ready
+    let phases = k.div_ceil(stage_k::<T>());
+    let strides = gemm.p.strides();
+    if !consumes(tid, || unsafe {
+        produce::<T, W, N>(&gemm, pipe, order, phases)
+    }) {
+        return;
+    }
+    let t = tid - 128;
+    let warpgroup = t / 128;
+    let mut it = 0;
+    for i in 0..order.len() {
+        let (z, row0, col0) = order.at(i);
+        let out = order.product(&gemm, z).c_out();
+        let at = (row0 + warpgroup * 64, col0);
+        // A row-major A is K-major, a row-major B MN-major; each transpose swaps its
+        // operand. (The match is per tile and the epilogue after it: one copy of it.)
+        let run = (pipe, warpgroup, phases, &mut it);
+        let acc: W = unsafe {
+            match (strides.a_t, strides.b_t) {
+                // TF32: A and B^T, K-major both (the other arms would trap).
+                _ if T::IS_ACC => W::from_tf32(mainloop_tf32(run)),
+                (false, false) => mainloop::<T, false, true, W, N>(run),
+                (false, true) => mainloop::<T, false, false, W, N>(run),
+                (true, false) => mainloop::<T, true, true, W, N>(run),
+                (true, true) => mainloop::<T, true, false, W, N>(run),
+            }
+        };
+        unsafe { acc.store::<T>(&out, (m, n), at, t % 128) };
+    }
+}
+
+/// The `N` stages and their mbarriers in shared memory.
+#[derive(Clone, Copy)]
+struct Pipe<const N: u32> {
+    a_all: *mut u8,
+    b_all: *mut u8,
+    bars: StageBarriers<N>,
+}
+
+/// The block's roles: the first warpgroup gives its registers away (down to 40) and its
+/// thread 0 runs `produce`, then it is done (false); the two others take them (up to 232)
+/// and consume (true: thread `tid - 128` of the consumers).
+#[inline(always)]
+pub(crate) fn consumes(tid: u32, produce: impl FnOnce()) -> bool {
+    if tid < 128 {
+        wgmma::release_registers::<40>();
+        if tid == 0 {
+            produce();
+        }
+        return false;
+    }
+    wgmma::claim_registers::<232>();
+    true
+}
+
+/// The mbarriers of a ring of `N` stages in shared memory: `full[s]`, then `empty[s]`.
+#[derive(Clone, Copy)]
+pub(crate) struct StageBarriers<const N: u32>(pub(crate) *mut u64);
+
+impl<const N: u32> StageBarriers<N> {
+    /// Completes when stage `s`'s bytes have landed (the producer's one arrival, with the
+    /// bytes it expects).
+    #[inline(always)]
+    pub(crate) fn full(&self, s: u32) -> *mut u64 {
+        self.0.wrapping_add(s as usize)
+    }
+
+    /// Completes when the `consumers` of [`StageBarriers::init`] are done with stage `s`.
+    #[inline(always)]
+    pub(crate) fn empty(&self, s: u32) -> *mut u64 {
+        self.0.wrapping_add((N + s) as usize)
+    }
+
+    /// Initialises them (one thread, before the block barrier that publishes them).
+    ///
+    /// # Safety
+    /// `2 N` 8-byte aligned mbarriers lie at the pointer, used for nothing else.
+    #[inline(always)]
+    pub(crate) unsafe fn init(&self, consumers: u32) {
+        for s in 0..N {
+            unsafe {
+                mbarrier::init(self.full(s), 1);
+                mbarrier::init(self.empty(s), consumers);
+            }
+        }
+    }
+}
+
+/// The producer (one thread): per phase, A's 128 x 64 and B's 64 x `W::COLS` of the stage,
+/// each as stored: a row-major A as one K-major box, a transposed one as two 64-row panels;
+/// a row-major B as 64-column panels, a transposed one as one K-major box of `W::COLS` rows.
+///
+/// # Safety
+/// The workspace holds A's and B's tensor maps for `gemm`'s form; the barriers are
+/// initialised.
+#[inline(always)]
+unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
+    gemm: &Gemm<T>,
+    pipe: Pipe<N>,
+    order: TileOrder,
+    phases: u32,
+) {
+    let maps = gemm.workspace.cast::<u8>().cast_const();
+    let (a_map, b_map) = (maps, maps.wrapping_add(MAP_BYTES));
+    let strides = gemm.p.strides();
+    // A shared operand (batch stride 0) has one plane.
+    let plane = |stride: u64, z: u32| if stride == 0 { 0 } else { z };
+    // Phases issued so far, over all tiles: stage `it % N`, round `it / N`.
+    let mut it = 0;
+    for i in 0..order.len() {
+        let (z, row0, col0) = order.at(i);
+        let (za, zb) = (
+            plane(gemm.p.batch_stride_a, z),
+            plane(gemm.p.batch_stride_b, z),
+        );
+        for phase in 0..phases {
+            let s = it % N;
+            let full = pipe.bars.full(s);
+            if it >= N {
+                // The consumers are done with this stage's previous round.
+                unsafe { mbarrier::wait(pipe.bars.empty(s), (it / N - 1) % 2) };
+            }
+            let k0 = phase * stage_k::<T>();
+            let a_s = pipe.a_all.wrapping_add((s * A_STAGE) as usize);
+            let b_s = pipe.b_all.wrapping_add((s * W::B_STAGE) as usize);
+            let panel = |base: *mut u8, p: u32| base.wrapping_add((p * PANEL) as usize);
+            unsafe {
+                mbarrier::arrive_expect_tx(full, A_STAGE + W::B_STAGE);
+                // (TF32: A and B^T, as packed.)
+                if !T::IS_ACC && strides.a_t {
+                    for p in 0..BM / 64 {
+                        tma::load_3d(panel(a_s, p), a_map, (row0 + 64 * p, k0, za), full);
+                    }
+                } else {
+                    tma::load_3d(a_s, a_map, (k0, row0, za), full);
+                }
+                if T::IS_ACC || strides.b_t {
+                    tma::load_3d(b_s, b_map, (k0, col0, zb), full);
+                } else {
+                    for p in 0..W::COLS / 64 {
+                        tma::load_3d(panel(b_s, p), b_map, (col0 + 64 * p, k0, zb), full);
+                    }
+                }
+            }
+            it += 1;
+        }
+    }
+}
+
+/// TF32's consumer mainloop: [`mainloop`]'s, with A from registers. TMA copies the caller's
+/// A as it lies (`wgmma_tf32`), and `wgmma` would truncate it from shared memory, so each
+/// warp loads its fragments and rounds them to nearest on the way ([`tf32_fragments`]).
+///
+/// `wgmma` reads its A registers asynchronously: they must not be overwritten before a
+/// `wait_group` retires it, and the compiler does not know that (the next stage's loads
+/// landed in them while the last stage's `wgmma`s ran: every result wrong, H200). So each
+/// stage is two groups, K steps 0-1 and 2-3, each with its own fragments, and a group's
+/// fragments are loaded only after the same half of the last stage retired; the values
+/// that a group in flight reads stay alive until the wait that retires it
+/// ([`wgmma::keep_alive`]), which keeps the allocator from giving their registers to the
+/// next loads.
+///
+/// Why not rounded in shared memory: in place (stores, `fence.proxy.async`, a barrier), in
+/// the consumers or in the producer warpgroup, it made `wgmma_tf32` 7-30% slower at 4096^3
+/// and 8192^3 (H200), more than packing A costs.
+///
+/// # Safety
+/// As [`mainloop`].
+#[inline(always)]
+unsafe fn mainloop_tf32<const N: u32>(
+    (pipe, warpgroup, phases, it): (Pipe<N>, u32, u32, &mut u32),
+) -> [f32; 128] {
+    let descriptors = Descriptors::<false, false>::of(pipe.a_all, pipe.b_all, warpgroup);
+    // This warp's 16 rows of the warpgroup's A in stage 0.
+    let (warp, lane) = (thread_idx_x() / 32 % 4, thread_idx_x() % 32);
+    let rows = shared_address(pipe.a_all) + warpgroup * PANEL + warp * 16 * 128;
+    let mut acc = [0.0f32; 128];
+    // Half `half` of stage `s`, after the wait that retires the same half of the last stage
+    // and keeps its fragments (`last`) alive until then; returns this half's fragments. (Two
+    // calls, not a loop: a loop over the halves, not unrolled, put both halves' fragments
+    // in the same registers.)
+    // `release`: the last stage, whose halves are then both done (its stage free).
+    let half = |acc: &mut [f32; 128], s: u32, half: u32, last, release: Option<u32>| {
+        wgmma::wait_group::<1>(acc);
+        wgmma::keep_alive(&last);
+        if let Some(stage) = release {
+            unsafe { mbarrier::arrive(pipe.bars.empty(stage)) };
+        }
+        // SAFETY: the stage has landed (the caller waited for it).
+        let a = unsafe { tf32_fragments(rows + s * A_STAGE, lane, half) };
+        unsafe { descriptors.multiply_tf32_rs(acc, s, 2 * half, a) };
+        a
+    };
+    // The fragments of the last stage's two halves (of no stage at first).
+    let (mut last0, mut last1) = ([[0u32; 4]; 2], [[0u32; 4]; 2]);
+    for phase in 0..phases {
+        let s = *it % N;
+        unsafe { mbarrier::wait(pipe.bars.full(s), (*it / N) % 2) };
+        last0 = half(&mut acc, s, 0, last0, None);
+        let last_stage = (phase > 0).then(|| (*it - 1) % N);
+        last1 = half(&mut acc, s, 1, last1, last_stage);
+        *it += 1;
+    }
+    wgmma::wait_group::<0>(&mut acc);
+    wgmma::keep_alive(&last0);
+    wgmma::keep_alive(&last1);
+    if phases > 0 {
+        unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % N)) };
+    }
+    acc
+}
+
+/// A warp's TF32 A fragments of half a stage (K steps `2 half` and `2 half + 1`), rounded
+/// to nearest (`wgmma::load_tf32`), for `wgmma::m64n256k8_tf32_rs`: its 16 rows at shared
+/// address `rows` (128-byte rows, 128-byte swizzled as TMA wrote them: 16-byte chunk `c` of
+/// row `r` at `c ^ (r % 8)`), K step `j`'s elements of lane (g, t) at columns `8 j + t` and
+/// `8 j + t + 4` of rows g and g + 8. A warp's 32 loads of one register fall in 32 banks
+/// (8 rows, 8 chunks).
+///
+/// # Safety
+/// `rows` is inside the block's shared memory, a multiple of 1024 (the swizzle's atom).
+#[inline(always)]
+unsafe fn tf32_fragments(rows: u32, lane: u32, half: u32) -> [[u32; 4]; 2] {
+    let (g, tq) = (lane / 4, lane % 4);
+    let at = |row: u32, c: u32| rows + row * 128 + ((c ^ g) * 16) + tq * 4;
+    let mut a = [[0u32; 4]; 2];
+    for (j, a) in a.iter_mut().enumerate() {
+        let c = 2 * (2 * half + j as u32);
+        // SAFETY: inside the stage (the caller's contract).
+        *a = unsafe {
+            [
+                wgmma::load_tf32(at(g, c)),
+                wgmma::load_tf32(at(g + 8, c)),
+                wgmma::load_tf32(at(g, c + 1)),
+                wgmma::load_tf32(at(g + 8, c + 1)),
+            ]
+        };
+    }
+    a
+}
+
+/// A consumer warpgroup's mainloop over one tile: wait for each stage, multiply it (A and
+/// B MN-major as `A_MN` and `B_MN` say) and release it; `it` counts the phases consumed
+/// over all tiles. Returns the tile's accumulators.
+///
+/// # Safety
+/// The producer fills the stages as [`produce`] does, for the same tiles.
+#[inline(always)]
+unsafe fn mainloop<
+    T: Element,
+    const A_MN: bool,
+    const B_MN: bool,
+    W: WarpgroupTile,
+    const N: u32,
+>(
+    (pipe, warpgroup, phases, it): (Pipe<N>, u32, u32, &mut u32),
+) -> W {
+    let descriptors = Descriptors::<A_MN, B_MN>::of(pipe.a_all, pipe.b_all, warpgroup);
+    let mut acc = W::ZERO;
+    for phase in 0..phases {
+        let s = *it % N;
+        unsafe {
+            mbarrier::wait(pipe.bars.full(s), (*it / N) % 2);
+            descriptors.multiply::<T, _>(&mut acc, s);
+        }
+        // The previous phase's wgmmas are done: its stage is free.
+        wgmma::wait_group::<1>(&mut acc);
+        if phase > 0 {
+            unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % N)) };
+        }
+        *it += 1;
+    }
+    wgmma::wait_group::<0>(&mut acc);
+    if phases > 0 {
+        unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % N)) };
+    }
+    acc
+}

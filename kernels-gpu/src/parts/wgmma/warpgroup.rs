@@ -1,0 +1,179 @@
+//! The Hopper block tile: two consumer warpgroups of 64 rows each over 128 x `COLS` tiles,
+//! stages of 128-byte-swizzled 16-bit rows (64 K elements), their `wgmma` matrix
+//! descriptors (`Descriptors`) and a warpgroup's accumulators as a type (`WarpgroupTile`:
+//! `m64n256k16`, `m64n128k16` or `m64n64k16`).
+use crate::device::shared::shared_address;
+use crate::device::wgmma::{self, Descriptor, Swizzle};
+use crate::element::Element;
+use crate::parts::wgmma::epilogue::epilogue;
+use crate::problem::COut;
+pub(crate) const BM: u32 = 128;
+pub(crate) const BN: u32 = 256;
+pub(crate) const BK: u32 = 64;
+pub(crate) const STAGES: u32 = 4;
+
+/// Bytes of a 128-byte swizzle atom: 8 rows of 128 bytes, aligned to its size.
+pub(crate) const ATOM: u32 = 1024;
+/// Bytes of one stage's A (`BM` rows of `BK` 16-bit elements: one 128-byte row each) and
+/// B (`BN / 64` panels of `BK` rows of 128 bytes).
+pub(crate) const A_STAGE: u32 = BM * BK * 2;
+pub(crate) const PANEL: u32 = BK * 128;
+pub(crate) const B_STAGE: u32 = BK * BN * 2;
+
+/// A warpgroup's operands in stage 0, as descriptors of the first K step, each operand as
+/// its tile lies: K-major (128-byte rows of 64 K elements, 8 rows an atom; a K step of 16 is
+/// 32 bytes along the rows), or MN-major where `A_MN` / `B_MN` (64-element panels of 128-byte
+/// rows, one per K, 8 K rows an atom; a K step is two atoms down the panels). A row-major A
+/// is K-major, a row-major B MN-major; their transposes the other way round.
+#[derive(Clone, Copy)]
+pub(crate) struct Descriptors<const A_MN: bool, const B_MN: bool> {
+    a: Descriptor,
+    b: Descriptor,
+}
+
+impl<const A_MN: bool, const B_MN: bool> Descriptors<A_MN, B_MN> {
+    /// Bytes from one K step of 16 to the next.
+    const fn step(mn_major: bool) -> u32 {
+        if mn_major { 2 * ATOM } else { 32 }
+    }
+
+    /// The operand whose tile starts at shared address `at`.
+    #[inline(always)]
+    fn operand(at: u32, mn_major: bool) -> Descriptor {
+        match mn_major {
+            true => Descriptor::new(at, PANEL, ATOM, Swizzle::B128),
+            false => Descriptor::new(at, 16, ATOM, Swizzle::B128),
+        }
+    }
+
+    /// Stages of A and B at `a_all` and `b_all`, for warpgroup `warpgroup` (rows `64 w..`:
+    /// 64 rows of 128 bytes K-major, one panel MN-major, 8 KiB either way).
+    #[inline(always)]
+    pub(crate) fn of(a_all: *mut u8, b_all: *mut u8, warpgroup: u32) -> Self {
+        Self {
+            a: Self::operand(shared_address(a_all) + warpgroup * PANEL, A_MN),
+            b: Self::operand(shared_address(b_all), B_MN),
+        }
+    }
+
+    /// Issues stage `s`'s four `wgmma`s (one per 32-byte K slice of the 128-byte rows: K = 64
+    /// of a 16-bit type, 32 of TF32) as one batch, into a warpgroup tile `W` (64 x 256, or
+    /// for 16-bit types 64 x 128 or 64 x 64); stages of B are `W::COLS` columns wide.
+    ///
+    /// # Safety
+    /// As [`Element::wgmma_m64n256`]: the stage is complete and visible to `wgmma`.
+    #[inline(always)]
+    pub(crate) unsafe fn multiply<T: Element, W: WarpgroupTile>(&self, acc: &mut W, s: u32) {
+        wgmma::fence(acc);
+        for step in 0..BK / 16 {
+            let a_k = self.a.advanced(s * A_STAGE + Self::step(A_MN) * step);
+            let b_k = self.b.advanced(s * W::B_STAGE + Self::step(B_MN) * step);
+            unsafe { acc.mma::<T, A_MN, B_MN>(a_k, b_k) };
+        }
+        wgmma::commit_group();
+    }
+
+    /// [`Descriptors::multiply`] for TF32 (both operands K-major: `A_MN` and `B_MN` false)
+    /// with A from registers, K steps `first` and `first + 1` of stage `s` as one batch:
+    /// `a[i]` is this thread's fragment of the warpgroup's A for step `first + i` (8
+    /// elements: 32 bytes along B's 128-byte rows), `wgmma::m64n256k8_tf32_rs`.
+    ///
+    /// # Safety
+    /// As [`Descriptors::multiply`] for B.
+    #[inline(always)]
+    pub(crate) unsafe fn multiply_tf32_rs(
+        &self,
+        acc: &mut [f32; 128],
+        s: u32,
+        first: u32,
+        a: [[u32; 4]; 2],
+    ) {
+        wgmma::fence(acc);
+        for i in 0..2 {
+            let step = first + i as u32;
+            let b_k = self.b.advanced(s * B_STAGE + Self::step(B_MN) * step);
+            unsafe { wgmma::m64n256k8_tf32_rs(acc, a[i], b_k) };
+        }
+        wgmma::commit_group();
+    }
+}
+
+/// A consumer warpgroup's tile of accumulators, 64 rows by `COLS` columns of D: 64 x 256
+/// (`m64n256k16`, 128 f32 a thread), 64 x 128 (`m64n128k16`, 64 a thread) or 64 x 64
+/// (`m64n64k16`, 32 a thread). The block tile (two warpgroups, 128 rows) is as wide, and so
+/// are B's stages.
+pub(crate) trait WarpgroupTile: wgmma::Accumulators + Sized {
+    /// Columns of D.
+    const COLS: u32;
+    /// All zeros.
+    const ZERO: Self;
+
+    /// Bytes of one stage of B: `BK` rows of `COLS` 16-bit elements.
+    const B_STAGE: u32 = BK * Self::COLS * 2;
+
+    /// D += A B for one K step (`Element::wgmma_m64n256`, `wgmma_m64n128` or
+    /// `wgmma_m64n64`).
+    ///
+    /// # Safety
+    /// As [`Element::wgmma_m64n256`].
+    unsafe fn mma<T: Element, const A_MN: bool, const B_MN: bool>(
+        &mut self,
+        a: Descriptor,
+        b: Descriptor,
+    );
+
+    /// [`epilogue`] of this tile.
+    ///
+    /// # Safety
+    /// As [`epilogue`].
+    unsafe fn store<T: Element>(
+        &self,
+        out: &COut<T::Acc, T::Out>,
+        mn: (u32, u32),
+        at: (u32, u32),
+        t: u32,
+    );
+
+    /// TF32's accumulators (`wgmma_tf32`'s mainloop: 64 x 256 only), as this tile; traps for
+    /// the narrower tiles, which no TF32 kernel uses.
+    fn from_tf32(acc: [f32; 128]) -> Self;
+}
+
+/// The tile of `$len` accumulators a thread: `$cols` columns, multiplied by `$mma`; TF32's
+/// accumulators through `$from_tf32`.
+macro_rules! warpgroup_tile {
+    ($len:literal, $cols:literal, $mma:ident, $from_tf32:expr) => {
+        impl WarpgroupTile for [f32; $len] {
+            const COLS: u32 = $cols;
+            const ZERO: Self = [0.0; $len];
+
+            #[inline(always)]
+            unsafe fn mma<T: Element, const A_MN: bool, const B_MN: bool>(
+                &mut self,
+                a: Descriptor,
+                b: Descriptor,
+            ) {
+                unsafe { T::$mma::<A_MN, B_MN>(self, a, b) }
+            }
+
+            #[inline(always)]
+            unsafe fn store<T: Element>(
+                &self,
+                out: &COut<T::Acc, T::Out>,
+                mn: (u32, u32),
+                at: (u32, u32),
+                t: u32,
+            ) {
+                unsafe { epilogue::<T, $len>(out, self, mn, at, t) }
+            }
+
+            #[inline(always)]
+            fn from_tf32(acc: [f32; 128]) -> Self {
+                $from_tf32(acc)
+            }
+        }
+    };
+}
+warpgroup_tile!(128, 256, wgmma_m64n256, |acc| acc);
+warpgroup_tile!(64, 128, wgmma_m64n128, |_| crate::device::thread::trap());
+warpgroup_tile!(32, 64, wgmma_m64n64, |_| crate::device::thread::trap());
