@@ -175,7 +175,10 @@ fn kernels_are_compositions_of_parts_and_import_no_kernel() {
     let root = std::path::Path::new(rgemm_kernels::SOURCE_DIR);
     let kernels = source_files(&root.join("src/kernels"));
     let parts = source_files(&root.join("src/parts"));
-    assert!(kernels.len() >= 40 && !parts.is_empty(), "the source tree was found");
+    assert!(
+        kernels.len() >= 40 && !parts.is_empty(),
+        "the source tree was found"
+    );
     let mut offences = Vec::new();
     for (path, text) in kernels.iter().chain(&parts) {
         let in_kernels = path.starts_with(root.join("src/kernels"));
@@ -200,7 +203,10 @@ fn kernels_are_compositions_of_parts_and_import_no_kernel() {
         .map(|(path, _)| path.clone())
         .filter(|path| path.file_name().is_some_and(|f| f != "mod.rs"))
         .collect();
-    assert_eq!(catalogued, files, "one file per catalogued kernel, and no other");
+    assert_eq!(
+        catalogued, files,
+        "one file per catalogued kernel, and no other"
+    );
 }
 
 /// Every `.rs` file under `dir`, with its text.
@@ -1246,6 +1252,45 @@ fn ndarray_views_keep_their_layout_or_say_they_have_none() {
 
 /// The rule's first choice on an H100/H200 for the shapes the benchmark measured (the
 /// comments in `heuristic.rs` give the figures): what `matmul` runs without timing.
+/// The rule is a table: every row cites a record that exists under `docs/` and names each
+/// kernel once, and every kernel it names is one `matmul` may choose by itself (or `naive`,
+/// the last resort that takes any launch).
+#[test]
+fn the_rule_is_a_table_of_recorded_rows() {
+    use rgemm::internals::{RULE, Row, Then};
+    fn walk(rows: &[Row], seen: &mut Vec<Kernel>, docs: &std::path::Path) {
+        for row in rows {
+            assert!(!row.when.is_empty());
+            assert!(
+                docs.join(row.record).is_file(),
+                "{}: its record {} is under docs/",
+                row.when,
+                row.record
+            );
+            match row.then {
+                Then::Kernels(kernels) => {
+                    let mut unique = kernels.to_vec();
+                    unique.dedup();
+                    assert_eq!(unique.len(), kernels.len(), "{}", row.when);
+                    seen.extend_from_slice(kernels);
+                }
+                Then::Table(table) => walk(table, seen, docs),
+            }
+        }
+    }
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+    let mut seen = Vec::new();
+    walk(RULE, &mut seen, &docs);
+    assert!(seen.len() >= 40, "the rule names the catalogue's kernels");
+    for kernel in seen {
+        let chosen = !matches!(kernel.spec().candidate, rgemm::Candidate::Never);
+        assert!(
+            chosen || kernel == Kernel::Naive,
+            "{kernel:?}: the rule names it, its spec says matmul never chooses it"
+        );
+    }
+}
+
 #[test]
 fn the_rule_picks_the_measured_kernels() {
     use rgemm_kernels::problem::Problem;
@@ -1389,8 +1434,8 @@ fn without_wgmma_the_rule_picks_the_swizzled_mma_rung() {
 /// main launch reads the caller's A with its own leading dimension.
 #[test]
 fn tf32_reads_a_row_major_aligned_a_in_place_and_packs_the_rest() {
-    use rgemm_kernels::problem::{Problem, TRANSPOSED_A};
     use rgemm_kernels::parts::wgmma::tf32_pack::Packing;
+    use rgemm_kernels::problem::{Problem, TRANSPOSED_A};
     let base = 0x7f00_0000_0000u64;
     let dense = Problem::row_major(300, 200, 100);
     let padded = Problem { lda: 104, ..dense };

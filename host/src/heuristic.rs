@@ -3,30 +3,534 @@
 //! compute (forms, shape, device). Pure arithmetic on the catalogue, no launch: the first
 //! product of a new shape costs no more host time than the next.
 //!
-//! The order comes from the benchmark tables (`docs/bench/`, an H200): the Hopper kernels
-//! lead on compute capability 9.0, the `mma.sync` ones on 8.x, and the SIMT ladder's best
-//! rungs follow in the order they were measured, down to the textbook kernels, which take
-//! any form on any device.
+//! The order is data: [`RULE`], an ordered table of rows, each a predicate on the product
+//! ([`Product`]) and the kernels it puts next (or a table of its own), with the record in
+//! `docs/bench/` (or the worklog page) its measurements come from. A product's order is
+//! every kernel of every row that holds, in the table's order, each kernel once. The Hopper
+//! kernels lead on compute capability 9.0, the `mma.sync` ones on 8.x, and the SIMT
+//! ladder's best rungs follow in the order they were measured, down to the textbook
+//! kernels, which take any form on any device.
 use crate::element::Element;
 use crate::kernels::{Elem, Kernel, Precision};
 use crate::props::DeviceProps;
 use rgemm_kernels::problem::Problem;
 
-/// The SIMT kernels that read every form, best first (the ladder of `docs/worklog/simt.md`).
-const SIMT: [Kernel; 12] = [
-    Kernel::PairedLanes,
-    Kernel::AsyncCopy,
-    Kernel::FragmentBufferedK16,
-    Kernel::WarpTiledK16,
-    Kernel::FragmentBuffered,
-    Kernel::WarpTiled,
-    Kernel::DoubleBuffered,
-    Kernel::Vectorized,
-    Kernel::Tiled16,
-    Kernel::Tiled32,
-    Kernel::Tiled8,
-    Kernel::Naive,
+/// What the rule knows of a product: its element type and precision, the device, the shape
+/// and its form.
+#[derive(Clone, Copy, Debug)]
+pub struct Product {
+    pub elem: Elem,
+    pub precision: Precision,
+    /// Compute capability 9.0: `wgmma`, TMA and DMMA.
+    pub hopper: bool,
+    /// The device's multiprocessors.
+    pub sms: u64,
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+    pub batch: u64,
+    /// Dense row-major operands, one product.
+    pub plain: bool,
+    /// C in the 16-bit input type.
+    pub narrow_c: bool,
+    /// Every leading dimension a whole number of 16-byte groups of 16-bit elements: what
+    /// TMA reads.
+    pub tma_rows: bool,
+    /// Some leading dimension not a multiple of 4 elements: no vector path.
+    pub unaligned: bool,
+}
+
+impl Product {
+    pub fn new<T: Element>(
+        props: &DeviceProps,
+        problem: &Problem,
+        precision: Precision,
+        narrow_c: bool,
+    ) -> Self {
+        let lds = problem.lda | problem.ldb | problem.ldc;
+        Self {
+            elem: T::ELEM,
+            precision,
+            hopper: props.compute_capability == (9, 0),
+            sms: props.multiprocessors as u64,
+            m: problem.m as u64,
+            n: problem.n as u64,
+            k: problem.k as u64,
+            batch: problem.batch as u64,
+            plain: problem.layout == 0 && problem.batch == 1,
+            narrow_c,
+            tma_rows: lds.is_multiple_of(8),
+            unaligned: !lds.is_multiple_of(4),
+        }
+    }
+
+    fn sixteen_bit(&self) -> bool {
+        matches!(self.elem, Elem::F16 | Elem::Bf16)
+    }
+
+    /// Block tiles of `kernel` over the whole batch.
+    fn tiles(&self, kernel: Kernel) -> u64 {
+        let spec = kernel.spec();
+        self.m.div_ceil(spec.rows() as u64)
+            * self.n.div_ceil(spec.cols() as u64)
+            * self.batch.max(1)
+    }
+
+    /// Stream-K's 128 x 128 tiles, two blocks per SM: less than half a wave of them, and a
+    /// long K.
+    fn few_tiles(&self) -> bool {
+        2 * self.tiles(Kernel::StreamK) < 2 * self.sms && self.k >= 512
+    }
+
+    /// Waves of stream-K's tiles at two blocks per SM.
+    fn waves(&self) -> f64 {
+        self.tiles(Kernel::StreamK) as f64 / (2 * self.sms) as f64
+    }
+
+    /// The decode kernel fed by TMA can read the operands.
+    fn tma_decode(&self) -> bool {
+        self.sixteen_bit() && self.hopper && self.tma_rows
+    }
+
+    /// One or two rows with an f32 C: `decode_async` ahead of `decode_tma`.
+    fn async_first(&self) -> bool {
+        self.m <= 2 && !self.narrow_c
+    }
+
+    /// `few_columns`' shapes: whole rows of C per thread.
+    fn few_columns(&self) -> bool {
+        let (m, n) = (self.m, self.n);
+        self.plain
+            && match self.elem {
+                Elem::F32 => {
+                    (m >= 1024 && (3..=32).contains(&n)) || (m >= 4096 && (33..=64).contains(&n))
+                }
+                Elem::F64 => m >= 2048 && (3..=16).contains(&n),
+                _ => false,
+            }
+    }
+
+    /// Stream-K on tiles as short as C: from 7 rows of f32, 3 of f64, to 127.
+    fn few_rows(&self) -> bool {
+        let fewest = match self.elem {
+            Elem::F32 => 7,
+            Elem::F64 => 3,
+            _ => return false,
+        };
+        (fewest..128).contains(&self.m) && self.plain
+    }
+
+    /// `thin`'s shapes: up to 16 rows (8 outside 16-bit), or one or two columns.
+    fn thin(&self) -> bool {
+        let side = self.m.min(self.n);
+        self.batch == 1
+            && match self.m <= self.n {
+                true => side <= 16 && (self.sixteen_bit() || side <= 8),
+                false => self.n <= 2,
+            }
+    }
+}
+
+/// What a row puts next in the order.
+#[derive(Clone, Copy, Debug)]
+pub enum Then {
+    Kernels(&'static [Kernel]),
+    /// Every row of another table that holds.
+    Table(&'static [Row]),
+}
+
+/// One row of the rule.
+#[derive(Clone, Copy, Debug)]
+pub struct Row {
+    /// Where it applies, in words.
+    pub when: &'static str,
+    pub holds: fn(&Product) -> bool,
+    pub then: Then,
+    /// The record (under `docs/`) whose measurements put it here.
+    pub record: &'static str,
+}
+
+const fn row(
+    when: &'static str,
+    holds: fn(&Product) -> bool,
+    kernels: &'static [Kernel],
+    record: &'static str,
+) -> Row {
+    Row {
+        when,
+        holds,
+        then: Then::Kernels(kernels),
+        record,
+    }
+}
+
+use Kernel::*;
+
+/// The 16-bit `wgmma` kernels (Hopper), best first for the shape: block tiles of 128 x 256,
+/// 128 x 128 or 128 x 64, as the product's tiles fill the SMs. Every form the TMA kernels
+/// read (leading dimensions, transposes, alpha/beta, batches).
+pub const WGMMA: &[Row] = &[
+    // 128 x 64 tiles where they fit one wave and either C has a whole row of tiles, or few
+    // columns, or the tiles fill more than half the SMs (bf16, H100, % of cuBLAS against
+    // `wgmma_128x128`'s: 1024^3 146% against 129%; 128 x 4096 x 4096 97% against 86%; 256 x
+    // 4096 x 4096 119% against 101%; 4096 x 16 x 4096 82% against 68%; 16 x 8192 x 8192 87%
+    // against 78%; with fewer rows and tiles it lost: 16 and 32 x 4096 x 4096). So do batches
+    // of one-tile products (512 x 128^3: 27.5 us a call against `wgmma_persistent`'s 30.0).
+    row(
+        "128 x 64 tiles fit one wave and fill it, or one-tile products in a batch",
+        wgmma_narrowest,
+        &[Wgmma128x64],
+        "bench/2026-11-25-h100-bf16-f16-wgmma-tiles.md",
+    ),
+    // 128 x 128 tiles where they take fewer waves' time: a wave of them is half a wide
+    // wave's work, at 1.12-1.16 times its time per FLOP (bf16, H100: 1024 x 4096 x 4096 630
+    // against 562 TFLOP/s; 1536 x 4096 x 4096 546 against 628).
+    row(
+        "128 x 128 tiles take fewer waves' time than 128 x 256 ones",
+        |p| {
+            wgmma_narrowest(p) || 23 * waves_of(p, Wgmma128x128) < 40 * waves_of(p, WgmmaPersistent)
+        },
+        &[Wgmma128x128],
+        "bench/2026-11-25-h100-bf16-f16-wgmma-tiles.md",
+    ),
+    // The persistent grid leads, batches of one-tile products included (bf16, 512 x 128^3,
+    // H200: 70.6 against `wgmma_tma`'s 65-66 TFLOP/s); at most one tile per SM it has nothing
+    // to overlap, and lost (bf16 1024^3, 32 tiles: 92.9 against 110.4 TFLOP/s).
+    row(
+        "more 128 x 256 tiles than SMs: the persistent grid",
+        |p| p.tiles(WgmmaPersistent) > p.sms,
+        &[WgmmaPersistent, WgmmaTma, WgmmaAsync],
+        "bench/2026-11-23-h200-bf16-f16-wgmma-one-wave.md",
+    ),
+    row(
+        "at most one 128 x 256 tile per SM: a grid of tiles",
+        |p| p.tiles(WgmmaPersistent) <= p.sms,
+        &[WgmmaTma, WgmmaPersistent, WgmmaAsync],
+        "bench/2026-11-23-h200-bf16-f16-wgmma-one-wave.md",
+    ),
 ];
+
+fn wgmma_narrowest(p: &Product) -> bool {
+    let quarter = p.tiles(Wgmma128x64);
+    let one_tile_products = p.batch > 1 && p.m <= 128 && p.n <= 128;
+    one_tile_products || (quarter <= p.sms && (p.m >= 128 || p.n <= 64 || 2 * quarter > p.sms))
+}
+
+fn waves_of(p: &Product, kernel: Kernel) -> u64 {
+    p.tiles(kernel).div_ceil(p.sms)
+}
+
+/// Decode shapes (up to 16 rows of C, one product): the kernels that read B once at full
+/// bandwidth; which one leads depends on the rows.
+pub const DECODE: &[Row] = &[
+    // On Hopper, where TMA reads A and B, `decode_tma` leads (H100: 4-16 x 4096 x 4096 at
+    // 75-102% of cuBLAS against the others' best 56-72%; 16 x 28672 x 8192 98-102%), but for
+    // 1 or 2 rows with an f32 C, where `decode_async` ran 7-14% ahead in two of three runs.
+    row(
+        "16-bit on Hopper, TMA reads the operands, not 1-2 rows with an f32 C",
+        |p| p.tma_decode() && !p.async_first(),
+        &[DecodeTma],
+        "bench/2026-11-25-h100-bf16-f16-decode-tma.md",
+    ),
+    // From 9 rows the `wgmma` kernels, where TMA reads the operands (H100, bf16: 16 x 8192 x
+    // 8192 `wgmma_128x64` 87% of cuBLAS against `decode_mma`'s 72%).
+    Row {
+        when: "16-bit on Hopper, 9-16 rows, TMA reads the operands: the wgmma kernels",
+        holds: |p| p.m > 8 && p.tma_rows && p.sixteen_bit() && p.hopper,
+        then: Then::Table(WGMMA),
+        record: "bench/2026-11-25-h100-bf16-f16-wgmma-tiles-decode.md",
+    },
+    // bf16 on an H200: `decode_async` for 1-2 rows, `decode_mma` for 3-8 (x 8192 x 8192 at
+    // 76-88% of cuBLAS against `decode`'s 31-64%).
+    row(
+        "1-2 rows, decode_tma possible but behind",
+        |p| p.m <= 2 && p.tma_decode() && p.async_first(),
+        &[DecodeAsync, DecodeTma, Decode, DecodeMma],
+        "bench/2026-11-25-h200-bf16-decode-tma-tail.md",
+    ),
+    row(
+        "1-2 rows",
+        |p| p.m <= 2 && !(p.tma_decode() && p.async_first()),
+        &[DecodeAsync, Decode, DecodeMma],
+        "bench/2026-11-22-h200-bf16-f16-decode.md",
+    ),
+    row(
+        "3-8 rows of 16-bit",
+        |p| (3..=8).contains(&p.m) && p.sixteen_bit(),
+        &[DecodeMma, Decode, DecodeAsync],
+        "bench/2026-11-22-h200-bf16-f16-decode.md",
+    ),
+    row(
+        "3-8 rows of f32 or f64",
+        |p| (3..=8).contains(&p.m) && !p.sixteen_bit(),
+        &[Decode, DecodeAsync, DecodeMma],
+        "bench/2026-11-23-h200-f32-f64-few-rows.md",
+    ),
+    row(
+        "9-16 rows",
+        |p| (9..=16).contains(&p.m),
+        &[DecodeMma, DecodeAsync, Decode],
+        "bench/2026-11-22-h200-bf16-f16-decode.md",
+    ),
+];
+
+/// f64 on the FP64 tensor cores (Hopper).
+pub const DMMA: &[Row] = &[
+    // 64 x 64 tiles where 128 x 64 ones would not fill two blocks per SM.
+    row(
+        "128 x 64 tiles fill less than two blocks per SM",
+        |p| dmma_wide_tiles(p) < 2 * p.sms,
+        &[DmmaSmall, DmmaK4, DmmaWarps],
+        "bench/2026-11-22-h200-f64-dmma.md",
+    ),
+    // `dmma_k4` where every tile is whole (edge tiles run its plain mainloop, spilled):
+    // H200, 4096^3 91.7%, 8192^3 91.0%, 2048^3 92.8% of cuBLAS against `dmma_buffered`'s
+    // 89.1-89.6% and `dmma_warps`' 81-83%.
+    row(
+        "whole 128 x 64 tiles filling the SMs",
+        |p| dmma_wide_tiles(p) >= 2 * p.sms && dmma_whole(p),
+        &[DmmaK4, DmmaWarps, DmmaSmall],
+        "bench/2026-11-26-h200-f64-dmma-k4.md",
+    ),
+    row(
+        "edge tiles filling the SMs",
+        |p| dmma_wide_tiles(p) >= 2 * p.sms && !dmma_whole(p),
+        &[DmmaWarps, DmmaK4, DmmaSmall],
+        "bench/2026-11-26-h200-f64-dmma-k4.md",
+    ),
+    row(
+        "then the buffered and first DMMA kernels",
+        |_| true,
+        &[DmmaBuffered, Dmma],
+        "bench/2026-11-24-h200-f64-dmma-buffered.md",
+    ),
+];
+
+fn dmma_wide_tiles(p: &Product) -> u64 {
+    p.m.div_ceil(128) * p.n.div_ceil(64) * p.batch.max(1)
+}
+
+fn dmma_whole(p: &Product) -> bool {
+    p.m.is_multiple_of(128) && p.n.is_multiple_of(64)
+}
+
+/// The rule: every row that holds, in order.
+pub const RULE: &[Row] = &[
+    // Hopper's `wgmma` on packed operands (A in place where TMA reads it), every form (H200:
+    // 94% of cuBLAS at 4096^3 against `mma_tf32`'s 27%); `mma.sync` elsewhere.
+    row(
+        "TF32 asked for, on Hopper",
+        |p| p.precision == Precision::Tf32 && p.hopper,
+        &[WgmmaTf32, MmaTf32],
+        "bench/2026-11-24-h200-tf32-wgmma-rs.md",
+    ),
+    row(
+        "TF32 asked for, before Hopper",
+        |p| p.precision == Precision::Tf32 && !p.hopper,
+        &[MmaTf32],
+        "bench/2026-11-22-h200-f32-tf32-3xtf32.md",
+    ),
+    row(
+        "3xTF32 asked for, on Hopper",
+        |p| p.precision == Precision::Tf32x3 && p.hopper,
+        &[Wgmma3xTf32, Mma3xTf32],
+        "bench/2026-11-23-h200-3xtf32-wgmma.md",
+    ),
+    row(
+        "3xTF32 asked for, before Hopper",
+        |p| p.precision == Precision::Tf32x3 && !p.hopper,
+        &[Mma3xTf32],
+        "bench/2026-11-22-h200-f32-tf32-3xtf32.md",
+    ),
+    // Up to 127 rows of f32 or f64: stream-K on tiles as short as C (H200, f32 x 4096 x
+    // 4096, % of cuBLAS: 16 rows 171% with `stream_k_32` against `decode`'s 94%, 32 rows
+    // 103%, 48 rows 94% with `stream_k_64`, 96 rows 102% against `stream_k`'s 87%). A C
+    // whose last tile is partial runs one tile height: mixing whole and edge tiles cost 65%
+    // more time. Fewer rows still: f32 from 7 rows, f64 from 3 (x 4096 x 4096, 4 to 8 rows:
+    // 65-72% of cuBLAS against `thin`'s 23-43%).
+    row(
+        "7-32 rows of f32 (3-32 of f64)",
+        |p| p.few_rows() && p.m <= 32,
+        &[StreamK32],
+        "bench/2026-11-23-h200-f32-f64-few-rows.md",
+    ),
+    row(
+        "33-64 rows of f32 or f64",
+        |p| p.few_rows() && (33..=64).contains(&p.m),
+        &[StreamK64],
+        "bench/2026-11-23-h200-f32-f64-few-rows.md",
+    ),
+    row(
+        "65-127 rows of f32 or f64, a multiple of 32",
+        |p| p.few_rows() && p.m > 64 && p.m.is_multiple_of(32),
+        &[StreamK32],
+        "bench/2026-11-23-h200-f32-f64-few-rows.md",
+    ),
+    // `few_columns` (whole rows of C per thread, A read once through shared memory) leads
+    // for 3 to 32 columns of f32 from 1024 rows (H200, 4096 x N x 4096: N = 8 129% of
+    // cuBLAS, 16 124%, 32 94% against `stream_k_narrow_32`'s 71-73%), for up to 64 columns
+    // from 4096 rows (4096 x 63 x 4096: 87.5% against 50.8%), and for 3 to 16 columns of f64
+    // from 2048 rows (4096 x 8 x 4096 100% against 60%).
+    row(
+        "3-32 columns of f32 from 1024 rows (33-64 from 4096), 3-16 of f64 from 2048",
+        |p| p.few_columns(),
+        &[FewColumns],
+        "bench/2026-11-23-h200-f32-f64-few-columns.md",
+    ),
+    // Few columns under many rows: stream-K on 128 x 32 tiles (3 to 32 columns, f32 from
+    // 4096 rows, and f64 below 16384 rows, where `dmma_small`'s tiles fill the GPU: 16384 x
+    // 32 x 4096 62% against 46%).
+    row(
+        "3-32 columns under many rows",
+        |p| {
+            p.m > 64
+                && p.plain
+                && (3..=32).contains(&p.n)
+                && ((p.elem == Elem::F64 && p.m < 16384) || (p.elem == Elem::F32 && p.m >= 4096))
+        },
+        &[StreamKNarrow32],
+        "bench/2026-11-23-h200-f32-f64-stream-k-narrow.md",
+    ),
+    // 128 x 64 tiles for 3 to 64 columns (f32 x 4096 x N x 4096: `stream_k` 47-61% of
+    // cuBLAS for N = 8 to 64, `stream_k_narrow` 67-85%); f64 keeps the DMMA kernels from
+    // 8192 rows (8192 x 64 x 8192: `dmma_small` 58%, `stream_k_narrow` 43%).
+    row(
+        "3-64 columns under many rows",
+        |p| {
+            p.m > 64
+                && p.plain
+                && (3..=64).contains(&p.n)
+                && (p.elem == Elem::F32 || (p.elem == Elem::F64 && p.m < 8192))
+        },
+        &[StreamKNarrow],
+        "bench/2026-11-23-h200-f32-f64-stream-k-narrow.md",
+    ),
+    Row {
+        when: "up to 16 rows, one product: the decode kernels",
+        holds: |p| p.m <= 16 && p.batch == 1,
+        then: Then::Table(DECODE),
+        record: "bench/2026-11-22-h200-bf16-f16-decode.md",
+    },
+    // `thin` after the decode kernels for few rows; for few columns only for one or two
+    // (H200, 4096 x 1 x 4096: 122% of cuBLAS in f32, 159% in bf16; at 8 columns 30% and 19%).
+    row(
+        "matrix-vector and near it",
+        |p| p.thin(),
+        &[Thin],
+        "bench/2026-11-23-h200-f32-bf16-columns.md",
+    ),
+    Row {
+        when: "16-bit on Hopper: the wgmma kernels",
+        holds: |p| p.sixteen_bit() && p.hopper,
+        then: Then::Table(WGMMA),
+        record: "bench/2026-11-23-h200-bf16-f16-wgmma.md",
+    },
+    // Without `wgmma`, or where no `wgmma` kernel takes the launch: the swizzled `mma.sync`
+    // rung leads (H200, bf16 4096^3: 378 TFLOP/s against `mma_deep`'s 272), but under half a
+    // wave of its tiles two blocks per SM of 128 x 128 do better (1024^3: `mma_deep128` 75.7
+    // against 62.6).
+    row(
+        "16-bit, more than half a wave of 128 x 256 tiles",
+        |p| p.sixteen_bit() && 2 * p.tiles(MmaSwizzled) > p.sms,
+        &[MmaSwizzled, MmaDeep128],
+        "bench/2026-11-24-h200-bf16-f16-mma-swizzled.md",
+    ),
+    row(
+        "16-bit, at most half a wave of 128 x 256 tiles",
+        |p| p.sixteen_bit() && 2 * p.tiles(MmaSwizzled) <= p.sms,
+        &[MmaDeep128, MmaSwizzled],
+        "bench/2026-11-24-h200-bf16-f16-mma-swizzled.md",
+    ),
+    row(
+        "16-bit: the earlier mma.sync rungs",
+        |p| p.sixteen_bit(),
+        &[MmaDeep, MmaAsync, MmaWide],
+        "bench/2026-11-22-h200-bf16-f16.md",
+    ),
+    Row {
+        when: "f64 on Hopper: the DMMA kernels",
+        holds: |p| p.elem == Elem::F64 && p.hopper,
+        then: Then::Table(DMMA),
+        record: "bench/2026-11-22-h200-f64-dmma.md",
+    },
+    // Stream-K: under half a wave of 128 x 128 tiles with a long K (f32 1000^3, H200: 57%
+    // of cuBLAS against `paired_lanes`' 32%); many waves of tiles of operands as stored
+    // (8192^3: 49.2 against 47.3 TFLOP/s); a last wave that leaves more than a tenth of the
+    // grid's time idle (3000^3, 2.2 waves: 101% of cuBLAS against 89%); 9-16 rows or columns
+    // outside 16-bit.
+    row(
+        "few tiles, many waves, an idle last wave, or a side of 9-16 (not 16-bit)",
+        |p| {
+            let waves = p.waves();
+            let many_waves = p.tiles(StreamK) >= 4 * 2 * p.sms && p.plain;
+            let idle_tail =
+                waves.ceil() - waves > 0.1 * waves.ceil() && p.k >= 512 && !p.unaligned && p.plain;
+            let side = p.m.min(p.n);
+            p.few_tiles()
+                || many_waves
+                || idle_tail
+                || ((9..=16).contains(&side) && !p.sixteen_bit())
+        },
+        &[StreamK],
+        "bench/2026-11-23-h200-f32-stream-k-shapes.md",
+    ),
+    // Rows of A, B or C not in 16-byte groups: no block takes the vector path, and the BK = 8
+    // kernel's checked loop is the faster one (H200: 25.6 against 21.3 TFLOP/s).
+    row(
+        "a leading dimension not a multiple of 4",
+        |p| p.unaligned,
+        &[FragmentBuffered],
+        "bench/2026-11-22-h200-forms.md",
+    ),
+    // f32 batches of one-tile products: BK = 16 and no `cp.async` stages to fill (512 x
+    // 128^3, the tuner's choice in three runs, H200 and H100: 35.1 / 33.9 / 35.3 against
+    // `paired_lanes`' 32.9 / 33.7 / 31.2 TFLOP/s).
+    row(
+        "f32 batches of one-tile products",
+        |p| p.elem == Elem::F32 && p.batch > 1 && p.m <= 128 && p.n <= 128,
+        &[WarpTiledK16],
+        "bench/2026-11-24-h200-small-batches.txt",
+    ),
+    // The SIMT kernels that read every form, best first (the ladder of the SIMT worklog).
+    row(
+        "always: the SIMT ladder",
+        |_| true,
+        &[
+            PairedLanes,
+            AsyncCopy,
+            FragmentBufferedK16,
+            WarpTiledK16,
+            FragmentBuffered,
+            WarpTiled,
+            DoubleBuffered,
+            Vectorized,
+            Tiled16,
+            Tiled32,
+            Tiled8,
+            Naive,
+        ],
+        "bench/2026-11-21-h200-f32-f64.md",
+    ),
+];
+
+/// The kernels of every row of `rows` that holds for `product`, in order, each once.
+pub fn order_of(rows: &[Row], product: &Product, order: &mut Vec<Kernel>) {
+    for row in rows {
+        if !(row.holds)(product) {
+            continue;
+        }
+        match row.then {
+            Then::Kernels(kernels) => {
+                for &kernel in kernels {
+                    if !order.contains(&kernel) {
+                        order.push(kernel);
+                    }
+                }
+            }
+            Then::Table(table) => order_of(table, product, order),
+        }
+    }
+}
 
 /// The kernels to try, best first, for a product of `T` in `precision` laid out as
 /// `problem` on `props`'s device, C in the accumulator's type (f32 for 16-bit inputs).
@@ -46,266 +550,8 @@ pub fn preference_for<T: Element>(
     precision: Precision,
     narrow_c: bool,
 ) -> Vec<Kernel> {
-    let (m, n, k) = (problem.m as u64, problem.n as u64, problem.k as u64);
-    let hopper = props.compute_capability == (9, 0);
+    let product = Product::new::<T>(props, problem, precision, narrow_c);
     let mut order = Vec::new();
-    match precision {
-        // Hopper's `wgmma` on packed operands (A in place where TMA reads it), every form
-        // (H200: 94% of cuBLAS at 4096^3 against `mma_tf32`'s 27%,
-        // docs/bench/2026-11-24-h200-tf32-wgmma-rs.md); `mma.sync` elsewhere.
-        Precision::Tf32 if hopper => order.extend([Kernel::WgmmaTf32, Kernel::MmaTf32]),
-        Precision::Tf32 => order.push(Kernel::MmaTf32),
-        Precision::Tf32x3 if hopper => order.extend([Kernel::Wgmma3xTf32, Kernel::Mma3xTf32]),
-        Precision::Tf32x3 => order.push(Kernel::Mma3xTf32),
-        // Exact, and any arithmetic without kernels of its own here.
-        _ => {}
-    }
-    let side = m.min(n);
-    let sixteen_bit = matches!(T::ELEM, Elem::F16 | Elem::Bf16);
-    let plain = problem.layout == 0 && problem.batch == 1;
-    // Up to 127 rows of f32 or f64: stream-K on tiles as short as C (H200, f32 x 4096 x
-    // 4096, % of cuBLAS: 16 rows 171% with `stream_k_32` against `decode`'s 94%, 32 rows
-    // 103%, 48 rows 94% with `stream_k_64`, 96 rows 102% with `stream_k_32` against
-    // `stream_k`'s 87%; f64 at 64 rows 48% against `dmma_small`'s 34%). A C whose last tile
-    // is partial runs one tile height: mixing whole and edge tiles of these kernels cost
-    // 65% more time (96 rows on `stream_k_64`, 48 on `stream_k_32`). Fewer rows still:
-    // f32 from 7 rows (x 4096 x 4096: 7 rows 4.9 against `decode`'s 4.7 TFLOP/s, 8 rows 5.6
-    // against 5.1; at x 8192 x 8192 8.1 against 4.9), f64 from 3 (x 4096 x 4096, 4 to 8
-    // rows: 65-72% of cuBLAS against `thin`'s 23-43%; `thin`'s time grows with the rows,
-    // and at 1 row it leads with 110%).
-    let fewest = match T::ELEM {
-        Elem::F32 => 7,
-        Elem::F64 => 3,
-        _ => 9,
-    };
-    if (fewest..128).contains(&m) && !sixteen_bit && plain {
-        match m {
-            0..=32 => order.push(Kernel::StreamK32),
-            33..=64 => order.push(Kernel::StreamK64),
-            _ if m.is_multiple_of(32) => order.push(Kernel::StreamK32),
-            _ => {}
-        }
-    }
-    // Few columns under many rows: stream-K on 128 x 64 tiles (3 to 64 columns, f32) or
-    // 128 x 32 (3 to 32, f32 from 4096 rows, and f64). 128-column tiles computed 2-16 times
-    // the columns of C (H200, f32 x 4096 x N x 4096: `stream_k` 47-61% of cuBLAS for N = 8
-    // to 64, `stream_k_narrow` 67-85%; 96 columns: 96% against 78%). f64 keeps the DMMA
-    // kernels from 33 columns at 8192 rows (H200, 8192 x 64 x 8192: `dmma_small` 58%,
-    // `stream_k_narrow` 43%), and `stream_k_narrow_32` beats them below 33 (4096 x 32 x
-    // 4096: 60% against 30%).
-    let (f32, f64) = (T::ELEM == Elem::F32, T::ELEM == Elem::F64);
-    let under_many_rows = m > 64 && plain;
-    // Fewer still: `few_columns` (whole rows of C per thread, A read once through shared
-    // memory) leads for 3 to 32 columns of f32 from 1024 rows (H200, % of cuBLAS, 4096 x N
-    // x 4096: N = 8 129%, 16 124%, 32 94% against `stream_k_narrow_32`'s 71-73%; 2048 x
-    // 16 x 2048 127% against 101%; 1000 x 20 x 2000 86%, a tie), for up to 64 columns from
-    // 4096 rows (4096 x 63 x 4096: 87.5% against `stream_k_narrow`'s 50.8%, H200,
-    // `docs/bench/2026-11-23-h200-f32-f64-few-columns.md`; 4096 x 64 x 4096, the tuner's
-    // choice in three runs of `rgemm-forms`, H200 and H100: 25.7 / 27.2 / 27.0 against
-    // 25.1 / 24.8 / 23.9 TFLOP/s), and for 3 to 16 columns of f64 from 2048 rows (4096 x 8 x
-    // 4096 100% against 60%, 8192 x 16 x 8192 80% against 49%; 17 to 32 columns lost: 48%
-    // against 57%).
-    let few_columns = match T::ELEM {
-        Elem::F32 => (m >= 1024 && (3..=32).contains(&n)) || (m >= 4096 && (33..=64).contains(&n)),
-        Elem::F64 => m >= 2048 && (3..=16).contains(&n),
-        _ => false,
-    };
-    if plain && few_columns {
-        order.push(Kernel::FewColumns);
-    }
-    // f64 from 16384 rows fills the GPU with `dmma_small`'s tiles (16384 x 32 x 4096: 62%
-    // against 46%; at 8192 x 32 x 8192 38% against 49%).
-    if under_many_rows && (3..=32).contains(&n) && ((f64 && m < 16384) || (f32 && m >= 4096)) {
-        order.push(Kernel::StreamKNarrow32);
-    }
-    // f64 with 33 to 64 columns: the DMMA tiles fill the GPU from 8192 rows (8192 x 64 x
-    // 8192 above); at 4096 rows `stream_k_narrow` ran 46.1% against `dmma_small`'s 35.6%.
-    if under_many_rows && (3..=64).contains(&n) && (f32 || (f64 && m < 8192)) {
-        order.push(Kernel::StreamKNarrow);
-    }
-    // Block tiles of a kernel over the whole batch.
-    let tiles_of = |kernel: Kernel| {
-        let spec = kernel.spec();
-        m.div_ceil(spec.rows() as u64)
-            * n.div_ceil(spec.cols() as u64)
-            * problem.batch.max(1) as u64
-    };
-    // Hopper's 16-bit `wgmma` kernels, best first for this shape.
-    let wgmma = match sixteen_bit && hopper {
-        true => wgmma_order(props, problem, &tiles_of),
-        false => Vec::new(),
-    };
-    if m <= 16 && problem.batch == 1 {
-        // Decode shapes (few rows of C): the kernels that read B once at full bandwidth;
-        // which one leads depends on the rows (bf16 on an H200: `decode_async` for 1-2;
-        // `decode_mma` for 3-8, H100 and H200: x 8192 x 8192 at 76-88% of cuBLAS against
-        // `decode`'s 31-64%, and ties at x 4096 x 4096). From 9 rows the `wgmma` kernels,
-        // where TMA reads the operands (H100, % of cuBLAS, bf16: 16 x 8192 x 8192
-        // `wgmma_128x64` 87% against `decode_mma`'s 72%; 16 x 4096 x 4096 `wgmma_128x128`
-        // 58% against 39%; 16 x 28672 x 8192 `wgmma_persistent` 97% against 82%). f32 from
-        // 7 rows: stream-K's tiles win (above). Few columns are not theirs: 4096 x 16 x
-        // 4096 took `decode` 166 ms (H200, f32).
-        let tma_rows = (problem.lda | problem.ldb | problem.ldc).is_multiple_of(8);
-        // On Hopper, where TMA reads A and B, `decode_tma` leads (H100, 2026-11-25,
-        // `docs/bench/2026-11-25-h100-bf16-f16-decode-tma.md`: 4-16 x 4096 x 4096 at 75-102%
-        // of cuBLAS against the other kernels' best 56-72%; 4-16 x 8192 x 8192 88-94% against
-        // 76-84%; 16 x 28672 x 8192 98-102% against `wgmma_tma`'s 94-100%; 1 row with a 16-bit
-        // C 91-103% against `decode_async`'s 82-94%), but for 1 or 2 rows with an f32 C, where
-        // `decode_async` ran 7-14% ahead in two of three runs (1 x 4096 x 4096 and 1 x 8192
-        // x 8192) and 1-6% behind in the third.
-        let tma_decode = sixteen_bit && hopper && tma_rows;
-        let async_first = m <= 2 && !narrow_c;
-        if tma_decode && !async_first {
-            order.push(Kernel::DecodeTma);
-        }
-        if m > 8 && tma_rows {
-            order.extend(&wgmma);
-        }
-        order.extend_from_slice(match m {
-            0..=2 if tma_decode && async_first => &[
-                Kernel::DecodeAsync,
-                Kernel::DecodeTma,
-                Kernel::Decode,
-                Kernel::DecodeMma,
-            ],
-            0..=2 => &[Kernel::DecodeAsync, Kernel::Decode, Kernel::DecodeMma],
-            3..=8 if sixteen_bit => &[Kernel::DecodeMma, Kernel::Decode, Kernel::DecodeAsync],
-            3..=8 => &[Kernel::Decode, Kernel::DecodeAsync, Kernel::DecodeMma],
-            _ => &[Kernel::DecodeMma, Kernel::DecodeAsync, Kernel::Decode],
-        });
-    }
-    // `thin` after the decode kernels for few rows; for few columns only for one or two (H200,
-    // 4096 x 1 x 4096: 122% of cuBLAS in f32, 159% in bf16; at 8 columns 30% and 19%,
-    // where stream-K and the wgmma kernels run 47% and 45%).
-    let thin = match m <= n {
-        true => side <= 16 && (sixteen_bit || side <= 8),
-        false => n <= 2,
-    };
-    if thin && problem.batch == 1 {
-        order.push(Kernel::Thin);
-    }
-    // 128 x 128 tiles, two blocks per SM: less than half a wave of them, and a long K, and
-    // stream-K shares the phases out instead of leaving SMs idle (f32 1000^3 on an H200:
-    // 57% of cuBLAS against `paired_lanes`' 32%).
-    let tiles = tiles_of(Kernel::StreamK);
-    let slots = 2 * props.multiprocessors as u64;
-    let few_tiles = 2 * tiles < slots && k >= 512;
-    // Rows of A, B or C not in 16-byte groups: no block takes the vector path, and the
-    // BK = 8 kernel's checked loop is the faster one (H200: 25.6 against 21.3 TFLOP/s).
-    let unaligned = !(problem.lda | problem.ldb | problem.ldc).is_multiple_of(4);
-    match T::ELEM {
-        Elem::F16 | Elem::Bf16 => {
-            for kernel in wgmma {
-                if !order.contains(&kernel) {
-                    order.push(kernel);
-                }
-            }
-            // Without `wgmma` (compute capability 8.x), or where no `wgmma` kernel takes
-            // the launch: the swizzled `mma.sync` rung leads (H200, bf16 4096^3: 378
-            // TFLOP/s against `mma_deep`'s 272; 2048^3 286 against 223), but under half a
-            // wave of its tiles two blocks per SM of 128 x 128 do better (1024^3, 32
-            // tiles: `mma_deep128` 75.7 against 62.6).
-            let mut mma = [Kernel::MmaSwizzled, Kernel::MmaDeep128];
-            if 2 * tiles_of(Kernel::MmaSwizzled) <= props.multiprocessors as u64 {
-                mma.swap(0, 1);
-            }
-            order.extend(mma);
-            order.extend([Kernel::MmaDeep, Kernel::MmaAsync, Kernel::MmaWide]);
-        }
-        Elem::F64 if hopper => {
-            // 64 x 64 tiles where 128 x 64 ones would not fill two blocks per SM.
-            let wide_tiles = m.div_ceil(128) * n.div_ceil(64) * problem.batch.max(1) as u64;
-            // `dmma_k4` where every tile is whole (its buffered mainloop in K steps of 4;
-            // edge tiles run the plain one, spilled): H200, one run, 4096^3 91.7%, 8192^3
-            // 91.0%, 2048^3 92.8% of cuBLAS against `dmma_buffered`'s 89.1-89.6% and
-            // `dmma_warps`' 81-83%. (3000^3, edge tiles and a partial stage: `dmma_k4` 84.0%
-            // against `dmma_warps`' 76.6% in that run, once; not taken yet.)
-            let whole = m % 128 == 0 && n % 64 == 0;
-            if wide_tiles < 2 * props.multiprocessors as u64 {
-                order.extend([Kernel::DmmaSmall, Kernel::DmmaK4, Kernel::DmmaWarps]);
-            } else if whole {
-                order.extend([Kernel::DmmaK4, Kernel::DmmaWarps, Kernel::DmmaSmall]);
-            } else {
-                order.extend([Kernel::DmmaWarps, Kernel::DmmaK4, Kernel::DmmaSmall]);
-            }
-            order.push(Kernel::DmmaBuffered);
-            order.push(Kernel::Dmma);
-        }
-        _ => {}
-    }
-    // Many waves of tiles of operands as stored: stream-K's even split of the last waves
-    // paid at 8192^3 (f32, H200: 49.2 against 47.3 TFLOP/s), not at 4096^3.
-    let many_waves = tiles >= 4 * slots && plain;
-    // A last wave of tiles that leaves more than a tenth of the grid's time idle: 3000^3
-    // (2.2 waves, H200, f32) ran at 101% of cuBLAS with stream-K, 89% without.
-    let waves = tiles as f64 / slots as f64;
-    let idle_tail = waves.ceil() - waves > 0.1 * waves.ceil() && k >= 512 && !unaligned && plain;
-    if few_tiles || many_waves || idle_tail || ((9..=16).contains(&side) && !sixteen_bit) {
-        order.push(Kernel::StreamK);
-    }
-    if unaligned {
-        order.push(Kernel::FragmentBuffered);
-    }
-    // f32 batches of one-tile products: BK = 16 and no `cp.async` stages to fill (512 x
-    // 128^3, the tuner's choice in three runs of `rgemm-forms`, H200 and H100: 35.1 / 33.9
-    // / 35.3 against `paired_lanes`' 32.9 / 33.7 / 31.2 TFLOP/s).
-    if f32 && problem.batch > 1 && m <= 128 && n <= 128 {
-        order.push(Kernel::WarpTiledK16);
-    }
-    order.extend(SIMT);
-    order
-}
-
-/// The 16-bit `wgmma` kernels (Hopper), best first for `problem`: every form the TMA
-/// kernels read (leading dimensions, transposes, alpha/beta, batches). Block tiles of
-/// 128 x 256, 128 x 128 or 128 x 64, as the product's tiles fill the SMs.
-fn wgmma_order(
-    props: &DeviceProps,
-    problem: &Problem,
-    tiles_of: &dyn Fn(Kernel) -> u64,
-) -> Vec<Kernel> {
-    let (m, n) = (problem.m as u64, problem.n as u64);
-    let sms = props.multiprocessors as u64;
-    let waves = |kernel: Kernel| tiles_of(kernel).div_ceil(sms);
-    // The persistent grid leads, batches of one-tile products included since the epilogue
-    // skips the columns past C (bf16, 512 x 128^3, H200: 70.6 against `wgmma_tma`'s 65-66
-    // TFLOP/s; before, 56 against 61); at most one tile per SM, the persistent walk has
-    // nothing to overlap, and lost (bf16 1024^3, 32 tiles, H200: 92.9 against `wgmma_tma`'s
-    // 110.4 TFLOP/s; 64 x 4096 x 4096: 43.9 against 45.2).
-    let mut wide = [
-        Kernel::WgmmaPersistent,
-        Kernel::WgmmaTma,
-        Kernel::WgmmaAsync,
-    ];
-    if tiles_of(Kernel::WgmmaPersistent) <= sms {
-        wide.swap(0, 1);
-    }
-    // 128 x 128 tiles where they take fewer waves' time: a wave of them is half a wide
-    // wave's work, and ran at 1.12-1.16 times its time per FLOP (bf16, H100: 1024 x 4096 x
-    // 4096, one wide wave or two narrow ones, 630 against 562 TFLOP/s; 1536 x 4096 x 4096,
-    // two against three, 546 against 628; 1024^3 with a bf16 C, one against one, 63
-    // against 93% of cuBLAS).
-    let narrow = 23 * waves(Kernel::Wgmma128x128) < 40 * waves(Kernel::WgmmaPersistent);
-    // 128 x 64 tiles where they fit one wave and either C has a whole row of tiles, or few
-    // columns, or the tiles fill more than half the SMs (bf16, H100, % of cuBLAS against
-    // `wgmma_128x128`'s: 1024^3 146% against 129%; 128 x 4096 x 4096 97% against 86%;
-    // 256 x 4096 x 4096 119% against 101%; 4096 x 16 x 4096 82% against 68%; 16 x 8192 x
-    // 8192 87% against 78%. With fewer rows and tiles it lost: 16 and 32 x 4096 x 4096, 53
-    // and 58% against 58 and 68%; 64 x 4096 x 4096 a tie).
-    // So do batches of one-tile products: 512 x 128^3, 200 calls back to back, 27.5 us a
-    // call against `wgmma_persistent`'s 30.0 and cuBLAS's 26.2 (95.4% where it ran 87.8%);
-    // at 256^3 and 512^3 the wide tiles stay (92.0 and 81.9% against 94.6 and 97.6%).
-    let quarter = tiles_of(Kernel::Wgmma128x64);
-    let one_tile_products = problem.batch > 1 && m <= 128 && n <= 128;
-    let narrowest =
-        one_tile_products || (quarter <= sms && (m >= 128 || n <= 64 || 2 * quarter > sms));
-    let mut order = Vec::new();
-    if narrowest {
-        order.push(Kernel::Wgmma128x64);
-    }
-    if narrow || narrowest {
-        order.push(Kernel::Wgmma128x128);
-    }
-    order.extend(wide);
+    order_of(RULE, &product, &mut order);
     order
 }

@@ -90,7 +90,7 @@ pub mod internals {
     pub use crate::batched::{Indexed, Table, ViewOf};
     pub use crate::cpu::GlobalRegion;
     pub use crate::gemm::{Normalized, random_buffer};
-    pub use crate::heuristic::{preference, preference_for};
+    pub use crate::heuristic::{Product, RULE, Row, Then, order_of, preference, preference_for};
     pub use crate::kernels::{ENTRY_PARAMS, Launches, PackLaunch, PtxParam};
     pub use crate::ptx::module as ptx_module;
     pub use crate::timing::{median, time_ms};
