@@ -172,7 +172,8 @@ fn the_catalogue_is_consistent() {
 /// under `kernels/` is a catalogued kernel's file, and every catalogued file exists.
 #[test]
 fn kernels_are_compositions_of_parts_and_import_no_kernel() {
-    let root = std::path::Path::new(rgemm_kernels::SOURCE_DIR);
+    let repo = repo_root();
+    let root = repo.join("kernels-gpu");
     let kernels = source_files(&root.join("src/kernels"));
     let parts = source_files(&root.join("src/parts"));
     assert!(
@@ -194,10 +195,8 @@ fn kernels_are_compositions_of_parts_and_import_no_kernel() {
         "kernels and parts import no kernel:\n{}",
         offences.join("\n")
     );
-    let catalogued: std::collections::BTreeSet<_> = CATALOGUE
-        .iter()
-        .map(|spec| root.parent().unwrap().join(spec.file))
-        .collect();
+    let catalogued: std::collections::BTreeSet<_> =
+        CATALOGUE.iter().map(|spec| repo.join(spec.file)).collect();
     let files: std::collections::BTreeSet<_> = kernels
         .iter()
         .map(|(path, _)| path.clone())
@@ -207,6 +206,16 @@ fn kernels_are_compositions_of_parts_and_import_no_kernel() {
         catalogued, files,
         "one file per catalogued kernel, and no other"
     );
+}
+
+/// The repository's root: where the build machine had it, or the working directory (or its
+/// parent) where the tests run from a copy of the tree on another machine.
+fn repo_root() -> std::path::PathBuf {
+    let built = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    [built, ".".into(), "..".into()]
+        .into_iter()
+        .find(|dir| dir.join("kernels-gpu/src/catalogue.rs").is_file())
+        .expect("the repository's source tree, for the tests that read it")
 }
 
 /// Every `.rs` file under `dir`, with its text.
@@ -1278,7 +1287,7 @@ fn the_rule_is_a_table_of_recorded_rows() {
             }
         }
     }
-    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+    let docs = repo_root().join("docs");
     let mut seen = Vec::new();
     walk(RULE, &mut seen, &docs);
     assert!(seen.len() >= 40, "the rule names the catalogue's kernels");

@@ -26,6 +26,8 @@ fn main() {
     let mut run = || {
         let mut l = stream.launch_builder(&f);
         l.arg(&da).arg(&db).arg(&mut dc).arg(&m).arg(&n).arg(&k);
+        // SAFETY: the arguments are the probe kernel's (a, b, c, m, n, k) in its order, the
+        // buffers hold m x k, k x n and m x n elements, and the grid covers C.
         unsafe { l.launch(cfg) }.unwrap();
     };
     for _ in 0..3 { run(); }

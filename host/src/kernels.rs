@@ -8,11 +8,11 @@ use crate::props::DeviceProps;
 use cudarc::driver::LaunchConfig;
 use rgemm_kernels::catalogue::{Candidate, Grid, KernelSpec, Shared, TensorMaps, Threads, Tile};
 use rgemm_kernels::host_bodies::KernelId;
-use rgemm_kernels::problem::Problem;
 use rgemm_kernels::kernels::{decode::decode, simt::few_columns};
 use rgemm_kernels::parts::schedule::decode_split;
 use rgemm_kernels::parts::schedule::stream_k::{self, Schedule};
 use rgemm_kernels::parts::wgmma::tf32_pack::{PACK_BLOCK, PACK_SHARED, Packing};
+use rgemm_kernels::problem::Problem;
 
 pub use rgemm_kernels::catalogue::{Arch, Elem, Precision};
 

@@ -104,6 +104,9 @@ unsafe fn pass<T: Element, const MR: usize>(
         // (Index loops: iterators over the array left it in local memory.)
         let mut w = [[T::ZERO; 4]; UNROLL as usize];
         for u in 0..UNROLL as usize {
+            // SAFETY: B is `k x n` row-major (SPEC is not strided) and row kk + u < k1 <= k; with
+            // `vector` the columns `col..col + 4` <= n are 4-aligned (N a multiple of 4, `b`
+            // aligned).
             w[u] = unsafe { load4_or_zeros(b, (kk + u as u32, col), (k, n), vector) };
         }
         for r in 0..MR {
@@ -114,12 +117,16 @@ unsafe fn pass<T: Element, const MR: usize>(
             let at = row as usize * k as usize + kk as usize;
             let mut x = [T::ZERO; UNROLL as usize];
             if packed {
+                // SAFETY: row < m and kk + 8 <= k1 <= k, so both runs lie in A's row; with `packed`
+                // K and `k0`, so `kk`, are multiples of 4 and `a` aligned: `at` is 4-aligned.
                 let (lo, hi) = unsafe { (load4(a, at), load4(a, at + 4)) };
                 for u in 0..4 {
                     (x[u], x[u + 4]) = (lo[u], hi[u]);
                 }
             } else {
                 for u in 0..UNROLL as usize {
+                    // SAFETY: row < m and kk + u < kk + UNROLL <= k1 <= k: inside the row-major
+                    // `m x k` A.
                     x[u] = unsafe { load(a, at + u) };
                 }
             }
@@ -130,12 +137,14 @@ unsafe fn pass<T: Element, const MR: usize>(
         kk += UNROLL;
     }
     while kk < k1 {
+        // SAFETY: as above: row kk < k1 <= k, and `vector` as for the unrolled loads.
         let w = unsafe { load4_or_zeros(b, (kk, col), (k, n), vector) };
         for r in 0..MR {
             let row = row0 + r as u32;
             if row < m {
                 add(
                     r,
+                    // SAFETY: row < m (checked) and kk < k1 <= k: inside A.
                     unsafe { load(a, row as usize * k as usize + kk as usize) },
                     w,
                 );
@@ -146,6 +155,8 @@ unsafe fn pass<T: Element, const MR: usize>(
     for r in 0..MR {
         for j in 0..COLS {
             let value = acc[r][j as usize];
+            // SAFETY: row first_row + r < first_row + ROWS and column col % STRIP + j < STRIP; the
+            // elements are this lane's alone (this fn's contract), read after the caller's barrier.
             unsafe { partials.set(first_row + r as u32, col % STRIP + j, value) };
         }
     }
@@ -183,6 +194,9 @@ pub unsafe fn decode<T: Element>(g: Gemm<T>) {
         let here = (row0, col, k0, k1);
         let p = (&partials, warp * ROWS);
         let (ab, mnk) = ((a, b), (m, n, k));
+        // SAFETY: the entry point's contract and SPEC's launch hold; `rows` is block-uniform; each
+        // warp writes rows `warp ROWS..` of `partials` at its lanes' columns, whose last reads
+        // ended at the barrier closing the previous pass.
         unsafe {
             match rows {
                 1 => pass::<T, 1>(ab, mnk, here, vector, p),
@@ -199,11 +213,17 @@ pub unsafe fn decode<T: Element>(g: Gemm<T>) {
             if r < rows && column < n {
                 let mut sum = T::Acc::ZERO;
                 for w in 0..WARPS {
+                    // SAFETY: w ROWS + r < WARPS ROWS and cc < STRIP; every warp's sums are in
+                    // (barrier above), and none is written before the barrier below.
                     sum = sum + unsafe { partials.get(w * ROWS + r, cc) };
                 }
                 let at = row as usize * n as usize + column as usize;
                 match splits {
+                    // SAFETY: (row, column) is inside the row-major `m x n` C (checked); one thread
+                    // per element, and with one slice one block per strip.
                     1 => unsafe { store(c, at, T::out(sum)) },
+                    // SAFETY: `at` < m n in this slice's plane of the `splits x m x n` workspace
+                    // (launch rules), this thread's alone; the fix-up reads it in the next launch.
                     _ => unsafe { store(plane, at, sum) },
                 }
             }
@@ -228,8 +248,11 @@ pub unsafe fn decode_fixup<T: Element>(g: Gemm<T>) {
     }
     let mut sum = T::Acc::ZERO;
     for s in 0..g.p.ctas.max(1) as usize {
+        // SAFETY: s < splits and i < m n: inside the `splits x m x n` workspace that `decode` wrote
+        // in the launch before (this fn's contract).
         sum = sum + unsafe { load(g.workspace.cast_const(), s * plane + i) };
     }
+    // SAFETY: i < m n is inside C; one thread per element.
     unsafe { store(c, i, T::out(sum)) };
 }
 

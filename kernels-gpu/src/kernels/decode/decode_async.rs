@@ -102,10 +102,13 @@ unsafe fn pass<T: Element, const MR: usize>(
             let at = row as usize * k as usize + kq as usize;
             let mut x = [T::ZERO; 4];
             if packed && kq + 4 <= k1 {
+                // SAFETY: row < m and kq + 4 <= k1 <= k; `packed` (K a multiple of 4, `a` aligned)
+                // and `kq` a multiple of 4 (as `k0` is) make `at` 4-aligned.
                 x = unsafe { load4(a, at) };
             } else {
                 for u in 0..4 {
                     if kq + (u as u32) < k1 {
+                        // SAFETY: row < m and kq + u < k1 <= k (checked): inside A.
                         x[u] = unsafe { load(a, at + u) };
                     }
                 }
@@ -126,6 +129,10 @@ unsafe fn pass<T: Element, const MR: usize>(
                 let inside = row < k1 && col < n;
                 let at = row as usize * n as usize + col as usize;
                 let src = if inside { b.wrapping_add(at) } else { b };
+                // SAFETY: row slot + r < STAGES STAGE_ROWS, columns `lane 8..+ 8` of the pipe;
+                // where inside, `src` is 16 aligned bytes of B (N a multiple of 8, `b` 16-byte
+                // aligned: the branch), else unread; only this lane reads the chunk, after its own
+                // `wait_group` (no barrier needed for a thread's own copies).
                 unsafe { pipe.copy16_or_zero(slot + r, lane * LANE_COLS, src, inside) };
             }
             commit_group();
@@ -142,7 +149,11 @@ unsafe fn pass<T: Element, const MR: usize>(
                     let mut w = [[T::Acc::ZERO; LANE_COLS as usize]; 4];
                     for u in 0..4 {
                         let row = slot + 4 * h + u;
+                        // SAFETY: this lane's own chunk of row `row` < STAGES STAGE_ROWS,
+                        // 4-aligned; its copy has landed (`pipeline`'s `wait_group`) and the slot
+                        // is refilled only by this lane, later.
                         let lo = unsafe { pipe.get4(row, lane * LANE_COLS) };
+                        // SAFETY: as above, the chunk's second half.
                         let hi = unsafe { pipe.get4(row, lane * LANE_COLS + 4) };
                         for j in 0..4 {
                             w[u as usize][j] = lo[j].widen();
@@ -162,6 +173,8 @@ unsafe fn pass<T: Element, const MR: usize>(
             for u in 0..4 {
                 for h in 0..2 {
                     let at = (kq + u, col + 4 * h);
+                    // SAFETY: B holds `k x n` elements, and the checked loads read only rows below
+                    // k1 <= k of its n-long rows.
                     let four = unsafe { load4_or_zeros(b, at, (k1, n), false) };
                     for j in 0..4 {
                         w[u as usize][4 * h as usize + j] = four[j].widen();
@@ -177,6 +190,9 @@ unsafe fn pass<T: Element, const MR: usize>(
     for r in 0..MR {
         for h in 0..2 {
             let v = [0, 1, 2, 3].map(|j| acc[r][4 * h + j]);
+            // SAFETY: row warp ROWS + r < WARPS ROWS and columns `lane 8 + 4 h..+ 4` < STRIP,
+            // 4-aligned, this thread's own; every warp left its pipeline at the barrier above
+            // (after `wait_group`), and the sums are read after the caller's barrier.
             unsafe { sums.set4(warp * ROWS + r as u32, lane * LANE_COLS + 4 * h as u32, v) };
         }
     }
@@ -203,6 +219,8 @@ pub unsafe fn decode_async<T: Element>(g: Gemm<T>) {
     // bytes (checked above), which they use at other times (barriers between).
     let pipes =
         unsafe { SharedArena::<T>::launch_sized() }.tile(WARPS * STAGES * STAGE_ROWS, STRIP);
+    // SAFETY: the same launch-sized region as accumulators: PIPES + 4, carved below as the sums,
+    // the rest of the pipelines and the flag.
     let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
     let sums = arena.tile(WARPS * ROWS, STRIP);
     let _pipes = arena.tile(PIPES / STRIP - WARPS * ROWS, STRIP);
@@ -218,6 +236,8 @@ pub unsafe fn decode_async<T: Element>(g: Gemm<T>) {
         let rows = (m - row0).min(ROWS);
         let here = (row0, col, k0, k1);
         let (ab, mnk, p, s) = ((a, b), (m, n, k), (&pipe, lane), (&sums, warp));
+        // SAFETY: the entry point's contract and SPEC's launch hold; `rows` is block-uniform, so
+        // every thread calls the same `pass` with MR <= ROWS.
         unsafe {
             match rows {
                 1 => pass::<T, 1>(ab, mnk, here, p, s),
@@ -234,11 +254,17 @@ pub unsafe fn decode_async<T: Element>(g: Gemm<T>) {
             if r < rows && column < n {
                 let mut sum = T::Acc::ZERO;
                 for w in 0..WARPS {
+                    // SAFETY: w ROWS + r < WARPS ROWS and cc < STRIP; all sums are in (barrier
+                    // above) and written again only after the barrier closing this pass.
                     sum = sum + unsafe { sums.get(w * ROWS + r, cc) };
                 }
                 let at = row as usize * n as usize + column as usize;
                 match splits {
+                    // SAFETY: (row, column) is inside the row-major `m x n` C (checked); one thread
+                    // per element, and with one slice one block per strip.
                     1 => unsafe { store(c, at, T::out(sum)) },
+                    // SAFETY: this slice's plane after the counters (launch rules), `at` < m n:
+                    // this thread's element, read by the last block only after the rendezvous.
                     _ => unsafe { store(planes, split as usize * plane + at, sum) },
                 }
             }
@@ -246,6 +272,9 @@ pub unsafe fn decode_async<T: Element>(g: Gemm<T>) {
         if splits > 1 {
             // The rendezvous of the strip's blocks: the last to arrive adds the planes.
             let counter = counters.wrapping_add((pass_no * strips + strip) as usize);
+            // SAFETY: every thread calls it (`splits` is uniform); `counter` is this pass's and
+            // strip's u32 among `counters(m, strips, ROWS)`, zero at launch and touched only by
+            // tickets until the last block resets it; `last_flag` is the block's own.
             if unsafe { last_to_arrive(counter, splits, &last_flag, tid) } {
                 for i in 0..ROWS * STRIP / THREADS {
                     let e = tid + i * THREADS;
@@ -255,13 +284,20 @@ pub unsafe fn decode_async<T: Element>(g: Gemm<T>) {
                         let at = row as usize * n as usize + column as usize;
                         let mut sum = T::Acc::ZERO;
                         for s in 0..splits as usize {
+                            // SAFETY: s < splits and `at` < m n: inside the planes, which every
+                            // block of the strip wrote before its ticket (fenced by the
+                            // rendezvous).
                             sum = sum + unsafe { load_volatile(planes, s * plane + at) };
                         }
+                        // SAFETY: (row, column) is inside C (checked); only this strip's last block
+                        // writes it, one thread per element.
                         unsafe { store(c, at, T::out(sum)) };
                     }
                 }
                 if tid == 0 {
                     // The next product on this stream finds it zero again.
+                    // SAFETY: every block of the strip has drawn its ticket for this pass: nothing
+                    // else touches the counter in this launch.
                     unsafe { store(counter, 0, 0) };
                 }
             }

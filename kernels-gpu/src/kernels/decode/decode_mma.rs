@@ -52,6 +52,8 @@ pub const SPEC: KernelSpec = KernelSpec {
 /// As [`mma_strip::product`].
 #[inline(always)]
 pub unsafe fn decode_mma<T: Element>(g: Gemm<T>) {
+    // SAFETY: `product`'s contract is this fn's, which the entry point's contract and SPEC's launch
+    // meet: 128 threads, `ceil(n / 256) x splits` blocks, PIPES + 4 accumulators, counters zero.
     unsafe { mma_strip::product(g) }
 }
 

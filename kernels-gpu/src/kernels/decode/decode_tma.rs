@@ -107,6 +107,9 @@ pub unsafe fn decode_tma<T: Element>(g: Gemm<T>) {
     };
     let (a, b, _, m, _, k) = g.plain();
     if !tma::reads(&g.p, (a as u64, b as u64), size_of::<T>() as u64) {
+        // SAFETY: without maps the launch still meets `decode_mma`'s rules: 128 threads, the same
+        // grid, more than its PIPES + 4 accumulators, and its counters and planes after the maps'
+        // bytes (`split_k`): `product`'s contract.
         return unsafe { product::<T>(split_k) };
     }
     let splits = g.p.ctas.max(1);
@@ -122,11 +125,15 @@ pub unsafe fn decode_tma<T: Element>(g: Gemm<T>) {
     let mut accs = unsafe { SharedArena::<T::Acc>::launch_sized() };
     let sums = accs.tile(ROWS, STRIP);
     let last_flag = accs.tile(1, 4);
+    // SAFETY: the same launch-sized region as bytes: past the sums and flag, the aligned stages and
+    // barriers fit in SHARED_BYTES.
     let mut arena = unsafe { SharedArena::<u8>::launch_sized() };
     let _sums = arena.aligned(16, 4 * SUMS);
     let stages = arena.aligned(ATOM, STAGES * STAGE_BYTES);
     let bars = StageBarriers::<STAGES>(arena.aligned(8, 2 * STAGES * 8).cast::<u64>());
     if tid == 0 {
+        // SAFETY: thread 0 alone, before the barrier that publishes them: 2 x STAGES 8-byte aligned
+        // mbarriers carved for nothing else.
         unsafe { bars.init(WARPS) };
         mbarrier::fence_init();
     }
@@ -143,8 +150,9 @@ pub unsafe fn decode_tma<T: Element>(g: Gemm<T>) {
         let (row0, kk) = ((i / per_pass) * ROWS, k0 + (i % per_pass) * STAGE_K);
         let at = stages.wrapping_add((s * STAGE_BYTES) as usize);
         let full = bars.full(s);
-        // SAFETY: the maps are A's and B's (the host's promise where TMA reads them); the
-        // stage is free (the caller waited for its `empty` phase, or it is the first round).
+        // SAFETY: the maps, 64-byte aligned at the workspace's start, are A's and B's (the host's
+        // promise where TMA reads them); `at` and its panels are 1024-aligned; `full` expects the 5
+        // copies' STAGE_BYTES; the stage is free (first round, or its `empty` phase waited for).
         unsafe {
             mbarrier::arrive_expect_tx(full, STAGE_BYTES);
             tma::load_3d(at, a_map, (kk, row0, 0), full);
@@ -170,14 +178,19 @@ pub unsafe fn decode_tma<T: Element>(g: Gemm<T>) {
         let mut acc = [[T::Acc::ZERO; 4]; 8];
         for _ in 0..phases {
             let s = it % STAGES;
+            // SAFETY: `full(s)` was initialised and published by the barrier above.
             unsafe { mbarrier::wait(bars.full(s), (it / STAGES) % 2) };
             let stage = base + s * STAGE_BYTES;
             let panel = stage + A_BYTES + warp * PANEL;
             for step in 0..STAGE_K / 16 {
-                // SAFETY: inside the stage, which has landed.
+                // SAFETY: row < 16 and chunk 2 step + chunk < 8 of A's 16 x 128-byte box at the
+                // stage's 1024-aligned start, which has landed (`full` waited); the whole warp runs
+                // it (uniform loops).
                 let af = unsafe { ldmatrix::x4_at(swizzled(stage, row, 2 * step + chunk)) };
                 for j in (0..8).step_by(2) {
                     let at = swizzled(panel, 16 * step + row, j as u32 + chunk);
+                    // SAFETY: rows 16 step + row < 64 and chunk j + chunk < 8 of this warp's panel,
+                    // 16-byte aligned, which has landed; the whole warp runs it, as for A.
                     let r = unsafe { ldmatrix::x4_trans_at(at) };
                     acc[j] = T::mma_m16n8k16(af, [r[0], r[1]], acc[j]);
                     acc[j + 1] = T::mma_m16n8k16(af, [r[2], r[3]], acc[j + 1]);
@@ -185,11 +198,15 @@ pub unsafe fn decode_tma<T: Element>(g: Gemm<T>) {
             }
             sync_warp(); // every lane's reads of the stage are done
             if lane == 0 {
+                // SAFETY: `empty(s)` is initialised and published; one arrival per warp, the WARPS
+                // that `init(WARPS)` counts.
                 unsafe { mbarrier::arrive(bars.empty(s)) };
             }
             if warp == 0 && it + STAGES < total {
                 // The whole warp waits (none of its lanes at a warp-wide operation while
                 // one waits for the other warps); thread 0 refills the stage.
+                // SAFETY: as above; the whole of warp 0 waits, then thread 0 refills the stage that
+                // every warp has released.
                 unsafe { mbarrier::wait(bars.empty(s), (it / STAGES) % 2) };
                 if lane == 0 {
                     issue(it + STAGES);
@@ -202,12 +219,19 @@ pub unsafe fn decode_tma<T: Element>(g: Gemm<T>) {
         for j in 0..8 {
             let col = 64 * warp + 8 * j as u32 + 2 * tq;
             for h in 0..2 {
+                // SAFETY: rows gr + 8 h < ROWS and columns col, col + 1 < 64 (warp + 1) <= STRIP:
+                // this lane's own elements; the last reads of `sums` ended at `finish`'s closing
+                // barrier.
                 unsafe { sums.set(gr + 8 * h as u32, col, acc[j][2 * h]) };
+                // SAFETY: as above.
                 unsafe { sums.set(gr + 8 * h as u32, col + 1, acc[j][2 * h + 1]) };
             }
         }
         let row0 = pass * ROWS;
         let slices = Slices::of(&split_k, ROWS);
+        // SAFETY: every thread calls it (the pass loop is uniform) once the sums are set;
+        // `split_k`'s workspace, after the maps, holds `decode_mma`'s zeroed counters and planes
+        // (launch rules).
         unsafe { slices.finish::<ROWS, 1>((row0, (m - row0).min(ROWS)), &sums, &last_flag) };
     }
 }

@@ -23,6 +23,10 @@ pub const SPEC: KernelSpec = wide_tile::spec(
 /// See the entry points; 128 threads per block; T is f64.
 #[inline(always)]
 pub unsafe fn dmma_k4<T: Element>(gemm: Gemm<T>) {
+    // SAFETY: the entry point's contract holds, with T f64 (the only entry); the launch follows
+    // SPEC (`wide_tile::spec`): 128 threads = `threads(128, 64, 4)`, one block per 128 x 64 tile
+    // and `shared_elements` for the strided f64 stages, what `wide_tile::strided` needs (it picks
+    // `A_T`, `B_T` from the problem's layout itself).
     unsafe {
         wide_tile::strided::<T, Dmma<false, true>, Dmma<false>, 128, 64, 16, 3, 4, true>(gemm)
     }

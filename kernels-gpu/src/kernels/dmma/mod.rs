@@ -1,5 +1,7 @@
 //! f64 on the FP64 tensor cores (DMMA, sm_90a).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+// The family is named after its first kernel.
+#[allow(clippy::module_inception)]
 pub mod dmma;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod dmma_buffered;

@@ -30,6 +30,9 @@ pub const SPEC: KernelSpec = tensor_spec(
 /// See the entry points; 256 threads per block; T is f16 or bf16.
 #[inline(always)]
 pub unsafe fn mma_async<T: Element>(gemm: Gemm<T>) {
+    // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries); the launch
+    // follows SPEC (`tensor_spec`): 256 threads, one block per 128 x 128 tile and 4 stages of BK =
+    // 32 for a 128-wide tile, what `pipelined` needs (its `one_stage` fallback takes less).
     unsafe { pipelined::<T, BN, 4, 32, STAGES, false>(gemm) }
 }
 

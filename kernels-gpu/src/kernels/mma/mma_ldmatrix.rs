@@ -25,6 +25,9 @@ pub const SPEC: KernelSpec = tensor_spec(
 /// See the entry points; 256 threads per block; T is f16 or bf16.
 #[inline(always)]
 pub unsafe fn mma_ldmatrix<T: Element>(gemm: Gemm<T>) {
+    // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries: f16, Bf16 and
+    // their `Narrow` forms); the launch follows SPEC (`tensor_spec`): 256 threads, one block per
+    // 128 x 128 tile and one stage of shared memory for a 128-wide tile, what `one_stage` needs.
     unsafe { one_stage::<T, Ldmatrix, 128, 4>(gemm) }
 }
 

@@ -82,6 +82,9 @@ const fn swizzled(row: u32, chunk: u32, row_bytes: u32) -> u32 {
 pub unsafe fn mma_swizzled<T: Element>(gemm: Gemm<T>) {
     let (a, b, c, m, n, k) = gemm.plain();
     if !chunked(a, b, n, k) {
+        // SAFETY: the entry point's contract holds with T f16 or bf16; the launch's 256 threads and
+        // shared bytes (more than one stage of a 256-wide tile) on the 128 x 256 grid are what
+        // `one_stage` needs.
         return unsafe { one_stage::<T, Ldmatrix, BN, NT>(gemm) };
     }
     let tid = thread_idx_x();
@@ -91,7 +94,8 @@ pub unsafe fn mma_swizzled<T: Element>(gemm: Gemm<T>) {
     let mut arena = unsafe { SharedArena::<T>::launch_sized() };
     let base = shared_address(arena.aligned(ALIGN, STAGES * STAGE_BYTES / 2));
 
-    // SAFETY: the launch's shapes and this block's tile.
+    // SAFETY: `chunked` held above: K and N multiples of 8, A and B 16-byte aligned, which
+    // `Copies::phase` relies on; `base` is the 128-aligned stages' shared address.
     let mut copies = unsafe { Copies::of((a, b), (m, n, k), (row0, col0), base, tid) };
 
     // This lane's `ldmatrix` rows (see `mma_ldmatrix`: lane l gives row l % 8 of matrix l /
@@ -107,12 +111,14 @@ pub unsafe fn mma_swizzled<T: Element>(gemm: Gemm<T>) {
     // The fragments of K step `step` of the stage at shared address `here`.
     let load = |here: u32, step: u32| {
         let a_at = here + a_rd[step as usize];
-        // SAFETY: rows of a completed stage, 16 bytes each; the whole warp.
+        // SAFETY: rows warp_row + r8 + 16 i < BM at chunk 2 step + half < 8 of A in the stage at
+        // `here`, which has landed (wait and barrier before its first read); every lane of the warp
+        // loads (uniform loops).
         let af: [[u32; 4]; MT] =
             core::array::from_fn(|i| unsafe { ldmatrix::x4_at(a_at + 16 * A_ROW * i as u32) });
         let mut bf = [[0u32; 2]; NT];
         for p in 0..NT / 2 {
-            // SAFETY: as for A.
+            // SAFETY: as for A: rows r8 + 16 step < BK at a chunk < 32 of B's 512-byte rows.
             let r = unsafe { ldmatrix::x4_trans_at(here + b_rd[p] + 16 * B_ROW * step) };
             bf[2 * p] = [r[0], r[1]];
             bf[2 * p + 1] = [r[2], r[3]];
@@ -164,6 +170,8 @@ pub unsafe fn mma_swizzled<T: Element>(gemm: Gemm<T>) {
             tensor_tile::mma_step::<T, NT>(&mut acc, (&fragments.0, &fragments.1));
         }
     }
+    // SAFETY: C is `m x n` row-major (SPEC is not strided: a dense launch); `me`'s fragments of
+    // this block's tile are written by this thread only.
     unsafe { tensor_tile::epilogue::<T, NT>(c, &acc, (m, n), (row0, col0), me) };
 }
 
@@ -244,7 +252,9 @@ impl<T: Copy> Copies<T> {
             let inside = row_in & a_k;
             let dst = self.a_dst + at + 32 * A_ROW * i as u32;
             let src = if inside { from } else { self.a };
-            // SAFETY: 16 bytes inside the stage; `src` is read only where inside A.
+            // SAFETY: `dst` is chunk (ar + 32 i, ac) of the stage's A, 16-byte aligned; where
+            // inside, `src` is 16 aligned bytes of that row of A (`of`'s contract: K a multiple of
+            // 8, `a` aligned), else unread; the stage is read after a wait and a barrier.
             unsafe { copy16_or_zero_at(dst, src, 16 * inside as u32) };
             from = from.wrapping_add(self.a_step);
         }
@@ -253,7 +263,8 @@ impl<T: Copy> Copies<T> {
             let inside = self.b_col & (k0 + self.b_row + 8 * i < self.k);
             let dst = self.b_dst + at + 8 * B_ROW * i;
             let src = if inside { from } else { self.b };
-            // SAFETY: as for A.
+            // SAFETY: as for A: chunk (br + 8 i, bc) of the stage's B; `src` is inside B and
+            // aligned (N a multiple of 8), or unread.
             unsafe { copy16_or_zero_at(dst, src, 16 * inside as u32) };
             from = from.wrapping_add(self.b_step);
         }

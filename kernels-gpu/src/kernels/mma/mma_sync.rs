@@ -33,6 +33,9 @@ pub const SPEC: KernelSpec = tensor_spec(
 /// entry point).
 #[inline(always)]
 pub unsafe fn mma_sync<T: Element>(gemm: Gemm<T>) {
+    // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries: f16, Bf16 and
+    // their `Narrow` forms); the launch follows SPEC (`tensor_spec`): 256 threads, one block per
+    // 128 x 128 tile and one stage of shared memory for a 128-wide tile, what `one_stage` needs.
     unsafe { one_stage::<T, SharedLoads, BN, NT>(gemm) }
 }
 

@@ -44,6 +44,9 @@ pub const SPEC: KernelSpec = crate::parts::simt::block_tile::spec(
 /// See the entry points; 256 threads per block.
 #[inline(always)]
 pub unsafe fn async_copy<T: Element>(g: Gemm<T>) {
+    // SAFETY: the entry point's contract holds; the launch follows SPEC (`block_tile::spec`): 256
+    // threads = (128 / 8)^2, one block per 128 x 128 tile and `padded_stages(16)`, the two padded
+    // stages `async_pipelined` (and its checked fallback) needs.
     unsafe {
         async_pipelined::<T, WarpTiled, { SPEC.rows() }, { SPEC.cols() }, { SPEC.bk() }, 2, false>(
             g,

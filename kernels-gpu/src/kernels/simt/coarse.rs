@@ -52,7 +52,8 @@ pub unsafe fn coarse<T: Element>(g: Gemm<T>) {
     let tid = thread_idx_x();
     let (tr, tc) = (tid / BN, tid % BN); // rows tr*TM.., column tc of the block tile
     let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
-    // SAFETY: the launch provides (BM*BK + BK*BN) accumulator elements of shared memory.
+    // SAFETY: SPEC's one stage of `BK x (BM + BN)` accumulators: the `BM x BK` and `BK x BN` tiles
+    // carved below.
     let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
     let a_tile = arena.tile(BM, BK);
     let b_tile = arena.tile(BK, BN);
@@ -63,14 +64,21 @@ pub unsafe fn coarse<T: Element>(g: Gemm<T>) {
         // One element of A and one of B per thread (BM*BK = BK*BN = THREADS).
         let (ar, ac) = (tid / BK, tid % BK);
         let (br, bc) = (tid / BN, tid % BN);
+        // SAFETY: THREADS = BM BK = BK BN, so (ar, ac) < (BM, BK) and (br, bc) < (BK, BN), each
+        // thread's own element, written after the barrier that ended the last reads; A and B are
+        // `m x k` and `k x n` row-major (SPEC is not strided), as `load_or_zero` needs.
         unsafe {
             a_tile.set(ar, ac, load_or_zero(a, row0 + ar, k0 + ac, m, k));
             b_tile.set(br, bc, load_or_zero(b, k0 + br, col0 + bc, k, n));
         }
         sync_threads();
         for kk in 0..BK {
+            // SAFETY: kk < BK and tc < BN; the tiles are complete (barrier above) and unwritten
+            // until the barrier after this loop.
             let bv = unsafe { b_tile.get(kk, tc) };
             for i in 0..TM as usize {
+                // SAFETY: tr TM + i < 8 TM = BM and kk < BK; as above, no writer before the next
+                // barrier.
                 acc[i] = acc[i].mul_add(unsafe { a_tile.get(tr * TM + i as u32, kk) }, bv);
             }
         }
@@ -80,6 +88,8 @@ pub unsafe fn coarse<T: Element>(g: Gemm<T>) {
     for i in 0..TM as usize {
         let row = row0 + tr * TM + i as u32;
         if row < m && col < n {
+            // SAFETY: (row, col) is inside the row-major `m x n` C (checked); these rows of column
+            // `tc` of this block's tile are this thread's alone.
             unsafe { store(c, row as usize * n as usize + col as usize, T::out(acc[i])) };
         }
     }

@@ -31,6 +31,9 @@ pub const SPEC: KernelSpec = crate::parts::simt::block_tile::spec(
 /// See the entry points; 256 threads per block.
 #[inline(always)]
 pub unsafe fn double_buffered<T: Element>(g: Gemm<T>) {
+    // SAFETY: the entry point's contract holds; the launch follows SPEC (`block_tile::spec`): 256
+    // threads = (128 / 8) (128 / 8), one block per 128 x 128 tile and two stages of BK = 8 (A^T and
+    // B), what `pipelined` needs.
     unsafe { pipelined::<T, RowMajor, { SPEC.rows() }, { SPEC.cols() }, { SPEC.bk() }, false>(g) }
 }
 

@@ -134,7 +134,12 @@ unsafe fn copy_stage<T: Element>(
         let (r, c) = (e / (cols / per), e % (cols / per) * per);
         let (inside, src) = at(r, c);
         match chunks {
+            // SAFETY: (r, c) lies inside the `rows x cols` tile at a chunk boundary (`cols` a
+            // multiple of the chunk: this fn's contract); `at` gives a source meeting
+            // `copy16_or_zero`'s contract (the caller's).
             true => unsafe { tile.copy16_or_zero(r, c, src, inside) },
+            // SAFETY: as above, element by element: `copy_element_or_zero`'s contract is the
+            // caller's.
             false => unsafe { tile.copy_element_or_zero(r, c, src, inside) },
         }
         e += stride;
@@ -197,6 +202,10 @@ unsafe fn slice<T: Element, const NC: usize, const CT: usize, const R: usize>(
         // third of the issue slots: Nsight Compute, f32 4096 x 63 x 4096, H200).
         let whole_k = kk + KC <= k1;
         let me = (tid, THREADS);
+        // SAFETY: slot `s % STAGES` was last read before step s - 1's barrier and is read after
+        // step s's wait and barrier (`pipeline`); the copies stay in the slot's windows and read A
+        // and B only inside rows, `k0..k1` and columns, 16-byte aligned where chunked (K, N whole
+        // chunks, `kk` a multiple of KC, buffers aligned: `rows_in_chunks`).
         unsafe {
             if whole_k && a_chunks && row0 + ROWS <= m {
                 let from = a.wrapping_add(row0 as usize * k as usize + kk as usize);
@@ -227,10 +236,15 @@ unsafe fn slice<T: Element, const NC: usize, const CT: usize, const R: usize>(
         while run < KC {
             let mut x = [[T::ZERO; 4]; R];
             for r in 0..R {
+                // SAFETY: row `rg + row_groups r` < ROWS and columns `run..run + 4` <= KC < A_LEN,
+                // 4-aligned; the slot has landed (wait and barrier) and is refilled only after the
+                // next barrier.
                 x[r] = unsafe { a_s.get4(rg + row_groups * r as u32, run) };
             }
             for u in 0..4 {
                 for q in 0..CT / 4 {
+                    // SAFETY: row `run + u` < KC and columns `cg CT + 4 q..+ 4` <= NC <= COLS <
+                    // B_LEN, 4-aligned; as for A.
                     let w = unsafe { b_s.get4(run + u as u32, cg * CT as u32 + 4 * q as u32) };
                     for r in 0..R {
                         for j in 0..4 {
@@ -251,6 +265,9 @@ unsafe fn slice<T: Element, const NC: usize, const CT: usize, const R: usize>(
         for q in 0..CT / 4 {
             let v = [0, 1, 2, 3].map(|j| acc[r][4 * q + j]);
             let (row, col) = (rg + row_groups * r as u32, cg * CT as u32 + 4 * q as u32);
+            // SAFETY: the sums (`k_groups ROWS x NC` = THREADS R CT) fit in the stages, which
+            // nobody reads any more (wait and barrier above); the 4-aligned run is this thread's
+            // own, read only after the barrier below.
             unsafe { sums.set4(kg * ROWS + row, col, v) };
         }
     }
@@ -276,6 +293,8 @@ pub unsafe fn few_columns<T: Element>(g: Gemm<T>) {
     let mut inputs = unsafe { SharedArena::<T>::launch_sized() };
     let a_stages = inputs.tile(STAGES * ROWS, A_LEN);
     let b_stages = inputs.tile(STAGES * KC, B_LEN);
+    // SAFETY: the same launch-sized region as accumulators: SHARED = the stages and the 4-element
+    // flag carved below.
     let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
     let _stages = arena.tile(STAGES, STAGE);
     let last_flag = arena.tile(1, 4);
@@ -284,6 +303,9 @@ pub unsafe fn few_columns<T: Element>(g: Gemm<T>) {
     let (ab, mnk, st) = ((a, b), (m, n, k), (&a_stages, &b_stages));
     // The columns this strip holds: uniform over the block.
     let cols = (n - col0).min(COLS);
+    // SAFETY: the entry point's contract and SPEC's launch (128 threads, SHARED accumulators) hold;
+    // `cols` and `wide` are block-uniform, so every thread calls the same `slice` with the same
+    // parameters.
     let (sums, k_groups, nc) = unsafe {
         match (cols, wide) {
             (17.., false) => slice::<T, 32, 16, 4>(ab, mnk, here, st),
@@ -317,18 +339,28 @@ pub unsafe fn few_columns<T: Element>(g: Gemm<T>) {
         let mut sum = T::Acc::ZERO;
         if cc < nc {
             for g in 0..k_groups {
+                // SAFETY: g ROWS + r < k_groups ROWS and cc < nc lie inside `sums`, complete since
+                // `slice`'s final barrier and written no more.
                 sum = sum + unsafe { sums.get(g * ROWS + r, cc) };
             }
         }
         match (splits, at) {
+            // SAFETY: `at` is inside the `m x n` C (row and column checked); strip element e is
+            // this thread's alone, and with one slice the strip is this block's alone.
             (1, Some(at)) => unsafe { store(c, at, T::out(sum)) },
             (1, None) => {}
+            // SAFETY: this strip's plane `split` of the workspace, after the counters (the launch
+            // rules' size), element e being this thread's alone; the last block reads it only after
+            // the rendezvous.
             _ => unsafe { store(planes, split as usize * STRIP_ELEMENTS + e as usize, sum) },
         }
     }
     if splits > 1 {
         // The rendezvous of the strip's blocks: the last to arrive adds the planes.
         let counter = g.workspace.cast::<u32>().wrapping_add(strip as usize);
+        // SAFETY: every thread calls it (`splits` is uniform); `counter` is this strip's u32 among
+        // the counters at the workspace's start, zero at launch and touched only by the strip's
+        // tickets until the last block resets it; `last_flag` is the block's own.
         if unsafe { last_to_arrive(counter, splits, &last_flag, tid) } {
             // Planes outer, four at a time, and half the thread's elements inner: 64 loads
             // in flight per round trip to L2 (a plane per element at a time made 32 round
@@ -344,6 +376,9 @@ pub unsafe fn few_columns<T: Element>(g: Gemm<T>) {
                             let plane = (s as usize + p) * STRIP_ELEMENTS + first;
                             for i in 0..HALF {
                                 let from = plane + i * THREADS as usize;
+                                // SAFETY: plane s + p < splits of this strip, element
+                                // `first + i THREADS` < STRIP_ELEMENTS: every block of the strip
+                                // wrote it before its ticket, fenced by the rendezvous.
                                 got[p][i] = unsafe { load_volatile(planes, from) };
                             }
                         }
@@ -360,12 +395,16 @@ pub unsafe fn few_columns<T: Element>(g: Gemm<T>) {
                 for i in 0..HALF {
                     let e = tid + (half * HALF + i) as u32 * THREADS;
                     if let (_, _, Some(at)) = at(e) {
+                        // SAFETY: `at` is inside C; only the strip's last block writes it, one
+                        // thread per element.
                         unsafe { store(c, at, T::out(total[i])) };
                     }
                 }
             }
             if tid == 0 {
                 // The next product on this stream finds it zero again.
+                // SAFETY: every block of the strip has drawn its ticket: nothing else touches the
+                // counter in this launch.
                 unsafe { store(counter, 0, 0) };
             }
         }

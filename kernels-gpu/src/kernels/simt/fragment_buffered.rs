@@ -67,12 +67,19 @@ pub unsafe fn fragment_pipelined<
     let blk = Block::new::<T, BM, BN>(&g, (block_idx_y(), block_idx_x()));
     let phases = (0, k.div_ceil(BK));
     let me = WarpTiled::coords::<BM, BN>(thread_idx_x());
+    // SAFETY: C is `m x n` at `ldc` (the entry point's contract); `me`'s 8 x 8 thread tile of this
+    // block's tile is written by this thread only.
     let write_c =
         |acc: &ThreadTile<T::Acc>| unsafe { epilogue::<_, _, BM, BN>(&out, acc, (m, n), blk, me) };
     let ab = (a, b);
     if SPECIALISE && blk.interior && k.is_multiple_of(BK) {
+        // SAFETY: the block is interior and K a multiple of BK, checked just above (`unchecked`
+        // matches the layout itself); the branch depends only on block-uniform values, and the
+        // launch provides the two padded stages (SPEC).
         unsafe { unchecked::<T, WarpTiled, BM, BN, BK, PARTS>(ab, (m, n, k), blk, phases, write_c) }
     } else {
+        // SAFETY: the checked path promises nothing more than the entry point's contract and the
+        // padded stages, as above; the branch is block-uniform.
         unsafe {
             mainloop::<T, WarpTiled, BM, BN, BK, PARTS, CHECKED>(
                 ab,
@@ -90,6 +97,9 @@ pub unsafe fn fragment_pipelined<
 #[inline(always)]
 pub unsafe fn fragment_buffered<T: Element>(g: Gemm<T>) {
     const S: KernelSpec = FRAGMENT_BUFFERED;
+    // SAFETY: the entry point's contract holds; the launch follows SPEC: 256 threads = (128 / 8)^2,
+    // one block per 128 x 128 tile and `padded_stages(8)`, the two padded stages that
+    // `fragment_pipelined`'s mainloops carve.
     unsafe { fragment_pipelined::<T, { S.rows() }, { S.cols() }, { S.bk() }, 1, false>(g) }
 }
 
@@ -98,6 +108,9 @@ pub unsafe fn fragment_buffered<T: Element>(g: Gemm<T>) {
 #[inline(always)]
 pub unsafe fn fragment_buffered_k16<T: Element>(g: Gemm<T>) {
     const S: KernelSpec = FRAGMENT_BUFFERED_K16;
+    // SAFETY: the entry point's contract holds; the launch follows SPEC: 256 threads = (128 / 8)^2,
+    // one block per 128 x 128 tile and `padded_stages(16)`, the two padded stages that
+    // `fragment_pipelined`'s mainloops carve.
     unsafe { fragment_pipelined::<T, { S.rows() }, { S.cols() }, { S.bk() }, 2, true>(g) }
 }
 

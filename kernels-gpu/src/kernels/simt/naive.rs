@@ -47,9 +47,14 @@ pub unsafe fn naive<T: Element>(g: Gemm<T>) {
         let mut acc = T::Acc::ZERO;
         for i in 0..k {
             // In range: row < m, i < k, col < n.
+            // SAFETY: row < m, i < k and col < n (the branch and the loop), so `s.a(row, i)` and
+            // `s.b(i, col)` index op(A) and op(B) inside `a` and `b` as the entry point's contract
+            // lays them out.
             let (x, y) = unsafe { (load(a, s.a(row, i)), load(b, s.b(i, col))) };
             acc = acc.mul_add(x.widen(), y.widen());
         }
+        // SAFETY: (row, col) is inside C (checked above), which `s.c` indexes at `ldc`; each thread
+        // of the grid owns one distinct element, and a single element needs no alignment.
         unsafe { out.put(s.c(row, col), acc) };
     }
 }

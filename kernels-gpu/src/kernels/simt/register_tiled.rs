@@ -46,7 +46,8 @@ pub unsafe fn register_tiled<T: Element>(g: Gemm<T>) {
     let tid = thread_idx_x();
     let (tr, tc) = (tid / (BN / TN), tid % (BN / TN));
     let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
-    // SAFETY: the launch provides (BM*BK + BK*BN) accumulator elements of shared memory.
+    // SAFETY: SPEC's one stage of `BK x (BM + BN)` accumulators: the `BM x BK` and `BK x BN` tiles
+    // carved below.
     let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
     let a_tile = arena.tile(BM, BK);
     let b_tile = arena.tile(BK, BN);
@@ -57,11 +58,16 @@ pub unsafe fn register_tiled<T: Element>(g: Gemm<T>) {
         for i in 0..BM * BK / THREADS {
             let e = tid + i * THREADS;
             let (r, col) = (e / BK, e % BK);
+            // SAFETY: e < BM BK, so (r, col) < (BM, BK): this thread's own element, written after
+            // the barrier that ended the last phase's reads; A is `m x k` row-major (SPEC is not
+            // strided), as `load_or_zero` needs.
             unsafe { a_tile.set(r, col, load_or_zero(a, row0 + r, k0 + col, m, k)) };
         }
         for i in 0..BK * BN / THREADS {
             let e = tid + i * THREADS;
             let (r, col) = (e / BN, e % BN);
+            // SAFETY: as for A: e < BK BN, so (r, col) < (BK, BN), this thread's own; B is `k x n`
+            // row-major.
             unsafe { b_tile.set(r, col, load_or_zero(b, k0 + r, col0 + col, k, n)) };
         }
         sync_threads();
@@ -69,9 +75,12 @@ pub unsafe fn register_tiled<T: Element>(g: Gemm<T>) {
             let mut af = [T::Acc::ZERO; TM as usize];
             let mut bf = [T::Acc::ZERO; TN as usize];
             for i in 0..TM as usize {
+                // SAFETY: tr TM + i < BM (tr < 16) and kk < BK; the tile is complete (barrier
+                // above) and unwritten until the next barrier.
                 af[i] = unsafe { a_tile.get(tr * TM + i as u32, kk) };
             }
             for j in 0..TN as usize {
+                // SAFETY: kk < BK and tc TN + j < BN (tc < 16); as for A.
                 bf[j] = unsafe { b_tile.get(kk, tc * TN + j as u32) };
             }
             for i in 0..TM as usize {
@@ -87,6 +96,8 @@ pub unsafe fn register_tiled<T: Element>(g: Gemm<T>) {
         for j in 0..TN as usize {
             let col = col0 + tc * TN + j as u32;
             if row < m && col < n {
+                // SAFETY: (row, col) is inside the row-major `m x n` C (checked); this thread's 8 x
+                // 8 tile of the block's tile is written by no other thread.
                 unsafe {
                     store(
                         c,

@@ -56,6 +56,10 @@ pub const BN: u32 = SPEC.cols();
 /// As `stream_k_tiled`.
 #[inline(always)]
 pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
+    // SAFETY: the entry point's contract holds; the launch follows SPEC's `Grid::StreamK`: 256
+    // threads = (128 / 8)^2, a 1D grid of `whole + ctas` blocks for `ctas = g.p.ctas` once the host
+    // checked `Schedule::fits`, `padded_stages(16)` and a 16-byte aligned workspace of
+    // SLOTS_PER_CTA x ctas 128 x 128 tiles: `stream_k_tiled`'s contract.
     unsafe { stream_k_tiled::<T, BM, BN, true>(g) }
 }
 
@@ -63,6 +67,9 @@ pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
 /// As `fixup_tiled`.
 #[inline(always)]
 pub unsafe fn stream_k_fixup<T: Element>(g: Gemm<T>) {
+    // SAFETY: the fix-up launch of `Grid::StreamK` (FIXUP_THREADS threads a block) comes after
+    // `stream_k` with the same problem and `ctas`: its workspace is complete and `c` is `m x n`,
+    // `fixup_tiled`'s contract.
     unsafe { fixup_tiled::<T, BM, BN>(g) }
 }
 

@@ -91,6 +91,10 @@ macro_rules! on_tile {
         /// As `stream_k::stream_k_tiled` on this kernel's tile.
         #[inline(always)]
         pub unsafe fn $kernel<T: Element>(g: Gemm<T>) {
+            // SAFETY: the entry point's contract holds; the launch follows `$spec`'s
+            // `Grid::StreamK`: (rows / 8) (cols / 8) threads of its tile, a 1D grid of
+            // `whole + ctas` blocks once the host checked `Schedule::fits`, `padded_stages(16)` and
+            // SLOTS_PER_CTA x ctas tiles of workspace: `stream_k_tiled`'s contract.
             unsafe { stream_k_tiled::<T, { $spec.rows() }, { $spec.cols() }, true>(g) }
         }
 
@@ -98,6 +102,8 @@ macro_rules! on_tile {
         /// As `stream_k::fixup_tiled` on this kernel's tile.
         #[inline(always)]
         pub unsafe fn $fixup<T: Element>(g: Gemm<T>) {
+            // SAFETY: the fix-up launch for `$spec`'s tiles (FIXUP_THREADS threads a block) comes
+            // after its stream-K launch with the same problem and `ctas`: `fixup_tiled`'s contract.
             unsafe { fixup_tiled::<T, { $spec.rows() }, { $spec.cols() }>(g) }
         }
     };

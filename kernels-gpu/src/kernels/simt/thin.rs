@@ -92,6 +92,8 @@ fn fold<A: Accumulator>(first: u32, step: u32, end: u32, mut add: impl FnMut(u32
 unsafe fn row_sum<A: Accumulator>(partial: &SharedTile<A>, r: u32) -> A {
     let mut total = A::ZERO;
     for l in 0..LANES {
+        // SAFETY: r < WARPS and l < LANES lie inside the `WARPS x (LANES + 1)` tile; a barrier came
+        // after the row's last write (this fn's contract), and the next write waits for another.
         total = total + unsafe { partial.get(r, l) };
     }
     total
@@ -110,6 +112,8 @@ pub unsafe fn thin<T: Element>(g: Gemm<T>) {
     let partial = arena.tile(WARPS, LANES + 1);
     // Adds A(row, kk) * B(kk, col); callers keep row < m, col < n, kk < k.
     let step = |row: u32, col: u32| {
+        // SAFETY: callers keep row < m, col < n and kk < k, so both indices lie inside the
+        // row-major `m x k` A and `k x n` B (SPEC is not strided).
         move |kk: u32, sum: T::Acc| unsafe {
             sum.mul_add(
                 load(a, row as usize * k as usize + kk as usize).widen(),
@@ -126,10 +130,16 @@ pub unsafe fn thin<T: Element>(g: Gemm<T>) {
         } else {
             T::Acc::ZERO
         };
+        // SAFETY: (lane, warp) < (32, 32) lies inside the tile and is this thread's own element; it
+        // is read only after the barrier below.
         unsafe { partial.set(lane, warp, mine) };
         sync_threads();
         if warp == 0 && row < m && col < n {
+            // SAFETY: the barrier above follows every warp's write of row `lane`, and no write
+            // comes before the kernel ends.
             let total = unsafe { row_sum(&partial, lane) };
+            // SAFETY: (row, col) is inside the row-major `m x n` C (checked); only warp 0's lane of
+            // this column in this block's row writes it.
             unsafe { store(c, row as usize * n as usize + col as usize, T::out(total)) };
         }
     } else {
@@ -161,10 +171,16 @@ pub unsafe fn thin<T: Element>(g: Gemm<T>) {
             } else {
                 fold(lane, LANES, k, step(row, col))
             };
+            // SAFETY: (warp, lane) is this thread's own element; the previous column's reads ended
+            // at the barrier closing the loop.
             unsafe { partial.set(warp, lane, mine) };
             sync_threads();
             if lane == 0 && row < m {
+                // SAFETY: every lane wrote row `warp` before the barrier above; the next writes
+                // wait for the barrier below.
                 let total = unsafe { row_sum(&partial, warp) };
+                // SAFETY: (row, col) is inside C (checked); lane 0 of warp `warp` of this block is
+                // the only writer of row `row`.
                 unsafe { store(c, row as usize * n as usize + col as usize, T::out(total)) };
             }
             // Before the next column overwrites the partial sums.

@@ -80,6 +80,9 @@ pub const TILED_DYN: KernelSpec = tiled_spec(
 /// See the entry points; block is `TILE x TILE`.
 #[inline(always)]
 pub unsafe fn tiled<T: Element, const TILE: u32>(g: Gemm<T>) {
+    // SAFETY: the entry point's contract, and the launch follows SPEC (`fixed_width`): a
+    // `TILE x TILE` block and one stage of `2 TILE^2` accumulators, `tiled_body`'s contract for
+    // `tile = TILE`.
     unsafe { tiled_body(g, TILE) }
 }
 
@@ -90,11 +93,17 @@ pub unsafe fn tiled<T: Element, const TILE: u32>(g: Gemm<T>) {
 /// See the entry points.
 #[inline(always)]
 pub unsafe fn tiled_dyn<T: Element>(g: Gemm<T>) {
+    // SAFETY: the entry point's contract, and the launch follows TILED_DYN: a `tile x tile` block
+    // for `g.p.tile` and two such squares of shared memory, `tiled_body`'s contract.
     unsafe { tiled_body(g, g.p.tile) }
 }
 
 /// Reads A, B and C where [`Strides`](crate::problem::Strides) says (leading dimensions,
 /// transposes) and stores `alpha AB + beta C`.
+///
+/// # Safety
+/// See the entry points; the block is `tile x tile` threads and the launch provides
+/// `2 tile^2` accumulators of shared memory (with `tile` 0 nothing is touched).
 #[inline(always)]
 unsafe fn tiled_body<T: Element>(g: Gemm<T>, tile: u32) {
     let (a, b, _, m, n, k) = g.plain();
@@ -117,17 +126,21 @@ unsafe fn tiled_body<T: Element>(g: Gemm<T>, tile: u32) {
         // Collaborative load; zero padding outside A and B.
         let a_col = phase * tile + tx;
         let a_val = if row < m && a_col < k {
+            // SAFETY: row < m and a_col < k (checked), so `s.a` indexes op(A) inside `a` as the
+            // entry point's contract lays it out.
             unsafe { load(a, s.a(row, a_col)).widen() }
         } else {
             T::Acc::ZERO
         };
         let b_row = phase * tile + ty;
         let b_val = if b_row < k && col < n {
+            // SAFETY: b_row < k and col < n (checked): `s.b` indexes op(B) inside `b`, as for A.
             unsafe { load(b, s.b(b_row, col)).widen() }
         } else {
             T::Acc::ZERO
         };
-        // SAFETY: (ty, tx) is inside the tile; each thread writes only its own element.
+        // SAFETY: (ty, tx) < (tile, tile), the block's shape; each thread writes only its own
+        // element, after the barrier that ended the previous phase's reads.
         unsafe {
             a_tile.set(ty, tx, a_val);
             b_tile.set(ty, tx, b_val);
@@ -142,6 +155,8 @@ unsafe fn tiled_body<T: Element>(g: Gemm<T>, tile: u32) {
     }
 
     if row < m && col < n {
+        // SAFETY: (row, col) is inside C (checked), which `s.c` indexes at `ldc`; the element is
+        // this thread's alone, and a single element needs no alignment.
         unsafe { out.put(s.c(row, col), acc) };
     }
 }

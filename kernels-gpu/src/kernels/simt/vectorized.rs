@@ -41,19 +41,25 @@ pub unsafe fn vectorized<T: Element>(g: Gemm<T>) {
     let tid = thread_idx_x();
     let me = RowMajor::coords::<BM, BN>(tid);
     let blk = Block::new::<T, BM, BN>(&g, (block_idx_y(), block_idx_x()));
-    // SAFETY: the launch provides one stage of shared memory.
+    // SAFETY: SPEC's one stage of `BK x (BM + BN)` accumulators, which `Stage::carve` takes.
     let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
     let stage = Stage::carve::<BM, BN, BK>(&mut arena);
     let mut acc = [[T::Acc::ZERO; 8]; 8];
     for phase in 0..k.div_ceil(BK) {
+        // SAFETY: op(A) and op(B) are `m x k` and `k x n` as `blk.s` says (the entry point's
+        // contract); the stash comes after the barrier that ended the previous phase's reads.
         unsafe {
             let f = fetch::<T, BM, BN, BK>((a, b), (m, n, k), blk, phase * BK, tid);
             stash::<_, BM, BN, BK>(&stage, &f, (blk, tid));
         }
         sync_threads();
+        // SAFETY: the stage is complete (barrier above) and nobody writes it before the barrier
+        // below.
         unsafe { multiply::<_, BM, BN, BK>(&stage, &mut acc, me) };
         sync_threads();
     }
+    // SAFETY: C is `m x n` at `ldc` (the entry point's contract); `me`'s 8 x 8 thread tile of this
+    // block's tile is written by this thread only.
     unsafe { epilogue::<_, _, BM, BN>(&g.c_out(), &acc, (m, n), blk, me) };
 }
 

@@ -59,6 +59,9 @@ pub const WARP_TILED_64: KernelSpec = crate::parts::simt::block_tile::spec(
 #[inline(always)]
 pub unsafe fn warp_tiled<T: Element>(g: Gemm<T>) {
     const S: KernelSpec = WARP_TILED;
+    // SAFETY: the entry point's contract holds; the launch follows SPEC (`block_tile::spec`): 256
+    // threads = (128 / 8) (128 / 8), one block per 128 x 128 tile and two stages of BK = 8 (A^T and
+    // B), what `pipelined` needs.
     unsafe { pipelined::<T, WarpTiled, { S.rows() }, { S.cols() }, { S.bk() }, false>(g) }
 }
 
@@ -67,6 +70,9 @@ pub unsafe fn warp_tiled<T: Element>(g: Gemm<T>) {
 #[inline(always)]
 pub unsafe fn warp_tiled_k16<T: Element>(g: Gemm<T>) {
     const S: KernelSpec = WARP_TILED_K16;
+    // SAFETY: the entry point's contract holds; the launch follows SPEC (`block_tile::spec`): 256
+    // threads = (128 / 8) (128 / 8), one block per 128 x 128 tile and two stages of BK = 16 (A^T
+    // and B), what `pipelined` needs.
     unsafe { pipelined::<T, WarpTiled, { S.rows() }, { S.cols() }, { S.bk() }, true>(g) }
 }
 
@@ -75,6 +81,9 @@ pub unsafe fn warp_tiled_k16<T: Element>(g: Gemm<T>) {
 #[inline(always)]
 pub unsafe fn warp_tiled_64<T: Element>(g: Gemm<T>) {
     const S: KernelSpec = WARP_TILED_64;
+    // SAFETY: the entry point's contract holds; the launch follows SPEC (`block_tile::spec`): 64
+    // threads = (64 / 8) (64 / 8), one block per 64 x 64 tile and two stages of BK = 16 (A^T and
+    // B), what `pipelined` needs.
     unsafe { pipelined::<T, WarpTiled, { S.rows() }, { S.cols() }, { S.bk() }, true>(g) }
 }
 

@@ -70,6 +70,10 @@ impl Scheme for Tf32x3 {
 /// See the entry points; 256 threads per block; T is f32.
 #[inline(always)]
 pub unsafe fn mma_3xtf32<T: Element>(gemm: Gemm<T>) {
+    // SAFETY: the entry point's contract holds, with T f32 (the only entry); the launch follows
+    // SPEC (`wide_tile::spec`): 256 threads = `threads(128, 128, 4)`, one block per 128 x 128 tile,
+    // `shared_elements(128, 128, 32, 3, 4, false)`; SPEC is not strided, so the problem is
+    // row-major: `A_T` and `B_T` false.
     unsafe {
         wide_tile::pipelined::<T, Tf32x3, Tf32, 128, BN, BK, DEPTH, 4, false, false, false>(gemm)
     }

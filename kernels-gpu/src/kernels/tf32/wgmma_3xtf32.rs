@@ -79,6 +79,9 @@ pub const SPEC: KernelSpec = KernelSpec {
 /// As `wgmma_tf32::pack_tf32`, with twice its shared bytes.
 #[inline(always)]
 pub unsafe fn pack_3xtf32<T: Element>(gemm: Gemm<T>) {
+    // SAFETY: `pack::<T, 2>` needs the pack launch of 32 x 8 threads with 2 x PACK_SHARED bytes
+    // (two parts), T f32, the caller's problem and a `Packing::bytes` workspace: this fn's
+    // contract.
     unsafe { pack::<T, 2>(gemm) }
 }
 
@@ -128,6 +131,9 @@ pub unsafe fn wgmma_3xtf32<T: Element>(gemm: Gemm<T>) {
         words,
     };
     if tid == 0 {
+        // SAFETY: thread 0 alone, before the barrier below publishes them: `bars` (2 x STAGES) and
+        // `verdict` are 8-byte aligned mbarriers carved for nothing else, `words` two aligned u32s
+        // of the arena that no other thread touches yet.
         unsafe {
             bars.init(CONSUMERS);
             mbarrier::init(verdict, CONSUMERS);
@@ -138,6 +144,8 @@ pub unsafe fn wgmma_3xtf32<T: Element>(gemm: Gemm<T>) {
     }
     sync_threads(); // the barriers and words are ready
     let phases = k.div_ceil(BK);
+    // SAFETY: `consumes` runs `produce` on thread 0 only, after the barrier above published the
+    // initialised barriers; the workspace holds the packed operands' maps (this fn's contract).
     if !consumes(tid, || unsafe { produce(&gemm, pipe, order, phases) }) {
         return;
     }
@@ -152,6 +160,9 @@ pub unsafe fn wgmma_3xtf32<T: Element>(gemm: Gemm<T>) {
         let mut part = [0.0f32; 64];
         for _ in 0..phases {
             let s = it % STAGES;
+            // SAFETY: `full(s)` and `empty(s)` were initialised and published above; after the wait
+            // stage s has landed, as `three` requires; all 256 consumer threads run this loop
+            // alike, one arrival each of the CONSUMERS that `empty` counts.
             unsafe {
                 mbarrier::wait(pipe.bars.full(s), (it / STAGES) % 2);
                 operands.three(&mut acc, &mut part, s);
@@ -165,6 +176,9 @@ pub unsafe fn wgmma_3xtf32<T: Element>(gemm: Gemm<T>) {
         for x in &acc {
             nan |= x.is_nan();
         }
+        // SAFETY: `word(i)` is an aligned u32 of the block's words, cleared at init or by the
+        // producer before it loaded tile i; `verdict`, initialised above, counts one arrival per
+        // consumer thread, each of which arrives once per tile.
         let repair = unsafe {
             if nan {
                 pipe.word(i).write_volatile(1);
@@ -174,9 +188,15 @@ pub unsafe fn wgmma_3xtf32<T: Element>(gemm: Gemm<T>) {
             pipe.word(i).read_volatile() != 0
         };
         if repair {
+            // SAFETY: the producer read the same word after the same verdict and loads the tile's
+            // phases again (`produce`), as `big_only` requires; every consumer thread takes this
+            // branch alike (one shared word).
             unsafe { operands.big_only(&mut acc, &mut part, (pipe, phases, &mut it)) };
         }
         let at = (row0 + warpgroup * 64, col0);
+        // SAFETY: `out` is product z's C (`strided_product`), `m x n` at its `ldc` (the entry
+        // point's contract); the tile is this block's alone (persistent order), rows
+        // `row0 + 64 warpgroup..` this warpgroup's, each element one thread's.
         unsafe { epilogue::<T, 64>(&out, &acc, (m, n), at, t % 128) };
     }
 }
@@ -208,11 +228,17 @@ unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phas
                 let full = pipe.bars.full(s);
                 if it >= STAGES {
                     // The consumers are done with this stage's previous round.
+                    // SAFETY: `empty(s)` was initialised before the block barrier that preceded
+                    // `produce` (its contract).
                     unsafe { mbarrier::wait(pipe.bars.empty(s), (it / STAGES - 1) % 2) };
                 }
                 let k0 = phase * BK;
                 let a_s = pipe.stage(s);
                 let b_s = a_s.wrapping_add(2 * A_PART as usize);
+                // SAFETY: `full(s)` is initialised and expects STAGE bytes, the four 16 KiB boxes
+                // below; stage s (1024-aligned, parts at 16 KiB) is free (first round, or `empty`
+                // waited for above) and read only after `full(s)`; the maps, 64-byte aligned at the
+                // workspace's start, are the packed operands' (the contract).
                 unsafe {
                     mbarrier::arrive_expect_tx(full, STAGE);
                     tma::load_3d(a_s, a_map, (k0, row0, za), full);
@@ -228,6 +254,9 @@ unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phas
         load_tile();
         // The verdict before anything past this tile; the consumers have read the other
         // word (tile i - 1's) before arriving, so it is cleared for tile i + 1.
+        // SAFETY: `verdict` is initialised; once its phase i completes every consumer has written
+        // `word(i)` if need be and read `word(i + 1)` (tile i - 1's) before arriving, so no one
+        // else accesses either word now.
         let repair = unsafe {
             mbarrier::wait(pipe.verdict, i % 2);
             let repair = pipe.word(i).read_volatile() != 0;
@@ -277,6 +306,10 @@ impl Operands {
             let at = s * STAGE + 32 * step;
             let (a_big, a_small) = (self.a_big.advanced(at), self.a_small.advanced(at));
             let (b_big, b_small) = (self.b_big.advanced(at), self.b_small.advanced(at));
+            // SAFETY: stage s has landed (this fn's contract), `fence(part)` came first, the
+            // descriptors (`Operands::of`) are the same across the warpgroup, and the stage stays
+            // put until the `empty` arrival after `wait_group::<0>` below, which also precedes any
+            // use of `part`.
             unsafe {
                 wgmma::m64n128k8_tf32(part, a_small, b_big, step > 0);
                 wgmma::m64n128k8_tf32(part, a_big, b_small, true);
@@ -304,16 +337,23 @@ impl Operands {
     ) {
         for phase in 0..phases {
             let s = *it % STAGES;
+            // SAFETY: `full(s)` was initialised and published before any consumer runs; the
+            // producer loads the tile's phases again (this fn's contract), so the phase completes.
             unsafe { mbarrier::wait(pipe.bars.full(s), (*it / STAGES) % 2) };
             wgmma::fence(part);
             for step in 0..BK / 8 {
                 let at = s * STAGE + 32 * step;
                 let (a, b) = (self.a_big.advanced(at), self.b_big.advanced(at));
                 let first = phase == 0 && step == 0;
+                // SAFETY: as in `three`: stage s waited for above, `fence(part)` first, the same
+                // descriptors across the warpgroup, the stage kept until the `empty` arrival after
+                // `wait_group::<0>`.
                 unsafe { wgmma::m64n128k8_tf32(part, a, b, !first) };
             }
             wgmma::commit_group();
             wgmma::wait_group::<0>(part);
+            // SAFETY: `empty(s)` is initialised and published; `wait_group::<0>` above retired the
+            // `wgmma`s reading the stage.
             unsafe { mbarrier::arrive(pipe.bars.empty(s)) };
             *it += 1;
         }

@@ -67,6 +67,10 @@ pub const SPEC: KernelSpec = KernelSpec {
 /// the operands [`pack_tf32`] wrote for this problem (the block is [`Packing::problem`]).
 #[inline(always)]
 pub unsafe fn wgmma_tf32<T: Element>(gemm: Gemm<T>) {
+    // SAFETY: the entry point's contract holds, with T f32 (the only entry), and the workspace
+    // holds the maps and packed operands (this fn's contract); the launch follows SPEC: 384
+    // threads, a persistent grid, its stages' shared bytes: `warp_specialised`'s contract (TF32
+    // maps are always present).
     unsafe { warp_specialised::<T, true, [f32; 128], STAGES>(gemm) }
 }
 
@@ -80,6 +84,8 @@ pub unsafe fn wgmma_tf32<T: Element>(gemm: Gemm<T>) {
 /// caller's problem, the workspace [`Packing::bytes`] long.
 #[inline(always)]
 pub unsafe fn pack_tf32<T: Element>(gemm: Gemm<T>) {
+    // SAFETY: `pack::<T, 1>` needs the pack launch of 32 x 8 threads with PACK_SHARED bytes (one
+    // part), T f32, the caller's problem and a `Packing::bytes` workspace: this fn's contract.
     unsafe { pack::<T, 1>(gemm) }
 }
 entry_points!(strided wgmma_tf32; wgmma_tf32_f32: f32);

@@ -42,6 +42,10 @@ pub const SPEC: KernelSpec = spec(
 /// spec's shared bytes and, where TMA can read A and B, their tensor maps in the workspace.
 #[inline(always)]
 pub unsafe fn wgmma_128x128<T: Element>(gemm: Gemm<T>) {
+    // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries); the launch
+    // follows SPEC (`warp_specialised::spec`): 384 threads, a persistent grid,
+    // `stages_shared(128, 6)` bytes, and the host writes A's and B's tensor maps into the workspace
+    // wherever `tma::reads` holds: `warp_specialised`'s contract (as `wgmma_tma`'s).
     unsafe { warp_specialised::<T, true, [f32; 64], STAGES>(gemm) }
 }
 

@@ -80,6 +80,10 @@ unsafe fn copy_phase<T: Element>(
         let inside = row0 + r < m && k0 + 8 * c < k;
         let at = (row0 + r) as usize * k as usize + (k0 + 8 * c) as usize;
         let src = if inside { a.wrapping_add(at) } else { a };
+        // SAFETY: chunk `(r, c ^ r % 8)`, r < 128, c < 8, lies inside the 1024-aligned A stage at
+        // `a_s`, 16-byte aligned; where inside, `src` is 16 readable, aligned bytes of A's row (K a
+        // multiple of 8, `a` 16-byte aligned: this fn's contract), else it is not read; the stage
+        // is read only after a wait, a proxy fence and a barrier (the contract).
         unsafe { copy16_or_zero(chunk(a_s, r, c), src, 16 * inside as u32) };
     }
     for i in 0..BK * BN / 8 / THREADS {
@@ -89,6 +93,9 @@ unsafe fn copy_phase<T: Element>(
         let at = (k0 + r) as usize * n as usize + (col0 + 8 * c) as usize;
         let src = if inside { b.wrapping_add(at) } else { b };
         let panel = b_s.wrapping_add(((c / 8) * PANEL) as usize);
+        // SAFETY: as for A: chunk `(r, c % 8)` (r < 64) of panel `c / 8` < 4 lies inside the B
+        // stage at `b_s`; `src` is inside B and aligned (N a multiple of 8, `b` aligned), or not
+        // read.
         unsafe { copy16_or_zero(chunk(panel, r, c % 8), src, 16 * inside as u32) };
     }
 }
@@ -100,6 +107,9 @@ unsafe fn copy_phase<T: Element>(
 pub unsafe fn wgmma_async<T: Element>(gemm: Gemm<T>) {
     let (a, b, _, m, n, k) = gemm.plain();
     if !chunked(a, b, n, k) {
+        // SAFETY: the entry point's contract holds with T f16 or bf16; the launch's 256 threads and
+        // shared bytes (more than one stage of a 256-wide tile) on the 128 x 256 grid are what
+        // `one_stage` needs.
         return unsafe { one_stage::<T, Ldmatrix, BN, 8>(gemm) };
     }
     let tid = thread_idx_x();
@@ -122,6 +132,8 @@ pub unsafe fn wgmma_async<T: Element>(gemm: Gemm<T>) {
     for s in 0..2 {
         if s < phases {
             let at = (row0, col0, s * BK);
+            // SAFETY: `chunked` held above: K and N multiples of 8, A and B 16-byte aligned; stage
+            // s is read only after the `wait_group`, the proxy fence and the barrier of its phase.
             unsafe { copy_phase::<T>(stage(s), (a, b), (m, n, k), at, tid) };
         }
         commit_group();
@@ -139,13 +151,23 @@ pub unsafe fn wgmma_async<T: Element>(gemm: Gemm<T>) {
         let ahead = phase + 2;
         if ahead < phases {
             let at = (row0, col0, ahead * BK);
+            // SAFETY: as above; stage `ahead % STAGES` was last read by the `wgmma`s of phase - 2,
+            // which both warpgroups retired (`wgmma::wait_group::<1>`) before the barrier just
+            // passed.
             unsafe { copy_phase::<T>(stage(ahead % STAGES), (a, b), (m, n, k), at, tid) };
         }
         commit_group();
+        // SAFETY: stage `phase % STAGES` is complete and visible to `wgmma` (this thread's wait and
+        // proxy fence, then the barrier for everyone's) and is not refilled before the next
+        // `wgmma::wait_group::<1>` and barrier; every thread of the warpgroup runs this with the
+        // same descriptors (uniform loop).
         unsafe { descriptors.multiply::<T, _>(&mut acc, phase % STAGES) };
         wgmma::wait_group::<1>(&mut acc);
     }
     wgmma::wait_group::<0>(&mut acc);
+    // SAFETY: C is `m x n` at `ldc = n` (SPEC is not strided: the host passes a dense row-major
+    // problem); the elements of this thread in its warpgroup's 64 rows of this block's tile are
+    // written by no other thread.
     unsafe { epilogue::<T, 128>(&out, &acc, (m, n), at, tid % 128) };
 }
 

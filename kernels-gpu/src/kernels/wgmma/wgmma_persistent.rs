@@ -29,6 +29,10 @@ pub const SPEC: KernelSpec = spec(
 /// See the entry points; 384 threads per block; T is f16 or bf16; as `wgmma_tma`.
 #[inline(always)]
 pub unsafe fn wgmma_persistent<T: Element>(gemm: Gemm<T>) {
+    // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries); the launch
+    // follows SPEC (`warp_specialised::spec`): 384 threads, a persistent grid,
+    // `stages_shared(256, 4)` bytes, and the host writes A's and B's tensor maps into the workspace
+    // wherever `tma::reads` holds: `warp_specialised`'s contract (as `wgmma_tma`'s).
     unsafe { warp_specialised::<T, true, [f32; 128], STAGES>(gemm) }
 }
 

@@ -48,6 +48,10 @@ pub const SPEC: KernelSpec = spec(
 /// spec's shared bytes and, where TMA can read A and B, their tensor maps in the workspace.
 #[inline(always)]
 pub unsafe fn wgmma_tma<T: Element>(gemm: Gemm<T>) {
+    // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries); the launch
+    // follows SPEC (`warp_specialised::spec`): 384 threads, one block per 128 x 256 tile,
+    // `stages_shared(256, 4)` bytes, and the host writes A's and B's tensor maps into the workspace
+    // wherever `tma::reads` holds: `warp_specialised`'s contract (as `wgmma_tma`'s).
     unsafe { warp_specialised::<T, false, [f32; 128], STAGES>(gemm) }
 }
 

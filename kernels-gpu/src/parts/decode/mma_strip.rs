@@ -42,6 +42,8 @@ unsafe fn a_fragment<T: Element>(
     let (g, t) = (lane / 4, lane % 4);
     let bits = |row: u32, col: u32| -> u32 {
         if row < m && col < k1 {
+            // SAFETY: `load`'s point: row < m and col < k1 <= k (`product` clamps k1 to k; this
+            // contract does not say so), so inside the m x k A that `a` holds.
             let x = unsafe { load(a, row as usize * k as usize + col as usize) };
             x.bits16() as u32
         } else {
@@ -75,12 +77,17 @@ unsafe fn pass<T: Element>(
     let mut acc = [[T::Acc::ZERO; 4]; TILES];
     // One K step of 16 from the stage at row `slot` of the pipe.
     let mut step = |slot: u32, kq: u32| {
+        // SAFETY: `a_fragment`'s point: `a` is the product's m x k A (the kernel's contract), and
+        // k1 <= k as `product` computes it.
         let af = unsafe { a_fragment(a, (m, k), (row0, kq, k1), lane) };
         // Matrices (K 0-7, tile j), (K 8-15, tile j), (K 0-7, tile j + 1), (K 8-15, tile
         // j + 1), transposed: B's fragments of tiles j and j + 1.
         let (r8, half) = (lane % 8 + 8 * ((lane / 8) % 2), 8 * (lane / 16));
         for j in (0..TILES).step_by(2) {
             let row = pipe.row16(slot + r8, 8 * j as u32 + half);
+            // SAFETY: `x4_trans`'s points: `row16` puts the 16 bytes in the warp's pipe (rows slot
+            // + r8, 16-aligned: 528-byte rows, column 8 j + half), landed and met at `sync_warp`
+            // before this step; constant `j` steps: the whole warp.
             let r = unsafe { ldmatrix::x4_trans(row) };
             acc[j] = T::mma_m16n8k16(af, [r[0], r[1]], acc[j]);
             acc[j + 1] = T::mma_m16n8k16(af, [r[2], r[3]], acc[j + 1]);
@@ -97,6 +104,9 @@ unsafe fn pass<T: Element>(
                 let inside = row < k1 && col < n;
                 let at = row as usize * n as usize + col as usize;
                 let src = if inside { b.wrapping_add(at) } else { b };
+                // SAFETY: `copy16_or_zero`'s points: 16-aligned bytes (slot + r, lane 8 ..) of the
+                // warp's pipe; if `inside`, 16 bytes of B's row (n % 8 == 0, col % 8 == 0, B
+                // 16-aligned); the slot's readers met at `sync_warp` before `pipeline` refills it.
                 unsafe { pipe.copy16_or_zero(slot + r, lane * 8, src, inside) };
             }
             commit_group();
@@ -115,7 +125,12 @@ unsafe fn pass<T: Element>(
             let mut r = 0;
             while r < STAGE_ROWS {
                 for h in 0..2 {
+                    // SAFETY: `load4_or_zeros` without `vector`: b holds k x n >= k1 x n elements
+                    // (k1 <= k), and each element is checked inside.
                     let four = unsafe { load4_or_zeros(b, (kk + r, col + 4 * h), (k1, n), false) };
+                    // SAFETY: `set4`'s points: (r < 16, lane 8 + 4 h + 4 <= 256) in the pipe's
+                    // 264-wide rows, this lane's own; the warp-private pipe is unread until the
+                    // `sync_warp` below.
                     unsafe { pipe.set4(r, lane * 8 + 4 * h, four) };
                 }
                 r += 1;
@@ -130,7 +145,10 @@ unsafe fn pass<T: Element>(
         for h in 0..2 {
             let row = warp * ROWS + g + 8 * h as u32;
             let col = 8 * j as u32 + 2 * t;
+            // SAFETY: `set`'s points: row < WARPS ROWS and col < STRIP in `sums`, this lane's
+            // element; the barrier above ended every read of these bytes as pipes.
             unsafe { sums.set(row, col, acc[j][2 * h]) };
+            // SAFETY: as above, column col + 1 < STRIP.
             unsafe { sums.set(row, col + 1, acc[j][2 * h + 1]) };
         }
     }
@@ -155,6 +173,8 @@ pub unsafe fn product<T: Element>(g: Gemm<T>) {
     // SAFETY: the launch provides PIPES + 4 accumulators; the sums fit in the pipelines'
     // bytes (checked above), which they use at other times (barriers between).
     let pipes = unsafe { SharedArena::<T>::launch_sized() }.tile(WARPS * STAGES * STAGE_ROWS, ROW);
+    // SAFETY: as above: `sums`, the rest of the pipes' words and the flag carved below make PIPES +
+    // 4 accumulators; `sums` aliases `pipes` only between barriers.
     let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
     let sums = arena.tile(WARPS * ROWS, STRIP);
     let _pipes = arena.tile(PIPES / STRIP - WARPS * ROWS, STRIP);
@@ -163,8 +183,12 @@ pub unsafe fn product<T: Element>(g: Gemm<T>) {
     let mut row0 = 0;
     while row0 < m {
         let here = (row0, strip * STRIP, k0, k1);
+        // SAFETY: `pass`'s points: the kernel's contract, and every thread of the block runs this
+        // loop (its bounds are the launch's).
         unsafe { pass::<T>((a, b), (m, n, k), here, (&pipe, lane), (&sums, warp)) };
         let slices = Slices::of(&g, ROWS); // made here: held across the pass, it spilled
+        // SAFETY: `finish`'s points: the kernel's launch rules (this contract); every thread calls
+        // it, after `pass` wrote `sums`.
         unsafe { slices.finish::<ROWS, WARPS>((row0, (m - row0).min(ROWS)), &sums, &last_flag) };
         row0 += ROWS;
     }

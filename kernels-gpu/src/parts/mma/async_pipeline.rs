@@ -37,6 +37,9 @@ pub(crate) unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
         let inside = row0 + r < rows && col0 + c < cols;
         let at = (row0 + r) as usize * ld as usize + (col0 + c) as usize;
         let from = if inside { src.wrapping_add(at) } else { src };
+        // SAFETY: `copy16_or_zero`'s points: (r < ROWS, c + chunk <= COLS) of `dst` (tid <
+        // threads), 16-aligned rows; if `inside`, 16 bytes in row row0 + r (cols, ld, col0 + c
+        // chunk multiples, src 16-aligned); dst unread until a wait and barrier (the contract).
         unsafe { dst.copy16_or_zero(r, c, from, inside) };
     }
 }
@@ -54,6 +57,9 @@ pub(crate) unsafe fn copy_phase<T: Element, const BN: u32, const BK: u32>(
     (row0, col0, k0): (u32, u32, u32),
     tid: u32,
 ) {
+    // SAFETY: `copy_tile`'s points: A's rows (k, ld k) and B's (n, ld n) are multiples of the
+    // 8-element chunk and a, b 16-aligned (this contract); `stage` unread until a wait and a
+    // barrier; tid < THREADS, the 256 threads the launch has.
     unsafe {
         copy_tile::<T, BM, BK>(&stage.a, a, (row0, k0), (m, k, k), (tid, THREADS));
         copy_tile::<T, BK, BN>(&stage.b, b, (k0, col0), (k, n, n), (tid, THREADS));
@@ -87,12 +93,16 @@ pub(crate) unsafe fn pipelined<
 ) {
     let (a, b, c, m, n, k) = gemm.plain();
     if !chunked(a, b, n, k) {
+        // SAFETY: `one_stage`'s contract: the same launch (256 threads, f16 or bf16), whose DEPTH
+        // stages of BK >= 32 hold its one stage; `chunked` is per launch, so every block comes
+        // here.
         return unsafe { one_stage::<T, Ldmatrix, BN, NT>(gemm) };
     }
     let tid = thread_idx_x();
     let me = tensor_tile::Lane::of::<BN>(tid);
     let (row0, col0) = (block_idx_y() * BM, block_idx_x() * BN);
-    // SAFETY: the launch provides STAGES stages of both padded tiles.
+    // SAFETY: the launch provides `DEPTH` stages (the kernels' spec count, the contract's `STAGES`)
+    // of the padded A and B tiles: `a_all` and `b_all` (checked on the host).
     let mut arena = unsafe { SharedArena::<T>::launch_sized() };
     let a_all = arena.tile(DEPTH * BM, BK + PAD);
     let b_all = arena.tile(DEPTH * BK, BN + PAD);
@@ -106,6 +116,8 @@ pub(crate) unsafe fn pipelined<
     for s in 0..DEPTH - 1 {
         if s < phases {
             let at = (row0, col0, s * BK);
+            // SAFETY: `copy_phase`'s points: `chunked` held above (K, N multiples of 8, a and b
+            // 16-aligned); stage `s` is first read after the loop's wait and barrier for phase s.
             unsafe { copy_phase::<T, BN, BK>(&stage(s), (a, b), (m, n, k), at, tid) };
         }
         commit_group();
@@ -125,11 +137,18 @@ pub(crate) unsafe fn pipelined<
         if ahead < phases {
             let at = (row0, col0, ahead * BK);
             let there = stage(ahead % DEPTH);
+            // SAFETY: as in the prologue; `there` held phase - 1, which every thread finished
+            // reading before the barrier above, and is next read after its own wait and barrier.
             unsafe { copy_phase::<T, BN, BK>(&there, (a, b), (m, n, k), at, tid) };
         }
         commit_group();
         let here = stage(phase % DEPTH);
+        // SAFETY: `multiply`'s points: the wait left only later phases in flight (DEPTH >= 2), so
+        // this thread's copies of `phase` landed, and the barrier made everyone's visible; all 256
+        // threads (whole warps) get here.
         unsafe { tensor_tile::multiply::<T, Ldmatrix, NT, BK, PREFETCH>(&here, &mut acc, me) };
     }
+    // SAFETY: `epilogue`'s points: c is the m x n row-major C (the entry points' plain form); each
+    // lane writes its own elements of this block's tile; whole warps call it.
     unsafe { tensor_tile::epilogue::<T, _>(c, &acc, (m, n), (row0, col0), me) };
 }

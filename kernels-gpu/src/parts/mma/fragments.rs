@@ -14,6 +14,9 @@ fn pack<T: Element>(lo: T, hi: T) -> u32 {
 pub struct SharedLoads;
 
 impl Fragments for SharedLoads {
+    /// # Safety
+    /// As [`Fragments::load`]: the stage is complete (a barrier since its last store), and
+    /// every lane of the warp calls it.
     #[inline(always)]
     unsafe fn load<T: Element, const NT: usize>(
         stage: &Stage<T>,
@@ -26,6 +29,9 @@ impl Fragments for SharedLoads {
         let mut bf = [[0u32; 2]; NT];
         for (i, f) in af.iter_mut().enumerate() {
             let (r, c) = (me.warp_row + 16 * i as u32 + g, kk + 2 * t);
+            // SAFETY: `get_pair_bits`' points: rows r, r + 8 < BM and even columns c, c + 8 (each
+            // with c + 1) below kk + 16 <= the stage's K (`multiply`'s steps), in A's rows of even
+            // length BK + PAD; complete and unwritten until the next barrier (`load`'s contract).
             *f = unsafe {
                 [
                     a_s.get_pair_bits(r, c),
@@ -37,6 +43,9 @@ impl Fragments for SharedLoads {
         }
         for (j, f) in bf.iter_mut().enumerate() {
             let (k, c) = (kk + 2 * t, me.warp_col + 8 * j as u32 + g);
+            // SAFETY: `get`'s points: K rows kk + 2t .. kk + 2t + 9 < kk + 16 and column warp_col +
+            // 8 j + g < warp_col + 8 NT <= BN (NT = BN / 32) lie in B's tile, complete and
+            // unwritten until the next barrier (`load`'s contract).
             *f = unsafe {
                 [
                     pack(b_s.get(k, c), b_s.get(k + 1, c)),
@@ -51,6 +60,9 @@ impl Fragments for SharedLoads {
 pub struct Ldmatrix;
 
 impl Fragments for Ldmatrix {
+    /// # Safety
+    /// As [`Fragments::load`]: the stage is complete (a barrier since its last store), and
+    /// every lane of the warp calls it.
     #[inline(always)]
     unsafe fn load<T: Element, const NT: usize>(
         stage: &Stage<T>,
@@ -64,6 +76,9 @@ impl Fragments for Ldmatrix {
         let mut af = [[0u32; 4]; MT];
         for (i, f) in af.iter_mut().enumerate() {
             let row = me.warp_row + 16 * i as u32 + r8;
+            // SAFETY: `x4`'s points: `row16` puts the lane's 16 bytes in A's tile (row < BM,
+            // columns kk + half .. + 8 <= kk + 16), 16-aligned ((BK + PAD) 2-byte rows: 80 or 144
+            // bytes); complete (`load`'s contract); MT is a constant: the whole warp.
             *f = unsafe { ldmatrix::x4(stage.a.row16(row, kk + half)) };
         }
         // B: matrices (K 0-7, tile j), (K 8-15, tile j), (K 0-7, tile j + 1), (K 8-15, tile
@@ -71,6 +86,9 @@ impl Fragments for Ldmatrix {
         let mut bf = [[0u32; 2]; NT];
         for j in (0..NT).step_by(2) {
             let col = me.warp_col + 8 * j as u32 + half;
+            // SAFETY: as for A: K row kk + r8 < kk + 16 and columns col .. col + 8 <= warp_col + 8
+            // NT <= BN of B's tile, 16-byte aligned ((BN + PAD) 2-byte rows, col a multiple of 8);
+            // complete; the steps of `j` are constants: the whole warp.
             let r = unsafe { ldmatrix::x4_trans(stage.b.row16(kk + r8, col)) };
             bf[j] = [r[0], r[1]];
             bf[j + 1] = [r[2], r[3]];

@@ -16,6 +16,8 @@ use crate::problem::Gemm;
 #[inline(always)]
 pub unsafe fn one_stage<T: Element, F: Fragments, const BN: u32, const NT: usize>(gemm: Gemm<T>) {
     let at = (block_idx_y() * BM, block_idx_x() * BN);
+    // SAFETY: `one_stage_tile`'s contract is this one's, passed on whole (same launch, threads,
+    // element type and shared stage); `at` is this block's own tile of the grid.
     unsafe { one_stage_tile::<T, F, BN, NT>(gemm, at) }
 }
 
@@ -31,7 +33,8 @@ pub unsafe fn one_stage_tile<T: Element, F: Fragments, const BN: u32, const NT: 
     let (a, b, c, m, n, k) = gemm.plain();
     let tid = thread_idx_x();
     let me = Lane::of::<BN>(tid);
-    // SAFETY: the launch provides one stage of both padded tiles of the input type.
+    // SAFETY: the contract's launch provides one stage for a `BN`-wide tile: the BM x (BK + PAD)
+    // and BK x (BN + PAD) tiles of T carved below (each carve checked on the host).
     let mut arena = unsafe { SharedArena::<T>::launch_sized() };
     let stage = Stage {
         a: arena.tile(BM, BK + PAD),
@@ -47,15 +50,24 @@ pub unsafe fn one_stage_tile<T: Element, F: Fragments, const BN: u32, const NT: 
         let vector = interior && k0 + BK <= k;
         let at = (row0, col0, k0);
         if works {
+            // SAFETY: `load_phase`'s points: a, b are m x k, k x n row-major (the entry points);
+            // `vector` is `interior` with k0 + BK <= k; tid < THREADS; the stage's readers met the
+            // barrier after the last phase, the next read is past the one below.
             unsafe { tensor_tile::load_phase::<T, BN>(&stage, (a, b), (m, n, k), at, tid, vector) };
         }
         sync_threads(); // the tiles are complete
         if works {
+            // SAFETY: `multiply`'s points: the barrier above completed the stage after every
+            // thread's stores; `works` (tid < 256) is whole warps, so every lane of this warp calls
+            // it.
             unsafe { tensor_tile::multiply::<T, F, NT, BK, false>(&stage, &mut acc, me) };
         }
         sync_threads(); // everyone is done before the next phase overwrites the tiles
     }
     if works {
+        // SAFETY: `epilogue`'s points: c is the m x n row-major C (the entry points' plain form);
+        // each lane writes only its own fragment elements of this block's tile; whole warps
+        // (`works`).
         unsafe { tensor_tile::epilogue::<T, _>(c, &acc, (m, n), (row0, col0), me) };
     }
 }

@@ -101,6 +101,8 @@ pub unsafe fn multiply<
     me: Lane,
 ) {
     let mut next = if PREFETCH {
+        // SAFETY: `load`'s contract is this one's (the stage complete, every lane of the warp
+        // here); K step 0 is inside the stage.
         unsafe { F::load::<T, NT>(stage, 0, me) }
     } else {
         ([[0; 4]; MT], [[0; 2]; NT])
@@ -109,10 +111,13 @@ pub unsafe fn multiply<
         let (af, bf) = if PREFETCH {
             let here = next;
             if step + 1 < STAGE_K / 16 {
+                // SAFETY: as above, for K step 16 (step + 1) < STAGE_K; the trip count is a
+                // constant, so the whole warp gets here.
                 next = unsafe { F::load::<T, NT>(stage, 16 * (step + 1), me) };
             }
             here
         } else {
+            // SAFETY: as above, for K step 16 step < STAGE_K.
             unsafe { F::load::<T, NT>(stage, 16 * step, me) }
         };
         mma_step::<T, NT>(acc, (&af, &bf));
@@ -166,6 +171,9 @@ pub unsafe fn load_phase<T: Element, const BN: u32>(
     // 64-wide B: the first half of the threads, one each).
     let (ar, ac) = (tid / 2, (tid % 2) * 16);
     for q in 0..4 {
+        // SAFETY: a holds m x k (the contract); with `vector` the four are inside and 4-aligned
+        // (`interior`, k0 + BK <= k); `set4` at (ar < BM, ac + 4q + 4 <= BK), rows of BK + PAD:
+        // this thread's run, which nobody reads until the next barrier (the contract).
         unsafe {
             let va = load4_or_zeros(a, (row0 + ar, k0 + ac + 4 * q), (m, k), vector);
             stage.a.set4(ar, ac + 4 * q, va);
@@ -179,6 +187,8 @@ pub unsafe fn load_phase<T: Element, const BN: u32>(
         }
         let (br, bc) = (e / (BN / 16), (e % (BN / 16)) * 16);
         for q in 0..4 {
+            // SAFETY: as for A: b holds k x n; with `vector`, col0 + BN <= n, n % 4 == 0 and
+            // `aligned4(b)`; `set4` at (br < BK, bc + 4q + 4 <= BN) of this thread's own run `e`.
             unsafe {
                 let vb = load4_or_zeros(b, (k0 + br, col0 + bc + 4 * q), (k, n), vector);
                 stage.b.set4(br, bc + 4 * q, vb);
@@ -221,6 +231,8 @@ pub unsafe fn epilogue<T: Element, const NT: usize>(
                         if row < m && col + e < n {
                             let at = row as usize * n as usize + (col + e) as usize;
                             let value = T::out(acc[i][j][2 * h as usize + e as usize]);
+                            // SAFETY: `store`'s points: row < m and col + e < n, inside the m x n C
+                            // (the contract), and an element of this lane's fragment only.
                             unsafe { store(c, at, value) };
                         }
                     }
@@ -245,6 +257,9 @@ pub unsafe fn epilogue<T: Element, const NT: usize>(
                 let first = [word($i, j0, 0), word($i, j0, 1)];
                 let second = [word($i, j1, 0), word($i, j1, 1)];
                 let send = if odd == 0 { second } else { first };
+                // SAFETY: `xor`'s point: the whole warp is here with mask 1: `quads` and `$p < NT /
+                // 2` depend only on the launch and block tile, and the callers run the epilogue in
+                // whole warps.
                 let got = unsafe { shuffle::xor(send, 1) };
                 let col = col0 + me.warp_col + 16 * $p + 6 * odd + 2 * t;
                 for h in 0..2 {
@@ -255,6 +270,9 @@ pub unsafe fn epilogue<T: Element, const NT: usize>(
                     };
                     if row < m {
                         let at = row as usize * n as usize + col as usize;
+                        // SAFETY: `store4`'s points: row < m, the four columns below col0 + 32 NT
+                        // <= n (`quads`); index 4-aligned (n % 4 == 0, col a multiple of 4, C
+                        // 4-element aligned); the quad's lanes store disjoint fours.
                         unsafe { store4(c, at, <T::Out as Output>::from_words(both)) };
                     }
                 }

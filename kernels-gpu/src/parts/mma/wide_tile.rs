@@ -163,7 +163,10 @@ impl<T: Element> Stage<T> {
     #[inline(always)]
     unsafe fn a_at<S: Scheme, const A_T: bool>(&self, r: u32, k: u32) -> S::Frag<T::Acc> {
         let x = match A_T {
+            // SAFETY: `get`'s points: (r, k) lies in A's BM x (BK + PAD_A) tile (this contract),
+            // which is complete and unwritten until the next barrier.
             false => unsafe { self.a.get(r, k) },
+            // SAFETY: as above, A held MN-major: (k, r) in its BK x (BM + pad) tile.
             true => unsafe { self.a.get(k, r) },
         };
         S::prepare(x.widen())
@@ -177,7 +180,10 @@ impl<T: Element> Stage<T> {
     #[inline(always)]
     unsafe fn b_at<S: Scheme, const B_T: bool>(&self, k: u32, c: u32) -> S::Frag<T::Acc> {
         let x = match B_T {
+            // SAFETY: `get`'s points: (k, c) lies in B's BK x (BN + pad) tile (this contract),
+            // which is complete and unwritten until the next barrier.
             false => unsafe { self.b.get(k, c) },
+            // SAFETY: as above, B held K-major: (c, k) in its BN x (BK + PAD_A) tile.
             true => unsafe { self.b.get(c, k) },
         };
         S::prepare(x.widen())
@@ -207,9 +213,13 @@ unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
         let chunk = 16 / size_of::<T>() as u32;
         let per_row = COLS / chunk;
         if row0 + ROWS <= rows && col0 + COLS <= cols && threads.is_multiple_of(per_row) {
+            // SAFETY: `copy_whole`'s points: `chunked` (this contract's alignment), the tile inside
+            // the matrix and `threads` a multiple of `per_row`, all tested just above.
             unsafe { copy_whole::<T, ROWS, COLS>(dst, src, (row0, col0), ld, (tid, threads)) };
         } else {
             let at = ((row0, col0), (rows, cols, ld), (tid, threads));
+            // SAFETY: `copy_tile`'s points: with `chunked` cols and ld are chunk multiples and src
+            // is 16-aligned (this contract); `dst` is unread until a wait and a barrier.
             unsafe { async_pipeline::copy_tile::<T, ROWS, COLS>(dst, src, at.0, at.1, at.2) };
         }
     } else {
@@ -219,6 +229,9 @@ unsafe fn copy_tile<T: Copy, const ROWS: u32, const COLS: u32>(
             let inside = row0 + r < rows && col0 + c < cols;
             let at = (row0 + r) as usize * ld as usize + (col0 + c) as usize;
             let from = if inside { src.wrapping_add(at) } else { src };
+            // SAFETY: `copy_element_or_zero`'s points: (r < ROWS, c < COLS) in `dst` (tid <
+            // threads); if `inside`, element (row0 + r, col0 + c) of the matrix; T is f32 or f64,
+            // aligned; `dst` unread until a wait and barrier (this contract).
             unsafe { dst.copy_element_or_zero(r, c, from, inside) };
         }
     }
@@ -256,6 +269,9 @@ unsafe fn copy_whole<T: Copy, const ROWS: u32, const COLS: u32>(
             true => to0 + i * pitch,
             false => shared_address(dst.row16(r0 + i * step, c)),
         };
+        // SAFETY: `copy16_or_zero_at`'s points: `to` is row16(r0 + i step, c), a row < ROWS of
+        // `dst` (tid < threads), 16-aligned; `from` is that chunk of the matrix (tile inside it,
+        // src, ld, col0 + c chunk-aligned: the contract); unread until a wait and barrier.
         unsafe { copy16_or_zero_at(to, from, 16) };
         from = from.wrapping_add(step as usize * ld as usize);
     }
@@ -322,7 +338,11 @@ unsafe fn multiply<
     me: Lane,
 ) {
     if S::K16 {
+        // SAFETY: `a_at`'s points: rows r + 8 (q % 2) < row + 16 MT <= BM and K kk + t + 4 (q / 2)
+        // < kk + 16 <= BK lie in the stage, which is complete (this contract).
         let ga = |r: u32, kk: u32| unsafe { stage.a_at::<S, A_T>(r, kk) };
+        // SAFETY: `b_at`'s points: K kk + t + 4 q < kk + 16 <= BK and column col + 8 j + g < col +
+        // 32 <= BN lie in the stage, which is complete (this contract).
         let gb = |kk: u32, c: u32| unsafe { stage.b_at::<S, B_T>(kk, c) };
         let Lane { row, col, g, t } = me;
         for step in 0..BK / 16 {
@@ -353,8 +373,11 @@ unsafe fn multiply<
             kk: 8 * step,
             me,
         };
+        // SAFETY: `b`'s contract is this one's: the stage complete, every lane of the warp here
+        // (constant trip counts).
         let bf = unsafe { reads.b::<S, B_T>() };
         for i in 0..MT {
+            // SAFETY: as above, A's fragment of m16 tile i < MT.
             let af = unsafe { reads.a::<S, A_T>(i) };
             for j in 0..NT {
                 acc[i][j] = S::mma(af, bf[j], acc[i][j]);
@@ -388,6 +411,8 @@ impl<T: Element> StepReads<'_, T> {
     #[inline(always)]
     unsafe fn a<S: Scheme, const A_T: bool>(&self, i: usize) -> [S::Frag<T::Acc>; 4] {
         let (kk, Lane { row, g, t, .. }) = (self.kk, self.me);
+        // SAFETY: `a_at`'s points: rows r, r + 8 < row + 16 MT <= BM and K kk + t (+ 4) < kk + 8 <=
+        // BK lie in the stage, which is complete (`multiply`'s contract, this one's).
         let get = |r: u32, k: u32| unsafe { self.stage.a_at::<S, A_T>(r, k) };
         let r = row + 16 * i as u32 + g;
         [
@@ -405,6 +430,8 @@ impl<T: Element> StepReads<'_, T> {
     #[inline(always)]
     unsafe fn b<S: Scheme, const B_T: bool>(&self) -> [[S::Frag<T::Acc>; 2]; NT] {
         let (kk, Lane { col, g, t, .. }) = (self.kk, self.me);
+        // SAFETY: `b_at`'s points: K kk + t (+ 4) < kk + 8 <= BK and column col + 8 j + g < col +
+        // 32 <= BN lie in the stage, which is complete (`multiply`'s contract, this one's).
         let get = |k: u32, c: u32| unsafe { self.stage.b_at::<S, B_T>(k, c) };
         let mut b = [[S::prepare(T::Acc::ZERO); 2]; NT];
         for (j, b) in b.iter_mut().enumerate() {
@@ -519,7 +546,10 @@ unsafe fn buffered<
         me,
     };
     let mut now = Fragments::<_, MT> {
+        // SAFETY: stage 0 is complete: `start_stages` waited for phase 0's group and met the
+        // barrier; every thread of the block runs this (the contract), so whole warps.
         a: core::array::from_fn(|i| unsafe { first.a::<S, A_T>(i) }),
+        // SAFETY: as above, B's fragments of stage 0.
         b: unsafe { first.b::<S, B_T>() },
     };
     for phase in 0..phases {
@@ -538,11 +568,15 @@ unsafe fn buffered<
             };
             // B's next fragments beside this step's; A's tile by tile, each into the
             // registers its `mma`s have just read (72 registers of fragments, not 96).
+            // SAFETY: `next` is `here` (complete since its wait and barrier) or the stage
+            // `next_stage` waited for and met the barrier on (past the end one with no copy in
+            // flight); the whole block runs this loop.
             let b = unsafe { reads.b::<S, B_T>() };
             for i in 0..MT {
                 for j in 0..NT {
                     acc[i][j] = S::mma(now.a[i], now.b[j], acc[i][j]);
                 }
+                // SAFETY: as above, A's fragment of m16 tile i from `next`.
                 now.a[i] = unsafe { reads.a::<S, A_T>(i) };
             }
             now.b = b;
@@ -586,7 +620,8 @@ unsafe fn buffered4<
         let Lane { row, col, g, t } = me;
         let a: [[S::Frag<T::Acc>; 2]; MT] = core::array::from_fn(|i| {
             let r = row + 16 * i as u32 + g;
-            // SAFETY: inside the stage, which has landed (the callers' waits and barriers).
+            // SAFETY: `a_at`'s points: rows r, r + 8 < BM and K kk + t < BK in the stage, which is
+            // complete (`start_stages` or `next_stage` waited and met the barrier for it).
             unsafe {
                 [
                     st.a_at::<S, A_T>(r, kk + t),
@@ -595,7 +630,7 @@ unsafe fn buffered4<
             }
         });
         let b: [S::Frag<T::Acc>; NT] = core::array::from_fn(|j| {
-            // SAFETY: as above.
+            // SAFETY: as above: K kk + t < BK and column col + 8 j + g < BN, B in the same stage.
             unsafe { st.b_at::<S, B_T>(kk + t, col + 8 * j as u32 + g) }
         });
         (a, b)
@@ -641,6 +676,8 @@ pub unsafe fn strided<
     gemm: Gemm<T>,
 ) {
     let st = gemm.p.strides();
+    // SAFETY: `pipelined`'s points are this contract's, with `A_T` and `B_T` the problem's layout
+    // (matched on its strides); the strided `shared_elements` hold either orientation.
     unsafe {
         match (st.a_t, st.b_t) {
             (false, false) => {
@@ -690,8 +727,11 @@ pub unsafe fn pipelined<
         // blocks' checked copies do not crowd the buffered loop's registers (compiled
         // together: 255 registers, 35 of 51 fragment loads waiting on a `DMMA`; alone: 234,
         // and 12-18).
+        // SAFETY: `interior_k4`'s points: this contract, and `interior_block` just said the block
+        // at `grouped` (the origin `pipelined_body` takes when BUFFERED) is interior.
         return unsafe { interior_k4::<T, S, R, BM, BN, BK, DEPTH, MT, A_T, B_T>(gemm) };
     }
+    // SAFETY: `pipelined_body`'s contract is this one's; INTERIOR false claims nothing more.
     unsafe { pipelined_body::<T, S, R, BM, BN, BK, DEPTH, MT, A_T, B_T, BUFFERED, false>(gemm) }
 }
 
@@ -715,6 +755,8 @@ unsafe fn interior_k4<
 >(
     gemm: Gemm<T>,
 ) {
+    // SAFETY: `pipelined_body`'s contract is this one's; INTERIOR (with BUFFERED) is this
+    // contract's interior block.
     unsafe { pipelined_body::<T, S, R, BM, BN, BK, DEPTH, MT, A_T, B_T, true, true>(gemm) }
 }
 
@@ -764,7 +806,8 @@ unsafe fn pipelined_body<
         true => grouped(BM, BN),
         false => (block_idx_y() * BM, block_idx_x() * BN),
     };
-    // SAFETY: the launch provides DEPTH stages of both padded tiles (and the flag).
+    // SAFETY: the launch provides `shared_elements` (the contract): DEPTH stages of A's and B's
+    // padded tiles in either orientation, then 16 bytes of flag: the carves below.
     let mut arena = unsafe { SharedArena::<T>::launch_sized() };
     // A stage's operands as stored: K-major rows padded by PAD_A, MN-major by 32 bytes.
     let pad_mn = pad_b(size_of::<T>() as u32);
@@ -784,6 +827,9 @@ unsafe fn pipelined_body<
         a: a_all.window(s * a_rows, a_rows),
         b: b_all.window(s * b_rows, b_rows),
     };
+    // SAFETY: `copy_tile`'s points: where `chunked`, `fits` checked cols, ld and alignment; the
+    // `threads(BM, BN, MT)` threads of the launch; called only on a stage nobody reads until a wait
+    // and barrier (the prologue's, or past the barrier after its last reader).
     let copy = |s: &Stage<T>, k0: u32| unsafe {
         let me = (tid, threads(BM, BN, MT));
         match A_T {
@@ -827,6 +873,8 @@ unsafe fn pipelined_body<
         .cast_mut()
         .cast::<u32>();
     if S::REPAIR && tid == 0 {
+        // SAFETY: `flag` is the 4-aligned first word of the 16-byte flag tile (checked on the
+        // host); only thread 0 writes it, and nobody reads it before the barriers below.
         unsafe { flag.write(0) };
     }
     let mut acc = [[[T::Acc::ZERO; 4]; NT]; MT];
@@ -853,6 +901,9 @@ unsafe fn pipelined_body<
             false => (phase - tail) * BK,
         };
         let first = |s: &Stage<T>, phase: u32| copy(s, k0(phase));
+        // SAFETY: `copy_whole`'s points: `interior` (or INTERIOR: `interior_block`, the same test)
+        // says chunked, whole tiles, block inside M and N; its phases (>= DEPTH) satisfy k0 + BK <=
+        // k; `next_stage` refills a slot past the barrier after its last reader.
         let whole = |s: &Stage<T>, phase: u32| unsafe {
             let (me, k0) = ((tid, threads), (phase - tail) * BK);
             match A_T {
@@ -866,10 +917,16 @@ unsafe fn pipelined_body<
         };
         let at = (&stage, &first, &whole);
         match S::K4 {
+            // SAFETY: `buffered4`'s points: `stage(s)` is slot s, `first` copies phases < DEPTH
+            // with checks, `whole` later ones (above); the branch is block-uniform, so every thread
+            // is here.
             true => unsafe { buffered4::<T, S, BK, DEPTH, MT, A_T, B_T>(&mut acc, at, phases, me) },
+            // SAFETY: as above, `buffered`'s (the same points).
             false => unsafe { buffered::<T, S, BK, DEPTH, MT, A_T, B_T>(&mut acc, at, phases, me) },
         }
     } else {
+        // SAFETY: `multiply`'s points: `mainloop` calls it on a stage after its wait and barrier;
+        // every thread of the block (whole warps) runs the mainloop.
         mainloop(&mut acc, &|s, acc| unsafe {
             multiply::<T, S, BK, MT, A_T, B_T>(s, acc, me)
         });
@@ -886,12 +943,18 @@ unsafe fn pipelined_body<
             }
         }
         if nan {
+            // SAFETY: the flag word as above; several threads may store the same 1 here, all
+            // between the two barriers, which order them before every read (the host runs a block's
+            // threads one at a time).
             unsafe { flag.write(1) };
         }
         sync_threads();
         // The same answer for every thread: the repair's barriers stay uniform.
+        // SAFETY: the flag word as above, read after the barrier that ends every write to it.
         if unsafe { flag.read() } != 0 {
             let mut again = [[[T::Acc::ZERO; 4]; NT]; MT];
+            // SAFETY: as for the first mainloop, `multiply` with R; the barriers above left no
+            // stage read and no copy in flight, so the prologue may refill them.
             mainloop(&mut again, &|s, acc| unsafe {
                 multiply::<T, R, BK, MT, A_T, B_T>(s, acc, me)
             });
@@ -907,6 +970,8 @@ unsafe fn pipelined_body<
         }
     }
     let out = gemm.c_out();
+    // SAFETY: `epilogue`'s points: `c_out` is this product's C, m x n at ldc (the entry points'
+    // contract); each lane writes its own elements of its warp tile of this block's tile.
     unsafe { epilogue::<T, MT>(&out, &acc, (m, n), (row0 + me.row, col0 + me.col), me) };
 }
 
@@ -976,10 +1041,14 @@ unsafe fn epilogue<T: Element, const MT: usize>(
                 let v = [acc[i][j][2 * h as usize], acc[i][j][2 * h as usize + 1]];
                 let at = row as usize * out.ldc as usize + col as usize;
                 if row < m && col + 1 < n && pairs {
+                    // SAFETY: `put2`'s points: (row, col..col + 2) inside C and this lane's own;
+                    // 2-aligned: ldc and col even, C 16-byte aligned (`pairs`).
                     unsafe { out.put2(at, v) };
                 } else {
                     for e in 0..2 {
                         if row < m && col + e < n {
+                            // SAFETY: `put`'s points: (row, col + e) inside C, this lane's own
+                            // element.
                             unsafe { out.put(at + e as usize, v[e as usize]) };
                         }
                     }

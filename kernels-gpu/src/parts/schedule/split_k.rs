@@ -30,11 +30,17 @@ pub(crate) unsafe fn last_to_arrive<A: Accumulator>(
     fence_gpu(); // this thread's plane writes before the ticket
     sync_threads();
     if tid == 0 {
+        // SAFETY: `counter` is a `u32` of a global buffer that only atomics touch during the
+        // launch: `take_ticket`'s contract, which is this fn's.
         let last = unsafe { take_ticket(counter) } == splits - 1;
         let raised = if last { A::from_f32(1.0) } else { A::ZERO };
+        // SAFETY: `(0, 0)` of the block's own flag tile (the contract); only thread 0 writes
+        // it, between the two barriers, and the others read it only after the second.
         unsafe { flag.set(0, 0, raised) };
     }
     sync_threads();
+    // SAFETY: the flag's only write (thread 0's, above) came before the barrier just passed;
+    // the next comes after the next call's first barrier.
     let last = unsafe { flag.get(0, 0) } != A::ZERO;
     if last {
         fence_gpu(); // the other blocks' planes after their tickets
@@ -80,7 +86,12 @@ impl<T: Element> Slices<T> {
     /// Meets the block's barriers: every thread calls it, in uniform control flow.
     ///
     /// # Safety
-    /// As the kernel's: the launch follows its rules (workspace, counters zero).
+    /// As the kernel's: the launch follows its rules (workspace, counters zero). That is: C
+    /// is dense `m x n`; the workspace holds `counters(m, strips, PER_WARP)` counters (the
+    /// rows `Slices::of` took), zero at launch and touched only by this split-K, then
+    /// `splits` planes of `m x n` accumulators; the grid is `strips x splits`; `rows <=
+    /// PER_WARP`, `row0 + rows <= m`; `sums` holds the `PARTS * PER_WARP x STRIP` sums of
+    /// this block, and `last_flag` is as [`last_to_arrive`]'s flag.
     #[inline(always)]
     pub(crate) unsafe fn finish<const PER_WARP: u32, const PARTS: u32>(
         &self,
@@ -100,11 +111,19 @@ impl<T: Element> Slices<T> {
             if r < rows && column < n {
                 let mut sum = T::Acc::ZERO;
                 for w in 0..PARTS {
+                    // SAFETY: `w < PARTS`, `r < PER_WARP` and `cc < STRIP` (element `i` of
+                    // the pass's `PER_WARP * STRIP`): inside `sums` (the contract), written
+                    // before the barrier above, unwritten until the one at the end.
                     sum = sum + unsafe { sums.get(w * PER_WARP + r, cc) };
                 }
                 let at = (row0 + r) as usize * n as usize + column as usize;
                 match splits {
+                    // SAFETY: one slice: `(row0 + r, column)` is inside C (`r < rows`, `row0 +
+                    // rows <= m`, `column < n`), dense (the contract); this thread's element,
+                    // and no other block has this strip.
                     1 => unsafe { store(self.c, at, T::out(sum)) },
+                    // SAFETY: as above, in plane `split < splits` of the workspace (the
+                    // contract), which only this block writes.
                     _ => unsafe { store(self.planes, split as usize * plane + at, sum) },
                 }
             }
@@ -113,6 +132,9 @@ impl<T: Element> Slices<T> {
             // The rendezvous of the strip's blocks: the last to arrive adds the planes.
             let pass = row0 / PER_WARP;
             let counter = self.counters.wrapping_add((pass * strips + strip) as usize);
+            // SAFETY: every thread gets here (`splits` is the block's); `counter` is this
+            // strip and pass's, inside the workspace's counters, which only tickets and the
+            // last block's reset touch (the contract); `last_flag` is the block's own.
             if unsafe { last_to_arrive(counter, splits, last_flag, tid) } {
                 // Four columns an access and four planes' loads in flight before their
                 // adds (the same order of the sums, so the same bits). Plane by plane, the
@@ -124,12 +146,19 @@ impl<T: Element> Slices<T> {
                     && (self.c as usize).is_multiple_of(4 * size_of::<T::Out>());
                 const { assert!(PER_WARP <= PASS_ROWS) };
                 if vector {
+                    // SAFETY: the last block, past its ticket: every plane of the strip is in;
+                    // `vector` tested `add_planes_by_four`'s alignment: n a multiple of 4,
+                    // planes 16-byte aligned, C aligned to four elements.
                     unsafe { self.add_planes_by_four::<PER_WARP>((row0, rows), plane) };
                 } else {
+                    // SAFETY: as above; `add_planes` needs no alignment.
                     unsafe { self.add_planes::<PER_WARP>((row0, rows), plane) };
                 }
                 if tid == 0 {
                     // The next product on this stream finds it zero again.
+                    // SAFETY: the counter is in the workspace (above); all `splits` tickets of
+                    // this pass are drawn (this thread drew the last, with acquire), so no
+                    // atomic races this plain store.
                     unsafe { store(counter, 0, 0) };
                 }
             }
@@ -172,6 +201,9 @@ impl<T: Element> Slices<T> {
             let mut got = [T::Acc::ZERO; MOST];
             for i in 0..count {
                 if let (true, at) = at(i as u32) {
+                    // SAFETY: `at` is inside C (`place`'s test), so `s * plane + at` is inside
+                    // plane `s < splits` of the workspace (the contract), whose block wrote it
+                    // before its ticket.
                     got[i] = unsafe { load_volatile(self.planes, s * plane + at) };
                 }
             }
@@ -181,6 +213,8 @@ impl<T: Element> Slices<T> {
         }
         for i in 0..count {
             if let (true, at) = at(i as u32) {
+                // SAFETY: `at` is inside C (`place`'s test; dense `m x n`: the contract); this
+                // thread's element, and only the strip's last block writes it.
                 unsafe { store(self.c, at, T::out(sum[i])) };
             }
         }
@@ -211,6 +245,9 @@ impl<T: Element> Slices<T> {
                         && first + p < splits
                     {
                         let at = (first + p) * plane + at;
+                        // SAFETY: the group's column is a multiple of 4 below n, a multiple of
+                        // 4: inside C, so inside plane `first + p < splits`; `plane`, `at` and
+                        // the planes' start 4-aligned (the contract).
                         *got = unsafe { load4_volatile(self.planes.cast_const(), at) };
                     }
                 }
@@ -229,6 +266,8 @@ impl<T: Element> Slices<T> {
             if let (true, at) = at(i as u32)
                 && i < count
             {
+                // SAFETY: as above, in C: inside, 4-aligned (the contract); this thread's
+                // group, and only the strip's last block writes it.
                 unsafe { store4(self.c, at, sum.map(T::out)) };
             }
         }

@@ -144,6 +144,9 @@ pub(crate) unsafe fn stream_k_tiled<T: Element, const BM: u32, const BN: u32, co
     let s = Schedule::new((m, n, k), ctas, (BM, BN));
     let me = M::coords::<BM, BN>(thread_idx_x());
     let write_c = |blk: Block| {
+        // SAFETY: `epilogue_on`'s terms: C `m x n`, rows `ldc` apart (the entry points'); only
+        // one block writes tile `blk` to C (its own block, or the one whose share covers a
+        // split tile whole: `slot` None), and `me` (in the thread grid) its thread tile.
         move |acc: &ThreadTile<T::Acc>| unsafe {
             epilogue_on::<_, _, BM, BN, EDGES>(&out, acc, (m, n), blk, me)
         }
@@ -153,6 +156,9 @@ pub(crate) unsafe fn stream_k_tiled<T: Element, const BM: u32, const BN: u32, co
         let blk = s.block::<T, BM, BN>(&g, block);
         let phases = Some((0, s.phases));
         let mnk = (m, n, k);
+        // SAFETY: `tile_product`'s terms: the entry points' (this fn's contract; the launch's
+        // `padded_stages(BK)`), phases `0..s.phases` = all of K, and the same arguments in
+        // every thread (from `g` and the block index).
         unsafe {
             tile_product::<T, M, BM, BN, BK, 2, false, EDGES>(
                 (a, b),
@@ -177,6 +183,9 @@ pub(crate) unsafe fn stream_k_tiled<T: Element, const BM: u32, const BN: u32, co
         let slot = (p1 - p0 < s.phases).then(|| s.slot(cta, t));
         let finish = |acc: &ThreadTile<T::Acc>| match slot {
             None => write_c(blk)(acc),
+            // SAFETY: `slot < SLOTS_PER_CTA * ctas` (`cta < ctas`), so `dst` and its BM x BN
+            // tile lie in the workspace (the contract), 16-byte aligned for the interior
+            // epilogue's runs; the slot is this block's alone (`Schedule::slot`).
             Some(slot) => unsafe {
                 let dst = partials.add(slot as usize * (BM * BN) as usize);
                 let raw = COut::<T::Acc, T::Acc>::raw(dst, BN);
@@ -186,6 +195,8 @@ pub(crate) unsafe fn stream_k_tiled<T: Element, const BM: u32, const BN: u32, co
         // The first piece's last reads of shared memory are done before the second's stores.
         sync_threads();
         let phases = Some((p0, p1));
+        // SAFETY: as above, phases `p0..p1` inside the tile's `0..s.phases`; the barrier just
+        // passed ends the last piece's shared reads, as a second run needs.
         unsafe {
             tile_product::<T, M, BM, BN, BK, 2, false, EDGES>(
                 (a, b),
@@ -239,6 +250,9 @@ pub(crate) unsafe fn fixup_tiled<T: Element, const BM: u32, const BN: u32>(g: Ge
                 written[u as usize] = true;
                 let base = s.slot(cta + u, t) as usize * (BM * BN) as usize;
                 for j in 0..FIXUP_PER_THREAD {
+                    // SAFETY: `at(j) < BM * BN` and `slot < SLOTS_PER_CTA * ctas`: inside the
+                    // workspace, whose slot block `cta + u` of the stream-K launch wrote in
+                    // full, that launch finished before this one (the contract).
                     parts[u as usize][j as usize] =
                         unsafe { load(partials, base + at(j) as usize) };
                 }
@@ -259,6 +273,9 @@ pub(crate) unsafe fn fixup_tiled<T: Element, const BM: u32, const BN: u32>(g: Ge
     for j in 0..FIXUP_PER_THREAD {
         let (row, col) = (row0 + at(j) / BN, col0 + at(j) % BN);
         if row < m && col < n {
+            // SAFETY: `(row, col)` is inside C (tested; `m x n`, rows `ldc` apart: the
+            // contract); this thread's element of its chunk, and the stream-K launch wrote
+            // none of this shared tile to C.
             unsafe {
                 out.put(
                     row as usize * out.ldc as usize + col as usize,

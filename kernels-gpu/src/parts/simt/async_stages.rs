@@ -17,9 +17,10 @@ use crate::problem::{Gemm, TRANSPOSED_A};
 /// the barrier publishes either way).
 ///
 /// # Safety
-/// `b` is `k x n` of the accumulator type, not transposed; the block is interior and K a
-/// multiple of BK, or the path is `EDGE` and the block aligned (`Block::new` checked);
-/// nobody reads `st` until a wait and a barrier.
+/// `b` is `k x n` of the accumulator type, not transposed; the block is interior, K a
+/// multiple of BK and `k0 < k`, or the path is `EDGE` and the block aligned (`Block::new`
+/// checked); `st` is a stage of the launch's shared memory, and nobody reads it until a
+/// wait and a barrier.
 #[inline(always)]
 unsafe fn copy_b<A: Accumulator, const BM: u32, const BN: u32, const BK: u32, const PATH: u32>(
     st: &Stage<A>,
@@ -32,13 +33,22 @@ unsafe fn copy_b<A: Accumulator, const BM: u32, const BN: u32, const BK: u32, co
         let (r, col) = b_group::<BM, BN, BK>(tid, i, (false, true));
         if PATH & EDGE != 0 && (blk.col0 + col >= n || k0 + r >= k) {
             for j in 0..4 {
+                // SAFETY: `b_group` gives `r < BK` and `col` a multiple of 4 below BN: inside
+                // the stage's B; this thread's own group, unread until a wait and a barrier
+                // (the contract).
                 unsafe { st.b.set(r, col + j, A::ZERO) };
             }
             continue;
         }
         for half in 0..4 / per {
             let col = col + half * per;
+            // SAFETY: the group is inside B (`k x n`, as stored): on an unchecked path the
+            // block is interior and `k0 + r < k` (K a multiple of BK, `k0 < k`: the contract),
+            // on EDGE the test above passed; so the offset stays in B's buffer.
             let src = unsafe { b.add(blk.s.b(k0 + r, blk.col0 + col)) };
+            // SAFETY: `copy16`'s terms: 16 bytes at `(r, col..)`, `col + per <= BN`, inside the
+            // stage, 16-byte aligned (so are the arena and the tiles' offsets); `src` as above,
+            // aligned (B 4-aligned, `ldb` a multiple of 4); `st` unread till waited for.
             unsafe { st.b.copy16_from(r, col, src) };
         }
     }
@@ -73,10 +83,15 @@ pub unsafe fn async_pipelined<
     let me = M::coords::<BM, BN>(thread_idx_x());
     // Epilogue (in each path: one shared epilogue made ptxas allocate both loops' tiles
     // alike, which cost spills).
+    // SAFETY: `epilogue_on`'s terms: C is `m x n`, rows `ldc` apart (the entry points'); the
+    // grid gives tile `blk` to this block alone, and `me` (in the thread grid: the launch's
+    // `(BM / 8) * (BN / 8)` threads) this thread's own thread tile.
     let write_c = |acc: &ThreadTile<T::Acc>| unsafe {
         epilogue_on::<_, _, BM, BN, EDGES>(&out, acc, (m, n), blk, me)
     };
     let mnk = (m, n, k);
+    // SAFETY: `tile_product`'s terms: the entry points' (this fn's contract), all of K
+    // (`None`), and the same arguments in every thread (from `g` and the block index).
     unsafe {
         tile_product::<T, M, BM, BN, BK, PARTS, true, EDGES>((a, b), mnk, blk, None, write_c)
     };
@@ -101,7 +116,9 @@ pub unsafe fn async_pipelined<
 /// bytes of spills; its speed at 4096^3 and 8192^3 did not move.)
 ///
 /// # Safety
-/// As the entry points; every thread of the block calls it with the same arguments.
+/// As the entry points, the launch providing `padded_stages(BK)` of shared memory; every
+/// thread of the block calls it with the same arguments; `phases`, if given, lie within
+/// `0..k.div_ceil(BK)`.
 #[inline(always)]
 pub(crate) unsafe fn tile_product<
     T: Element,
@@ -133,6 +150,9 @@ pub(crate) unsafe fn tile_product<
             // loop then compiled to more address arithmetic (27 more instructions per two
             // phases).
             let phases = phases.unwrap_or((0, k / BK));
+            // SAFETY: `mainloop`'s AS_STORED terms: `T::IS_ACC`, an interior block read as
+            // stored, K a multiple of BK (all tested above), phases within `0..k / BK` (this
+            // fn's contract, or the default); the same arguments in every thread.
             unsafe { mainloop::<T, M, BM, BN, BK, PARTS, AS_STORED>(ab, mnk, blk, phases, finish) };
             return;
         }
@@ -140,6 +160,8 @@ pub(crate) unsafe fn tile_product<
         let phases = phases.unwrap_or((0, k / BK));
         // `cp.async` copies B's rows as they are stored: a transposed B goes through
         // registers (`fragment_buffered`'s unchecked mainloop, compiled for its layout).
+        // SAFETY: as above (`T::IS_ACC`, interior, K a multiple of BK, phases inside K), each
+        // PATH the block's layout as matched; a transposed B meets `transposed_b`'s terms.
         unsafe {
             match blk.layout() {
                 AS_STORED => {
@@ -157,11 +179,15 @@ pub(crate) unsafe fn tile_product<
     }
     if EDGES && T::IS_ACC && blk.aligned && blk.as_stored() {
         let phases = phases.unwrap_or((0, k.div_ceil(BK)));
+        // SAFETY: `mainloop`'s EDGE terms: `T::IS_ACC`, an aligned block (`Block::aligned`) of
+        // operands as stored (tested above); EDGE tests each group against m, n and k.
         unsafe { mainloop::<T, M, BM, BN, BK, PARTS, EDGE>(ab, mnk, blk, phases, finish) };
         return;
     }
     {
         let phases = phases.unwrap_or((0, k.div_ceil(BK)));
+        // SAFETY: the CHECKED path asks only the entry points' terms (its loads are
+        // bounds-checked); every thread calls it with the same arguments.
         unsafe {
             fragment_stages::mainloop::<T, M, BM, BN, BK, PARTS, CHECKED>(
                 ab, mnk, blk, phases, finish,
@@ -172,6 +198,12 @@ pub(crate) unsafe fn tile_product<
 
 /// The asynchronous mainloop on unchecked path `PATH` (B as stored: [`AS_STORED`],
 /// `TRANSPOSED_A` or [`EDGE`]).
+///
+/// # Safety
+/// As the entry points, the launch providing `padded_stages(BK)` of shared memory; every
+/// thread of the block calls it with the same arguments; `T::IS_ACC` (B is copied as
+/// accumulators); on `AS_STORED` or `TRANSPOSED_A` an interior block of that layout, K a
+/// multiple of BK and `p1 <= k / BK`; on `EDGE` an aligned block of operands as stored.
 #[inline(always)]
 unsafe fn mainloop<
     T: Element,
@@ -188,7 +220,8 @@ unsafe fn mainloop<
     (p0, p1): (u32, u32),
     finish: impl FnOnce(&ThreadTile<T::Acc>),
 ) {
-    // SAFETY: the launch provides two padded stages of shared memory.
+    // SAFETY: the launch provides two padded stages of BK steps (`padded_stages(BK)`, the
+    // contract), the `2 * (BK * (BM + PAD) + BK * BN)` accumulators `start` carves.
     let (tid, me, stages) = unsafe { fragment_stages::start::<T::Acc, M, BM, BN, BK>() };
     // B is of the accumulator type here (T::IS_ACC).
     let b_acc = b.cast::<T::Acc>();
@@ -205,6 +238,9 @@ unsafe fn mainloop<
     // Prologue: the first stage (B asynchronously, A through registers), its first fragment.
     let first = stages.phase::<BK>(0);
     let k0 = p0 * BK;
+    // SAFETY: `copy_b`'s and `fetch_part`'s terms are this fn's for the path (`k0 < k` on an
+    // unchecked one: `p0 < p1 <= k / BK`); `first` is unread since the caller's last barrier
+    // (or ever) until the wait and barrier below, as `copy_b` and `stash_part` need.
     unsafe {
         copy_b::<_, BM, BN, BK, PATH>(&first, b_acc, (blk, k0, tid, (n, k)));
         commit_group();
@@ -213,6 +249,8 @@ unsafe fn mainloop<
     }
     wait_group::<0>();
     sync_threads();
+    // SAFETY: `first` is complete: every thread's copies waited for and stores made before
+    // the barrier above; nobody writes it before the next; `me` is in the thread grid.
     let mut frag = unsafe { Fragment::load::<BM, BN>(&first, 0, me) };
     // Mainloop: B copied and A loaded one phase ahead, fragments one K step ahead; two
     // phases per iteration, so which stage is which is a constant (no stage arithmetic, no
@@ -230,9 +268,13 @@ unsafe fn mainloop<
     while phase + 1 < p1 {
         // Two calls, not a loop over an array of stages: that array went to local memory.
         let (this, that) = ((phase, p1), (phase + 1, p1));
+        // SAFETY: `one_phase`'s terms: this fn's path terms, every thread; `s0` complete (the
+        // prologue's barrier or the last phase's) and unwritten, `s1` last read before it.
         frag = unsafe {
             one_phase::<T, BM, BN, BK, PARTS, PATH>(from, (&s0, &s1), &mut acc, frag, me, this)
         };
+        // SAFETY: as above, the stages swapped: `s1` complete since the barrier that ended
+        // the phase before, `s0` last read before that barrier.
         frag = unsafe {
             one_phase::<T, BM, BN, BK, PARTS, PATH>(from, (&s1, &s0), &mut acc, frag, me, that)
         };
@@ -240,6 +282,8 @@ unsafe fn mainloop<
     }
     if phase < p1 {
         let last = (phase, p1);
+        // SAFETY: as above: an even number of phases done, so `s0` is the complete stage and
+        // `s1` the one last read before the last barrier.
         frag = unsafe {
             one_phase::<T, BM, BN, BK, PARTS, PATH>(from, (&s0, &s1), &mut acc, frag, me, last)
         };
@@ -252,7 +296,9 @@ unsafe fn mainloop<
 /// (if any) into `there`, multiplies out of `here`; returns the next phase's first fragment.
 ///
 /// # Safety
-/// As `mainloop` (interior block, K a multiple of BK); every thread of the block calls it.
+/// As `mainloop` (its path's terms); `here` is complete and nobody writes it, `there` was
+/// last read before the previous barrier; `me` is in the thread grid; every thread of the
+/// block calls it.
 #[inline(always)]
 unsafe fn one_phase<
     T: Element,
@@ -279,9 +325,15 @@ unsafe fn one_phase<
         // accumulator type here (T::IS_ACC).
         let b = from.ab.1.cast::<T::Acc>();
         let nk = (from.mnk.1, from.mnk.2);
+        // SAFETY: `copy_b`'s terms from `mainloop`'s (B as stored, accumulators, the path's
+        // block terms; `next`: phase + 1 < p1, so `loads.k0 < k`); `there` last read before
+        // the previous barrier, read again only after `phase_steps`' wait and barrier.
         unsafe { copy_b::<_, BM, BN, BK, PATH>(there, b, (from.blk, loads.k0, from.tid, nk)) };
     }
     commit_group();
+    // SAFETY: `phase_steps`' terms: `here` complete and unwritten, `there` last read before
+    // the previous barrier (the contract); A's loads under `mainloop`'s path terms; every
+    // thread calls it; the copies into `there` are waited for before its barrier.
     unsafe {
         phase_steps::<T, BM, BN, BK, PARTS, PATH>(
             (here, there),

@@ -338,6 +338,9 @@ pub unsafe fn fetch<T: Element, const BM: u32, const BN: u32, const BK: u32>(
     k0: u32,
     tid: u32,
 ) -> Fetch<T::Acc> {
+    // SAFETY: on the CHECKED path `fetch_as` asks only this fn's contract (`op(a)` `m x k`,
+    // `op(b)` `k x n`, laid out as `blk.s` says): its vector loads are taken only where
+    // `blk.interior && k0 + BK <= k`, every other load is bounds-checked.
     unsafe { fetch_as::<T, BM, BN, BK, CHECKED>(ab, mnk, blk, k0, tid) }
 }
 
@@ -347,7 +350,8 @@ pub unsafe fn fetch<T: Element, const BM: u32, const BN: u32, const BK: u32>(
 /// is compiled in at all.
 ///
 /// # Safety
-/// As [`fetch`], and the promise above on an unchecked path.
+/// As [`fetch`], and the promise above on an unchecked path; on [`EDGE`], an aligned block
+/// ([`Block::aligned`]) of operands as stored.
 #[inline(always)]
 pub unsafe fn fetch_as<T: Element, const BM: u32, const BN: u32, const BK: u32, const PATH: u32>(
     ab: (*const T, *const T),
@@ -356,6 +360,9 @@ pub unsafe fn fetch_as<T: Element, const BM: u32, const BN: u32, const BK: u32, 
     k0: u32,
     tid: u32,
 ) -> Fetch<T::Acc> {
+    // SAFETY: `fetch_part`'s contract is this fn's, which the caller meets (operands as
+    // `blk.s` says; an unchecked PATH's promise above, EDGE's aligned block as stored);
+    // part 0 of 1 with B is the whole fetch.
     unsafe { fetch_part::<T, BM, BN, BK, PATH>(ab, mnk, blk, k0, tid, (0, 1, true)) }
 }
 
@@ -400,8 +407,10 @@ pub unsafe fn fetch_part<
         if vector {
             // On the EDGE path a group outside A (below its last row, or past K) stays zero.
             if PATH & EDGE == 0 || (row < m && col < k) {
-                // SAFETY: the group is inside A (the tile is, or the check above), and
-                // 4-aligned (Block::new).
+                // SAFETY: the group is inside A: an unchecked path's block is interior with
+                // whole phases (the caller's promise), the checked one tested `blk.interior &&
+                // k0 + BK <= k` (`vector`), EDGE the test above with K a multiple of 4
+                // (`blk.aligned`); 4-aligned as A's start and `lda` are (Block::new).
                 let v = unsafe { load4(a, st.a(row, col)) };
                 f.a[slot as usize] = v.map(Element::widen);
             }
@@ -409,6 +418,8 @@ pub unsafe fn fetch_part<
             for j in 0..4 {
                 let (row, col) = (row + dr * j as u32, col + dc * j as u32);
                 f.a[slot as usize][j] = match row < m && col < k {
+                    // SAFETY: `(row, col)` is inside `op(A)`, `m x k` (this arm's test), laid
+                    // out as `st` says (`blk.s` on the checked path), so inside A's buffer.
                     true => unsafe { load(a, st.a(row, col)).widen() },
                     false => T::Acc::ZERO,
                 };
@@ -422,7 +433,8 @@ pub unsafe fn fetch_part<
         let (dr, dc) = if st.b_t { (1, 0) } else { (0, 1) };
         if vector {
             if PATH & EDGE == 0 || (row < k && col < n) {
-                // SAFETY: as above, for B.
+                // SAFETY: as above, for B: inside `op(B)` (`k x n`; interior and whole
+                // phases, or the tests above), 4-aligned as B's start and `ldb` are.
                 let v = unsafe { load4(b, st.b(row, col)) };
                 f.b[slot as usize] = v.map(Element::widen);
             }
@@ -430,6 +442,8 @@ pub unsafe fn fetch_part<
             for j in 0..4 {
                 let (row, col) = (row + dr * j as u32, col + dc * j as u32);
                 f.b[slot as usize][j] = match row < k && col < n {
+                    // SAFETY: as for A: `(row, col)` is inside `op(B)`, `k x n` (this arm's
+                    // test), laid out as `st` says.
                     true => unsafe { load(b, st.b(row, col)).widen() },
                     false => T::Acc::ZERO,
                 };
@@ -449,6 +463,8 @@ pub unsafe fn stash<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>
     f: &Fetch<A>,
     (blk, tid): (Block, u32),
 ) {
+    // SAFETY: on the CHECKED path `stash_part`'s contract is this fn's, the caller's: no
+    // thread reads `stage` between the last barrier and the next.
     unsafe { stash_part::<A, BM, BN, BK, CHECKED>(stage, f, (blk, tid), (0, 1, true)) }
 }
 
@@ -488,7 +504,8 @@ fn layout<const PATH: u32>(blk: Block) -> Strides {
 /// mainloop on path `PATH` (as the fetch's).
 ///
 /// # Safety
-/// As [`stash`]; an unchecked `PATH` only where it is `blk.layout()`.
+/// As [`stash`]; an unchecked `PATH` only where it is `blk.layout()`, [`EDGE`] only for
+/// operands as stored.
 #[inline(always)]
 pub unsafe fn stash_part<
     A: Accumulator,
@@ -517,9 +534,14 @@ pub unsafe fn stash_part<
         let v = f.a[slot as usize];
         if st.a_t {
             // 4 rows of one column: one row of A^T.
+            // SAFETY: `a_group` gives `col < BK` and `r` a multiple of 4 below BM: inside the
+            // stage's A^T, whose rows (BM + a pad that is a multiple of 4) keep it 4-aligned;
+            // groups are per thread and nobody reads the stage till the barrier (contract).
             unsafe { stage.a_t.set4(col, r, v) };
         } else {
             for j in 0..4 {
+                // SAFETY: as above: `col` a multiple of 4 below BK, so `col + j < BK`, and
+                // `r < BM`; this thread's own element, unread until the next barrier.
                 unsafe { stage.a_t.set(col + j as u32, r, v[j]) };
             }
         }
@@ -530,9 +552,13 @@ pub unsafe fn stash_part<
         let v = f.b[slot as usize];
         if st.b_t {
             for j in 0..4 {
+                // SAFETY: as for A: `b_group` gives `r` a multiple of 4 below BK (`r + j <
+                // BK`) and `col < BN`; this thread's own element, unread until the barrier.
                 unsafe { stage.b.set(r + j as u32, col, v[j]) };
             }
         } else {
+            // SAFETY: as for A: `b_group` gives `r < BK` and `col` a multiple of 4 below BN,
+            // B's row length: the group is inside the stage and 4-aligned.
             unsafe { stage.b.set4(r, col, v) };
         }
     }
@@ -553,13 +579,17 @@ impl<A: Accumulator> Fragment<A> {
     /// Reads K step `kk` of `stage` for the thread tile at `(tr, tc)`.
     ///
     /// # Safety
-    /// The stage is complete (a barrier since its last store) and nobody writes it meanwhile.
+    /// The stage is complete (a barrier since its last store) and nobody writes it meanwhile;
+    /// `(tr, tc)` is in the `BM / 8 x BN / 8` thread grid.
     #[inline(always)]
     pub unsafe fn load<const BM: u32, const BN: u32>(
         stage: &Stage<A>,
         kk: u32,
         (tr, tc): (u32, u32),
     ) -> Self {
+        // SAFETY: `read_runs`' terms: the stage complete and unwritten (this fn's contract);
+        // A^T's tile is BM (+ a pad that is a multiple of 4) wide, B's BN; `tr < BM / 8` and
+        // `tc < BN / 8` (the contract).
         unsafe {
             Self {
                 a: read_runs(&stage.a_t, kk, tr, BM),
@@ -593,7 +623,8 @@ impl<A: Accumulator> Fragment<A> {
 /// The thread tile's multiply-adds over one stage.
 ///
 /// # Safety
-/// The stage is complete (a barrier since its last store) and nobody writes it meanwhile.
+/// As [`Fragment::load`]: the stage is complete (a barrier since its last store), nobody
+/// writes it meanwhile, and `me` is in the thread grid.
 #[inline(always)]
 pub unsafe fn multiply<A: Accumulator, const BM: u32, const BN: u32, const BK: u32>(
     stage: &Stage<A>,
@@ -601,6 +632,8 @@ pub unsafe fn multiply<A: Accumulator, const BM: u32, const BN: u32, const BK: u
     me: (u32, u32),
 ) {
     for kk in 0..BK {
+        // SAFETY: `kk < BK`, a row of the stage; this fn's contract (the stage complete, no
+        // writer, `me` in the thread grid) is `Fragment::load`'s.
         unsafe { Fragment::load::<BM, BN>(stage, kk, me) }.multiply_into(acc);
     }
 }
@@ -608,14 +641,20 @@ pub unsafe fn multiply<A: Accumulator, const BM: u32, const BN: u32, const BK: u
 /// A thread's 8 rows (or columns) of K step `kk`, one 16-byte read per run.
 ///
 /// # Safety
-/// As [`Fragment::load`]; `tile` is `span` (+ padding, a multiple of 4) wide.
+/// As [`Fragment::load`]; `tile` is `span` (+ padding, a multiple of 4) wide, `span` a
+/// multiple of 8 and `t < span / 8`.
 #[inline(always)]
 unsafe fn read_runs<A: Accumulator>(tile: &SharedTile<A>, kk: u32, t: u32, span: u32) -> [A; 8] {
     // GRANULE is a constant: one branch survives.
     if A::GRANULE == 4 {
+        // SAFETY: `t < span / 8`, so both runs end by column `span` of row `kk`; `4 t`, `span
+        // / 2` and the row length (span + a pad that is a multiple of 4) are multiples of 4,
+        // as `get4` needs; no writer until the next barrier (the contract).
         let (lo, hi) = unsafe { (tile.get4(kk, 4 * t), tile.get4(kk, span / 2 + 4 * t)) };
         [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]]
     } else {
+        // SAFETY: as above, runs of 2: for `q < 4` and `t < span / 8` the pair ends by column
+        // `span`; `span / 4` (span a multiple of 8), `2 t` and the row length are even.
         let run = |q: u32| unsafe { tile.get2(kk, q * (span / 4) + 2 * t) };
         let (p0, p1, p2, p3) = (run(0), run(1), run(2), run(3));
         [p0[0], p0[1], p1[0], p1[1], p2[0], p2[1], p3[0], p3[1]]
@@ -633,7 +672,8 @@ pub(crate) fn tile_offset<A: Accumulator>(t: u32, i: u32, span: u32) -> u32 {
 /// Writes the thread tile to C: `alpha acc + beta C` ([`COut`]), C `out.ldc` wide.
 ///
 /// # Safety
-/// `c` is `m x n` with rows `out.ldc` apart; no other thread writes these elements.
+/// `c` is `m x n` with rows `out.ldc` apart; no other thread writes these elements;
+/// `(tr, tc)` is in the `BM / 8 x BN / 8` thread grid.
 #[inline(always)]
 pub unsafe fn epilogue<A: Accumulator, O: Output, const BM: u32, const BN: u32>(
     out: &COut<A, O>,
@@ -649,7 +689,9 @@ pub unsafe fn epilogue<A: Accumulator, O: Output, const BM: u32, const BN: u32>(
             let at = |j: u32| {
                 row as usize * out.ldc as usize + (blk.col0 + tile_offset::<A>(tc, j, BN)) as usize
             };
-            // SAFETY: interior: the row and every run are inside C and aligned. Written out
+            // SAFETY: interior (Block::new): the tile, so the row and every run, is inside C,
+            // and `ldc` a multiple of 4 with C 4-aligned aligns each run (`tile_offset` a
+            // multiple of GRANULE); no other thread writes them (the contract). Written out
             // rather than through `put_run`: that loop gave every block-tile kernel other PTX,
             // which at the 128-register cap has meant other spills.
             unsafe {
@@ -666,6 +708,9 @@ pub unsafe fn epilogue<A: Accumulator, O: Output, const BM: u32, const BN: u32>(
             for j in 0..8 {
                 let col = blk.col0 + tile_offset::<A>(tc, j as u32, BN);
                 if row < m && col < n {
+                    // SAFETY: `(row, col)` is inside C (tested above), `m x n` with rows
+                    // `out.ldc` apart, and no other thread writes it (the contract); one
+                    // element: no alignment to meet.
                     unsafe { out.put(row as usize * out.ldc as usize + col as usize, r[j]) };
                 }
             }
@@ -677,9 +722,11 @@ pub unsafe fn epilogue<A: Accumulator, O: Output, const BM: u32, const BN: u32>(
 /// `at` of C.
 ///
 /// # Safety
-/// The run is inside C and aligned.
+/// The run is inside C and aligned, and no other thread writes it.
 #[inline(always)]
 unsafe fn put_run<A: Accumulator, O: Output>(out: &COut<A, O>, at: usize, r: &[A; 8], q: usize) {
+    // SAFETY: the contract: the run of GRANULE elements at `at` (4, or 2) is inside C,
+    // aligned to its length as `put4` or `put2` needs, and no other thread writes it.
     unsafe {
         if A::GRANULE == 4 {
             out.put4(at, [r[q], r[q + 1], r[q + 2], r[q + 3]]);
@@ -709,6 +756,8 @@ pub unsafe fn epilogue_on<
     (tr, tc): (u32, u32),
 ) {
     if !EDGES || blk.interior || !blk.aligned {
+        // SAFETY: this fn's contract is `epilogue`'s (C `m x n`, rows `out.ldc` apart, these
+        // elements written by no other thread).
         return unsafe { epilogue::<A, O, BM, BN>(out, acc, (m, n), blk, (tr, tc)) };
     }
     // Runs of `GRANULE` elements, as the interior path stores them.
@@ -719,7 +768,9 @@ pub unsafe fn epilogue_on<
             let col = blk.col0 + tile_offset::<A>(tc, q as u32, BN);
             if row < m && col < n {
                 let at = row as usize * out.ldc as usize + col as usize;
-                // SAFETY: the run is inside C (N a multiple of 4) and aligned.
+                // SAFETY: `col < n`, a multiple of GRANULE, and N a multiple of 4 (aligned):
+                // the run is inside C; `ldc` too and C 4-aligned: the run is aligned; this
+                // thread's own elements (the contract).
                 unsafe { put_run(out, at, &acc[i], q) };
             }
         }

@@ -29,8 +29,9 @@ pub(crate) const fn padded_stages(bk: u32) -> Shared {
 /// it again first waits at a barrier.
 ///
 /// # Safety
-/// As the entry points; an unchecked `PATH` promises an interior block, K a multiple of BK
-/// and `blk.layout() == PATH`.
+/// As the entry points, the launch providing `padded_stages(BK)` of shared memory; an
+/// unchecked `PATH` promises an interior block, K a multiple of BK, `p1 <= k / BK` and
+/// `blk.layout() == PATH`.
 #[inline(always)]
 pub(crate) unsafe fn mainloop<
     T: Element,
@@ -47,6 +48,8 @@ pub(crate) unsafe fn mainloop<
     (p0, p1): (u32, u32),
     finish: impl FnOnce(&ThreadTile<T::Acc>),
 ) {
+    // SAFETY: the launch provides `padded_stages(BK)` (the contract): the `2 * (BK * (BM +
+    // PAD) + BK * BN)` accumulators `start` needs.
     let (tid, me, stages) = unsafe { start::<T::Acc, M, BM, BN, BK>() };
     let mut acc = [[T::Acc::ZERO; 8]; 8];
     if p0 >= p1 {
@@ -57,11 +60,16 @@ pub(crate) unsafe fn mainloop<
     }
 
     // Prologue: the first stage, and the first K step's fragment.
+    // SAFETY: `fetch_as`'s terms are this fn's (operands as `blk.s`; an unchecked PATH's
+    // promise, with `p0 < p1 <= k / BK`); stage 0 is unread from the caller's last barrier
+    // (or ever) to the barrier below, as `stash_part` needs.
     unsafe {
         let f = fetch_as::<T, BM, BN, BK, PATH>((a, b), (m, n, k), blk, p0 * BK, tid);
         stash_part::<_, BM, BN, BK, PATH>(&stages.phase::<BK>(0), &f, (blk, tid), (0, 1, true));
     }
     sync_threads();
+    // SAFETY: stage 0 is complete (every thread stored its share before the barrier above)
+    // and nobody writes it before the next; `me` is in the thread grid.
     let mut frag = unsafe { Fragment::load::<BM, BN>(&stages.phase::<BK>(0), 0, me) };
     // Mainloop: global loads one phase ahead, fragments one K step ahead.
     for phase in p0..p1 {
@@ -78,6 +86,9 @@ pub(crate) unsafe fn mainloop<
             tid,
             with_b: true,
         };
+        // SAFETY: `here` is complete (the prologue's barrier, or the last phase's) and
+        // unwritten, `there` last read before that barrier; the loads under this fn's terms
+        // (`next`: phase + 1 < p1); every thread runs the same phases.
         frag = unsafe {
             phase_steps::<T, BM, BN, BK, PARTS, PATH>(
                 (&here, &there),
@@ -111,6 +122,8 @@ pub(crate) unsafe fn unchecked<
     phases: (u32, u32),
     finish: impl FnOnce(&ThreadTile<T::Acc>),
 ) {
+    // SAFETY: this fn's terms (interior, K a multiple of BK, phases inside K), and each
+    // PATH is `blk.layout()` as matched; a transposed B goes to `transposed_b`.
     unsafe {
         match blk.layout() {
             AS_STORED => {
@@ -144,6 +157,8 @@ pub(crate) unsafe fn transposed_b<
     phases: (u32, u32),
     finish: impl FnOnce(&ThreadTile<T::Acc>),
 ) {
+    // SAFETY: this fn's terms, and PATH is `blk.layout()`: TRANSPOSED_B as matched, else
+    // both (B is transposed: the contract).
     unsafe {
         match blk.layout() {
             TRANSPOSED_B => {
@@ -172,6 +187,8 @@ pub(crate) unsafe fn start<
 >() -> (u32, (u32, u32), Stage<A>) {
     let tid = thread_idx_x();
     let me = M::coords::<BM, BN>(tid);
+    // SAFETY: the contract: the launch provides what `carve_stages` takes below, two stages
+    // of BK rows of `BM + PAD` and of BN accumulators.
     let mut arena = unsafe { SharedArena::<A>::launch_sized() };
     (
         tid,
@@ -201,7 +218,8 @@ pub(crate) struct Loads<T: Element, const PATH: u32> {
 ///
 /// # Safety
 /// `here` is complete and nobody writes it; `there` was last read before the previous
-/// barrier; as `fetch_part` for the loads; called by every thread of the block.
+/// barrier; as `fetch_part` for the loads; `me` is in the `BM / 8 x BN / 8` thread grid;
+/// called by every thread of the block.
 #[inline(always)]
 pub(crate) unsafe fn phase_steps<
     T: Element,
@@ -224,17 +242,24 @@ pub(crate) unsafe fn phase_steps<
     for kk in 0..BK {
         let part = (kk / step, PARTS, l.with_b);
         if next && kk % step == 0 {
+            // SAFETY: `fetch_part`'s terms are this fn's contract for the loads (`l`).
             pending =
                 unsafe { fetch_part::<T, BM, BN, BK, PATH>(l.ab, l.mnk, l.blk, l.k0, l.tid, part) };
         }
         if next && kk % step == step - 1 {
+            // SAFETY: `there` was last read before the previous barrier and is next read after
+            // the one below (the contract), so nobody reads it now; the path is the fetch's.
             unsafe { stash_part::<_, BM, BN, BK, PATH>(there, &pending, (l.blk, l.tid), part) };
         }
         let following = if kk + 1 < BK {
+            // SAFETY: `kk + 1 < BK`; `here` is complete and nobody writes it (the contract).
             unsafe { Fragment::load::<BM, BN>(here, kk + 1, me) }
         } else {
             before_barrier();
             sync_threads();
+            // SAFETY: past the barrier `there` is complete (every thread stored its parts, and
+            // `before_barrier` waited for any copies) and unwritten till the next; after the
+            // last phase it holds stale data, inside the tile, read and discarded.
             unsafe { Fragment::load::<BM, BN>(there, 0, me) }
         };
         frag.multiply_into(acc);

@@ -33,12 +33,23 @@ pub unsafe fn pipelined<
     let out = g.c_out();
     let blk = Block::new::<T, BM, BN>(&g, (block_idx_y(), block_idx_x()));
     if SPECIALISE && blk.interior && blk.as_stored() && k.is_multiple_of(BK) {
+        // SAFETY: `mainloop`'s AS_STORED terms: an interior block read as stored with K a
+        // multiple of BK (tested above); the rest is the entry points' (this fn's contract).
         unsafe { mainloop::<T, M, BM, BN, BK, AS_STORED>(a, b, out, m, n, k, blk) }
     } else {
+        // SAFETY: the CHECKED path asks only the entry points' terms (this fn's contract):
+        // its loads are bounds-checked.
         unsafe { mainloop::<T, M, BM, BN, BK, CHECKED>(a, b, out, m, n, k, blk) }
     }
 }
 
+/// The double-buffered mainloop and epilogue of block tile `blk`, on path `PATH`.
+///
+/// # Safety
+/// As the entry points: A and B as `blk.s` says, C `m x n` with rows `out.ldc` apart, two
+/// unpadded stages of shared memory (the spec's `Shared::Stages`) and `(BM / 8) * (BN / 8)`
+/// threads, every one calling it; an unchecked `PATH` only for an interior block of that
+/// layout with K a multiple of BK.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn mainloop<
@@ -59,7 +70,8 @@ unsafe fn mainloop<
 ) {
     let tid = thread_idx_x();
     let me = M::coords::<BM, BN>(tid);
-    // SAFETY: the launch provides two stages of shared memory.
+    // SAFETY: the launch provides two unpadded stages of BK steps (the spec's
+    // `Shared::Stages`, the contract): what the two `carve`s below take.
     let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
     let stages = (
         Stage::carve::<BM, BN, BK>(&mut arena),
@@ -79,6 +91,9 @@ unsafe fn mainloop<
 
     // Prologue: the first stage.
     if phases > 0 {
+        // SAFETY: `fetch_as`'s terms are this fn's (operands as `blk.s`; on an unchecked PATH
+        // interior, K a multiple of BK: every phase whole); stage 0 is unread before the
+        // barrier below, as `stash_part` needs.
         unsafe {
             let f = fetch_as::<T, BM, BN, BK, PATH>((a, b), (m, n, k), blk, 0, tid);
             stash_part::<_, BM, BN, BK, PATH>(&stages.0, &f, (blk, tid), (0, 1, true));
@@ -89,15 +104,20 @@ unsafe fn mainloop<
     for phase in 0..phases {
         let next = phase + 1 < phases;
         let prefetch = if next {
+            // SAFETY: as the prologue's, for phase `phase + 1 < phases`.
             Some(unsafe {
                 fetch_as::<T, BM, BN, BK, PATH>((a, b), (m, n, k), blk, (phase + 1) * BK, tid)
             })
         } else {
             None
         };
+        // SAFETY: `stage(phase)` is complete (stored before the last barrier) and unwritten
+        // before the next (this phase stores into the other); `me` is in the thread grid
+        // (`M::coords` of one of the contract's `(BM / 8) * (BN / 8)` threads).
         unsafe { multiply::<_, BM, BN, BK>(&stage(phase), &mut acc, me) };
         if let Some(f) = prefetch {
-            // The other stage was last read in phase - 1, before the previous barrier.
+            // SAFETY: the other stage was last read in phase - 1, before the previous barrier,
+            // and is read next after the barrier below: no reader, as `stash_part` needs.
             unsafe {
                 stash_part::<_, BM, BN, BK, PATH>(&stage(phase + 1), &f, (blk, tid), (0, 1, true))
             };
@@ -105,5 +125,7 @@ unsafe fn mainloop<
         sync_threads();
     }
     // Epilogue.
+    // SAFETY: `epilogue`'s terms: C `m x n`, rows `out.ldc` apart (the contract); the grid
+    // gives tile `blk` to this block alone and `me` (in the thread grid) its thread tile.
     unsafe { epilogue::<_, _, BM, BN>(&out, &acc, (m, n), blk, me) };
 }

@@ -40,10 +40,14 @@ pub(crate) unsafe fn epilogue<T: Element, const R: usize>(
         if row >= m || col >= n {
             [zero; 2]
         } else if paired && col + 1 < n {
+            // SAFETY: `old`'s points: (row, col..col + 2) inside C and this thread's; 2-aligned
+            // (`paired`: ldc even, C aligned to the pair, col even).
             unsafe { out.old::<2>(at) }
         } else {
+            // SAFETY: `old`'s points: row < m, col < n: an element of C this thread owns.
             let [x] = unsafe { out.old::<1>(at) };
             let [y] = match col + 1 < n {
+                // SAFETY: as above, col + 1 < n.
                 true => unsafe { out.old::<1>(at + 1) },
                 false => [zero],
             };
@@ -58,12 +62,16 @@ pub(crate) unsafe fn epilogue<T: Element, const R: usize>(
         }
         let [x, y] = out.blend([v(0), v(1)], old);
         if paired && col + 1 < n {
+            // SAFETY: `store2`'s points: row < m, col + 1 < n: two elements of C this thread owns,
+            // 2-aligned (`paired`).
             unsafe { store2(out.c, at, [x, y]) };
         } else {
             if col < n {
+                // SAFETY: `store`'s points: row < m, col < n: an element of C this thread owns.
                 unsafe { store(out.c, at, x) };
             }
             if col + 1 < n {
+                // SAFETY: as above, col + 1 < n.
                 unsafe { store(out.c, at + 1, y) };
             }
         }
@@ -77,8 +85,12 @@ pub(crate) unsafe fn epilogue<T: Element, const R: usize>(
     let whole = |j: u32, h: u32, old: [T::Acc; 2]| {
         let (_, _, at) = place(j, h);
         let v = |e: u32| T::Acc::from_f32(acc[(4 * j + 2 * h + e) as usize]);
+        // SAFETY: `store2`'s points: `whole` runs only under `rows_inside` (the warp's 16 rows < m,
+        // `paired`) with the 64 columns from `first` inside n: an aligned pair this thread owns.
         unsafe { store2(out.c, at, out.blend([v(0), v(1)], old)) };
     };
+    // SAFETY: `old`'s points: called under `rows_inside`, or by `quad_old` for a row < m, with
+    // `paired` and the 64 columns from `first` inside n: an aligned pair this thread owns.
     let whole_old = |j: u32, h: u32| -> [T::Acc; 2] { unsafe { out.old::<2>(place(j, h).2) } };
     // Written out, not loops: with alpha and beta in its body LLVM stopped unrolling the
     // loop over `j`, and indexing the accumulators by a counter put all 128 in local memory.
@@ -147,6 +159,8 @@ pub(crate) unsafe fn epilogue<T: Element, const R: usize>(
                     send[(2 * p + h) as usize] = pick(p, h, odd == 0);
                 }
             }
+            // SAFETY: `xor`'s point: the whole warp is here with mask 1: the branches depend only
+            // on the launch and tile, and every consumer thread runs the epilogue.
             let got = unsafe { shuffle::xor(send, 1) };
             for p in 0..4u32 {
                 for h in 0..2u32 {
@@ -156,6 +170,9 @@ pub(crate) unsafe fn epilogue<T: Element, const R: usize>(
                     let (row, _, at) = place($base + 2 * p + odd, h);
                     if row < m {
                         let at = at - 2 * odd as usize;
+                        // SAFETY: `store4`'s points: row < m, columns inside `first + 64 <= n`;
+                        // 4-aligned (`quads`: ldc % 4 == 0, C aligned, col0 + 8 j + {0, 4}); the
+                        // quad's lanes store disjoint fours.
                         unsafe { store4(out.c, at, <T::Out as Output>::from_words(pair)) };
                     }
                 }

@@ -153,7 +153,8 @@ pub(crate) unsafe fn pack<T: Element, const PARTS: u32>(gemm: Gemm<T>) {
         let at = at + (z + part * planes) as usize * plane;
         words.wrapping_add(at).cast::<u32>()
     };
-    // SAFETY: the launch provides PARTS x PACK_SHARED bytes.
+    // SAFETY: the launch provides PARTS x PACK_SHARED bytes (the contract): the SIDE x (SIDE + 1)
+    // words of `big`, and for 2 parts of `small`, carved below.
     let mut arena = unsafe { SharedArena::<u32>::launch_sized() };
     let big = arena.tile(SIDE, SIDE + 1);
     let small = arena.tile(SIDE, (SIDE + 1) * (PARTS - 1));
@@ -170,16 +171,21 @@ pub(crate) unsafe fn pack<T: Element, const PARTS: u32>(gemm: Gemm<T>) {
         let (r, q) = place(e as u32);
         let (gr, gq) = (r0 + r, q0 + q);
         if gr < rows && gq < p.k {
-            // SAFETY: inside the caller's view of product z (the host checked it).
+            // SAFETY: `load`'s point: gr < rows and gq < k: element (gr, gq) of op(A) or op(B)^T of
+            // product z, at gr sr + gq sq in its buffer as `s` lays it out (the entry points'
+            // contract).
             *x = unsafe { load(base, gr as usize * sr + gq as usize * sq) }.widen();
         }
     }
     for (e, x) in x.into_iter().enumerate() {
         let (r, q) = place(e as u32);
         if PARTS == 1 {
+            // SAFETY: `set`'s points: (r, q) < (SIDE, SIDE) in the SIDE x (SIDE + 1) tile; `place`
+            // gives each thread and `e` its own element; nobody reads it before the barrier below.
             unsafe { big.set(r, q, x.tf32()) };
         } else {
             let [hi, lo] = split_tf32(x);
+            // SAFETY: as above, for `big` and `small` (also SIDE x (SIDE + 1) with PARTS = 2).
             unsafe {
                 big.set(r, q, hi);
                 small.set(r, q, lo);
@@ -193,7 +199,9 @@ pub(crate) unsafe fn pack<T: Element, const PARTS: u32>(gemm: Gemm<T>) {
             let (gr, gq) = (r0 + r, q0 + q);
             if gr < rows && gq < pack.row {
                 let at = gr as usize * pack.row as usize + gq as usize;
-                // SAFETY: inside the packed planes (Packing::of sized the workspace).
+                // SAFETY: `get`: (r, q) in the tiles, written before the barrier above; `store`: gr
+                // < rows, gq < row: inside plane z + part planes of the workspace `Packing::of`
+                // sized (the contract), this thread's element only.
                 unsafe {
                     store(dst(0), at, big.get(r, q));
                     if PARTS == 2 {

@@ -97,7 +97,9 @@ pub(crate) const fn stage_k<T>() -> u32 {
 /// from registers ([`mainloop_tf32`]).
 ///
 /// # Safety
-/// As [`wgmma_tma`].
+/// As a kernel's entry points, on a launch as [`spec`] says: 384 threads, the spec's shared
+/// bytes, and, where TMA can read A and B (always for TF32), their tensor maps in the
+/// workspace.
 #[inline(always)]
 pub(crate) unsafe fn warp_specialised<
     T: Element,
@@ -119,29 +121,40 @@ pub(crate) unsafe fn warp_specialised<
             let (z, row0, col0) = order.at(i);
             let product = order.product(&gemm, z);
             if W::COLS == 64 {
+                // SAFETY: `one_stage_tile`'s points: dense row-major operands (the host makes maps
+                // for every other form); 384 threads; f16/bf16 (!IS_ACC); the shared bytes hold its
+                // stage; the branches are launch-uniform, so every thread is here.
                 unsafe { one_stage_tile::<T, Ldmatrix, 64, 2>(product, (row0, col0)) };
             }
             for half in 0..W::COLS / 128 {
                 let at = (row0, col0 + half * 128);
+                // SAFETY: as above, on a 128-wide half, whose one stage the spec's shared bytes
+                // hold too.
                 unsafe { one_stage_tile::<T, Ldmatrix, { BN / 2 }, 4>(product, at) };
             }
         }
         return;
     }
     let tid = thread_idx_x();
-    // SAFETY: the launch provides the stages, the alignment slack and the barriers.
+    // SAFETY: the launch provides `stages_shared` (the contract's spec): N stages of A and B, the
+    // slack for `aligned(ATOM, ..)` and the 2 N mbarriers, the carves below.
     let mut arena = unsafe { SharedArena::<u8>::launch_sized() };
     let a_all = arena.aligned(ATOM, N * A_STAGE);
     let b_all = arena.aligned(ATOM, N * W::B_STAGE);
     let bars = StageBarriers(arena.aligned(8, 2 * N * 8).cast::<u64>());
     let pipe = Pipe { a_all, b_all, bars };
     if tid == 0 {
+        // SAFETY: `init`'s points: `bars` is `aligned(8, 2 N 8)`, 2 N 8-byte aligned words of
+        // shared memory used only as these mbarriers; one thread, before the barrier below.
         unsafe { bars.init(CONSUMERS) };
         mbarrier::fence_init();
     }
     sync_threads(); // the barriers are ready
     let phases = k.div_ceil(stage_k::<T>());
     let strides = gemm.p.strides();
+    // SAFETY: `produce`'s points: the workspace holds A's and B's maps for this form (TMA reads
+    // them, tested above; TF32's always have them); the barriers were initialised and published by
+    // the barrier above.
     if !consumes(tid, || unsafe {
         produce::<T, W, N>(&gemm, pipe, order, phases)
     }) {
@@ -157,6 +170,8 @@ pub(crate) unsafe fn warp_specialised<
         // A row-major A is K-major, a row-major B MN-major; each transpose swaps its
         // operand. (The match is per tile and the epilogue after it: one copy of it.)
         let run = (pipe, warpgroup, phases, &mut it);
+        // SAFETY: `mainloop`'s point: `produce` fills the stages for the same `order` and `phases`,
+        // counted by `it` as here, loading A and B in the orientation each arm multiplies.
         let acc: W = unsafe {
             match (strides.a_t, strides.b_t) {
                 // TF32: A and B^T, K-major both (the other arms would trap).
@@ -167,6 +182,8 @@ pub(crate) unsafe fn warp_specialised<
                 (true, true) => mainloop::<T, true, false, W, N>(run),
             }
         };
+        // SAFETY: `epilogue`'s points: C of product z, m x n at ldc (the entry points' contract);
+        // rows at.0 .. + 64 of this tile are this warpgroup's only; all its threads get here.
         unsafe { acc.store::<T>(&out, (m, n), at, t % 128) };
     }
 }
@@ -220,6 +237,8 @@ impl<const N: u32> StageBarriers<N> {
     #[inline(always)]
     pub(crate) unsafe fn init(&self, consumers: u32) {
         for s in 0..N {
+            // SAFETY: `init`'s points: full(s) and empty(s), s < N, are two of the 2 N aligned
+            // mbarrier words at the pointer (this contract), used for nothing else.
             unsafe {
                 mbarrier::init(self.full(s), 1);
                 mbarrier::init(self.empty(s), consumers);
@@ -260,12 +279,16 @@ unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
             let full = pipe.bars.full(s);
             if it >= N {
                 // The consumers are done with this stage's previous round.
+                // SAFETY: `wait`'s point: empty(s) was initialised and published (this contract).
                 unsafe { mbarrier::wait(pipe.bars.empty(s), (it / N - 1) % 2) };
             }
             let k0 = phase * stage_k::<T>();
             let a_s = pipe.a_all.wrapping_add((s * A_STAGE) as usize);
             let b_s = pipe.b_all.wrapping_add((s * W::B_STAGE) as usize);
             let panel = |base: *mut u8, p: u32| base.wrapping_add((p * PANEL) as usize);
+            // SAFETY: `full` initialised; `load_3d`: the maps in the workspace (the contract); a_s,
+            // b_s, their 8 KiB panels 1024-aligned in free stage s; `full` expects their A_STAGE +
+            // B_STAGE bytes, and the consumers read them only after waiting on it.
             unsafe {
                 mbarrier::arrive_expect_tx(full, A_STAGE + W::B_STAGE);
                 // (TF32: A and B^T, as packed.)
@@ -326,10 +349,15 @@ unsafe fn mainloop_tf32<const N: u32>(
         wgmma::wait_group::<1>(acc);
         wgmma::keep_alive(&last);
         if let Some(stage) = release {
+            // SAFETY: `arrive`'s point: empty(stage) initialised and published before the roles
+            // split; the `wait_group::<1>` above retired both halves of that stage, so it is free.
             unsafe { mbarrier::arrive(pipe.bars.empty(stage)) };
         }
-        // SAFETY: the stage has landed (the caller waited for it).
+        // SAFETY: `tf32_fragments`' point: `rows + s A_STAGE` is this warp's 16 rows of stage s's A
+        // in the arena, 1024-aligned (a_all, PANEL, 2048 and A_STAGE are multiples).
         let a = unsafe { tf32_fragments(rows + s * A_STAGE, lane, half) };
+        // SAFETY: `multiply_tf32_rs`'s points: stage s is complete and visible (the loop below
+        // waited on full(s)); all 128 threads of the warpgroup run this closure alike.
         unsafe { descriptors.multiply_tf32_rs(acc, s, 2 * half, a) };
         a
     };
@@ -337,6 +365,7 @@ unsafe fn mainloop_tf32<const N: u32>(
     let (mut last0, mut last1) = ([[0u32; 4]; 2], [[0u32; 4]; 2]);
     for phase in 0..phases {
         let s = *it % N;
+        // SAFETY: `wait`'s point: full(s) initialised and published before the roles split.
         unsafe { mbarrier::wait(pipe.bars.full(s), (*it / N) % 2) };
         last0 = half(&mut acc, s, 0, last0, None);
         let last_stage = (phase > 0).then(|| (*it - 1) % N);
@@ -347,6 +376,7 @@ unsafe fn mainloop_tf32<const N: u32>(
     wgmma::keep_alive(&last0);
     wgmma::keep_alive(&last1);
     if phases > 0 {
+        // SAFETY: as above, the last stage's empty, after `wait_group::<0>` retired its batch.
         unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % N)) };
     }
     acc
@@ -368,7 +398,8 @@ unsafe fn tf32_fragments(rows: u32, lane: u32, half: u32) -> [[u32; 4]; 2] {
     let mut a = [[0u32; 4]; 2];
     for (j, a) in a.iter_mut().enumerate() {
         let c = 2 * (2 * half + j as u32);
-        // SAFETY: inside the stage (the caller's contract).
+        // SAFETY: `load_tf32`'s point: rows g, g + 8 < 16 of 128 bytes from `rows`, chunk c ^ g <
+        // 8, tq 4 bytes in: 4-aligned and inside the warp's 2 KiB at `rows` (this contract).
         *a = unsafe {
             [
                 wgmma::load_tf32(at(g, c)),
@@ -401,6 +432,8 @@ unsafe fn mainloop<
     let mut acc = W::ZERO;
     for phase in 0..phases {
         let s = *it % N;
+        // SAFETY: `wait`: full(s) initialised and published (the contract); `multiply`: stage s is
+        // then complete and visible; the whole warpgroup runs it; kept until a wait retires it.
         unsafe {
             mbarrier::wait(pipe.bars.full(s), (*it / N) % 2);
             descriptors.multiply::<T, _>(&mut acc, s);
@@ -408,12 +441,15 @@ unsafe fn mainloop<
         // The previous phase's wgmmas are done: its stage is free.
         wgmma::wait_group::<1>(&mut acc);
         if phase > 0 {
+            // SAFETY: `arrive`'s point: empty initialised and published; `wait_group::<1>` retired
+            // the previous phase's batch, so its stage is free.
             unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % N)) };
         }
         *it += 1;
     }
     wgmma::wait_group::<0>(&mut acc);
     if phases > 0 {
+        // SAFETY: as above, after `wait_group::<0>` retired the last batch.
         unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % N)) };
     }
     acc

@@ -68,6 +68,9 @@ impl<const A_MN: bool, const B_MN: bool> Descriptors<A_MN, B_MN> {
         for step in 0..BK / 16 {
             let a_k = self.a.advanced(s * A_STAGE + Self::step(A_MN) * step);
             let b_k = self.b.advanced(s * W::B_STAGE + Self::step(B_MN) * step);
+            // SAFETY: `mma`'s points: a_k, b_k lie in stage s, complete and visible (this
+            // contract); the same descriptors in the whole warpgroup; the fence above; the caller
+            // keeps stage and accumulators until a `wait_group` retires the batch.
             unsafe { acc.mma::<T, A_MN, B_MN>(a_k, b_k) };
         }
         wgmma::commit_group();
@@ -92,6 +95,9 @@ impl<const A_MN: bool, const B_MN: bool> Descriptors<A_MN, B_MN> {
         for i in 0..2 {
             let step = first + i as u32;
             let b_k = self.b.advanced(s * B_STAGE + Self::step(B_MN) * step);
+            // SAFETY: `m64n256k8_tf32_rs`'s points: B of stage s is complete and visible (this
+            // contract), the same descriptor in all 128 threads, after the fence above, kept until
+            // a `wait_group`.
             unsafe { wgmma::m64n256k8_tf32_rs(acc, a[i], b_k) };
         }
         wgmma::commit_group();
@@ -147,15 +153,22 @@ macro_rules! warpgroup_tile {
             const COLS: u32 = $cols;
             const ZERO: Self = [0.0; $len];
 
+            /// # Safety
+            /// As [`WarpgroupTile::mma`] (the contract of `T`'s `wgmma` of this shape).
             #[inline(always)]
             unsafe fn mma<T: Element, const A_MN: bool, const B_MN: bool>(
                 &mut self,
                 a: Descriptor,
                 b: Descriptor,
             ) {
+                // SAFETY: the caller's points for `WarpgroupTile::mma` (warpgroup-wide, after
+                // `fence`, operands complete, visible and kept until a `wait_group`) are those of
+                // `T`'s `wgmma` of this shape.
                 unsafe { T::$mma::<A_MN, B_MN>(self, a, b) }
             }
 
+            /// # Safety
+            /// As [`WarpgroupTile::store`] ([`epilogue`]'s contract).
             #[inline(always)]
             unsafe fn store<T: Element>(
                 &self,
@@ -164,6 +177,8 @@ macro_rules! warpgroup_tile {
                 at: (u32, u32),
                 t: u32,
             ) {
+                // SAFETY: `store`'s points are `epilogue`'s (C m x n at ldc, these elements this
+                // thread's only), for this tile's accumulators.
                 unsafe { epilogue::<T, $len>(out, self, mn, at, t) }
             }
 
