@@ -311,393 +311,115 @@ fn the_catalogue_page_lists_every_kernel_as_the_catalogue_says() {
     );
 }
 
+/// Every entry point of every kernel against the facts its spec declares
+/// (`KernelSpec::ptx`), and the rules every kernel keeps: an entry with shared memory
+/// writes and reads it (sized at launch) and declares its barriers; one without has no
+/// barrier; multiply-adds are fused (or on the tensor cores); no stack frame and no calls
+/// (panic paths all compiled away) unless the spec declares its calls.
 #[test]
-fn register_tiles_unroll_into_registers_and_vector_kernels_move_16_bytes() {
-    for (kernel, name) in all_entries() {
-        let text = entry_text(&name);
-        let fmas = text.matches("fma.rn.f").count();
-        match kernel {
-            Kernel::RegisterTiled
-            | Kernel::Vectorized
-            | Kernel::DoubleBuffered
-            | Kernel::WarpTiled
-            | Kernel::FragmentBuffered => {
+fn every_entry_point_shows_the_ptx_facts_of_its_spec() {
+    use rgemm_kernels::catalogue::{Elem, PtxFact};
+    let mut checked = 0;
+    for kernel in every_variant() {
+        let spec = kernel.spec();
+        let ptx = module(spec.arch);
+        let main = spec.entries().map(|(elem, entry)| (elem, entry, false));
+        let second = spec.fixup_entries().map(|entry| {
+            let elem = match &entry.as_str()[entry.as_str().rfind('_').unwrap() + 1..] {
+                "f64" => Elem::F64,
+                "f16" => Elem::F16,
+                "bf16" => Elem::Bf16,
+                _ => Elem::F32,
+            };
+            (elem, entry, true)
+        });
+        for (elem, entry, is_second) in main.chain(second) {
+            let name = entry.as_str();
+            let text = entry_in(ptx, name);
+            let suffix = match is_second {
+                false => &name[spec.name.len() + 1..],
+                true => &name[name.rfind('_').unwrap() + 1..],
+            };
+            let facts: Vec<PtxFact> = spec
+                .ptx
+                .iter()
+                .filter(|f| f.holds_for(suffix, is_second))
+                .flat_map(|f| f.facts.iter().copied())
+                .collect();
+            let t = |s: &str| s.replace("{t}", elem.suffix());
+            let barriers = text.matches("bar.sync").count() as u32;
+            let mut calls = None;
+            for fact in &facts {
+                match *fact {
+                    PtxFact::Barriers(n) => assert_eq!(barriers, n, "{name}: barriers"),
+                    PtxFact::Has(s) => assert!(text.contains(&t(s)), "{name} lacks {}", t(s)),
+                    PtxFact::Count(s, n) => {
+                        assert_eq!(text.matches(&t(s)).count() as u32, n, "{name}: {}", t(s))
+                    }
+                    PtxFact::AtLeast(s, n) => {
+                        let count = text.matches(&t(s)).count() as u32;
+                        assert!(count >= n, "{name}: {count} {}, fewer than {n}", t(s))
+                    }
+                    PtxFact::Lacks(s) => assert!(!text.contains(&t(s)), "{name} has {}", t(s)),
+                    PtxFact::Line(all) => assert!(
+                        text.lines().any(|l| all.iter().all(|s| l.contains(&t(s)))),
+                        "{name}: no line holds {all:?}"
+                    ),
+                    PtxFact::Lines(all, n) => {
+                        let lines = text
+                            .lines()
+                            .filter(|l| all.iter().all(|s| l.contains(&t(s))))
+                            .count() as u32;
+                        assert_eq!(lines, n, "{name}: lines holding {all:?}")
+                    }
+                    PtxFact::Calls(n) => calls = Some(n),
+                    _ => panic!("{name}: a fact the test does not know: {fact:?}"),
+                }
+                checked += 1;
+            }
+            // The rules of every kernel, in the entries whose C is the accumulator's type.
+            if is_second || suffix != elem.suffix() {
+                continue;
+            }
+            if kernel.shared_bytes::<f32>() > 0 {
                 assert!(
-                    fmas >= 512,
-                    "{name}: {fmas} fma: the 8x8x8 tile did not unroll"
-                )
-            }
-            // BK = 16: the specialised mainloop unrolls all 16 K steps; the bounds-checked
-            // one stays a loop around fully unrolled 8 x 8 steps.
-            Kernel::FragmentBufferedK16 => {
+                    facts.iter().any(|f| matches!(f, PtxFact::Barriers(_))),
+                    "{name}: a kernel with shared memory declares its barriers"
+                );
+                let reads = text.contains("ld.shared")
+                    || text.contains("ldmatrix")
+                    || text.contains("wgmma.mma_async");
+                let writes = text.contains("st.shared") || text.contains("cp.async");
+                assert!(writes && reads, "{name}");
                 assert!(
-                    fmas >= 1024,
-                    "{name}: {fmas} fma: 16 K steps did not unroll"
-                )
+                    text.contains("gpu_launch_sized_workgroup_mem"),
+                    "{name}: launch-sized shared"
+                );
+            } else {
+                assert_eq!(barriers, 0, "{name}");
+                assert!(!text.contains(".shared"), "{name}");
             }
-            Kernel::AsyncCopy | Kernel::PairedLanes | Kernel::StreamK
-                if name.ends_with("_f32") || name.ends_with("_f64") =>
-            {
-                assert!(
-                    fmas >= 1024,
-                    "{name}: {fmas} fma: 16 K steps did not unroll"
-                )
+            match spec.tensor_cores {
+                true => assert!(
+                    text.contains("mma.sync.aligned.m16n8k") || text.contains("wgmma.mma_async"),
+                    "{name}: no mma"
+                ),
+                false => assert!(text.contains("fma.rn.f"), "{name}: no fma"),
             }
-            Kernel::Coarse
-            | Kernel::WarpTiledK16
-            | Kernel::WarpTiled64
-            | Kernel::AsyncCopy
-            | Kernel::PairedLanes
-            | Kernel::StreamK => {
-                assert!(fmas >= 64, "{name}: {fmas} fma")
+            match calls {
+                Some(n) => assert_eq!(text.matches("call.uni").count() as u32, n, "{name}"),
+                None => assert!(!text.contains(".local") && !text.contains("call"), "{name}"),
             }
-            _ => {}
         }
     }
-    for family in [
-        "vectorized",
-        "double_buffered",
-        "warp_tiled",
-        "warp_tiled_k16",
-        "warp_tiled_64",
-        "fragment_buffered",
-        "fragment_buffered_k16",
-        "async_copy",
-        "paired_lanes",
-        "stream_k",
-    ] {
-        let text = entry_text(&format!("{family}_f32"));
-        for op in ["ld.global.v4.", "ld.shared.v4.", "st.global.v4."] {
-            assert!(text.contains(op), "{family}_f32 lacks {op}");
-        }
-        let text = entry_text(&format!("{family}_f64"));
-        for op in ["ld.global.v2.", "ld.shared.v2.", "st.global.v2."] {
-            assert!(text.contains(op), "{family}_f64 lacks {op}");
-        }
-    }
-}
-
-#[test]
-fn the_sm80_pipeline_copies_asynchronously() {
-    for name in [
-        "async_copy_f32",
-        "async_copy_f64",
-        "paired_lanes_f32",
-        "paired_lanes_f64",
-        "stream_k_f32",
-        "stream_k_f64",
-    ] {
-        let text = entry_in(module(Arch::Sm80), name);
-        for op in [
-            "cp.async.cg.shared.global",
-            "cp.async.commit_group",
-            "cp.async.wait_group 0",
-        ] {
-            assert!(text.contains(op), "{name} lacks {op}");
-        }
-    }
+    assert!(
+        checked >= 700,
+        "{checked} facts checked: the specs declare them"
+    );
     assert!(
         !module(Arch::Sm70).contains("cp.async"),
         "cp.async in the sm_70 module"
     );
-}
-
-#[test]
-fn the_tensor_core_rungs_use_their_instructions() {
-    let sm80 = module(Arch::Sm80);
-    for t in ["f16", "bf16"] {
-        let mma = format!("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32");
-        for (kernel, ops) in [
-            (
-                "mma_sync",
-                vec![mma.as_str(), "ld.shared.b32", "ld.shared.b16"],
-            ),
-            (
-                "mma_ldmatrix",
-                vec![
-                    mma.as_str(),
-                    "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
-                    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
-                ],
-            ),
-            (
-                "mma_async",
-                vec![
-                    mma.as_str(),
-                    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
-                    "cp.async.cg.shared.global",
-                    "cp.async.wait_group 2",
-                ],
-            ),
-            ("mma_deep", vec![mma.as_str(), "cp.async.wait_group 1"]),
-            (
-                "mma_swizzled",
-                vec![
-                    mma.as_str(),
-                    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
-                    "cp.async.wait_group 1",
-                    // Shared addresses in 32-bit registers: no generic-to-shared
-                    // conversion per copy (`mma_swizzled.rs`).
-                    "cp.async.cg.shared.global [%r",
-                ],
-            ),
-        ] {
-            let text = entry_in(sm80, &format!("{kernel}_{t}"));
-            for op in ops {
-                assert!(text.contains(op), "{kernel}_{t} lacks {op}");
-            }
-            assert!(
-                !text.contains("ld.local") && !text.contains("st.local"),
-                "{kernel}_{t}"
-            );
-        }
-        // And per `ldmatrix`.
-        let swizzled = entry_in(sm80, &format!("mma_swizzled_{t}"));
-        assert!(
-            swizzled
-                .lines()
-                .any(|l| l.contains("ldmatrix") && l.contains("}, [%r")),
-            "mma_swizzled_{t}: no ldmatrix from a 32-bit shared address"
-        );
-        // decode_async: B by 16-byte cp.async, the ticket and fences of its one-launch
-        // split-K, volatile reads of the other blocks' sums. decode_mma: the same pipelines
-        // and rendezvous, `mma` fed by `ldmatrix.trans`, the lanes meeting at
-        // `bar.warp.sync` before they read each other's copies. Both in both output types.
-        let decode_ops = [
-            (
-                "decode_async",
-                vec![
-                    "cp.async.cg.shared.global",
-                    "cp.async.wait_group 4",
-                    "cp.async.wait_group 0",
-                    "atom.acq_rel.gpu.global.add.u32",
-                    "fence.acq_rel.gpu",
-                    "ld.volatile.global",
-                ],
-            ),
-            (
-                "decode_mma",
-                vec![
-                    mma.as_str(),
-                    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
-                    "cp.async.cg.shared.global",
-                    "cp.async.wait_group 1",
-                    "bar.warp.sync",
-                    "atom.acq_rel.gpu.global.add.u32",
-                ],
-            ),
-        ];
-        for (kernel, ops) in &decode_ops {
-            for suffix in [t.to_string(), format!("{t}_{t}")] {
-                let name = format!("{kernel}_{suffix}");
-                let text = entry_in(sm80, &name);
-                for op in ops {
-                    assert!(text.contains(op), "{name} lacks {op}");
-                }
-                assert!(!text.contains(".local") && !text.contains("call"), "{name}");
-            }
-        }
-        // decode_tma: per stage one TMA copy of A's box and four of B's panels on the `full`
-        // barrier, the warps waiting and releasing through mbarriers, 4 K steps of one
-        // `ldmatrix` of A and four transposed of B, 8 `mma`s each; the rendezvous; and
-        // `decode_mma`'s pipelines for launches TMA cannot read.
-        let sm90 = module(Arch::Sm90a);
-        for suffix in [t.to_string(), format!("{t}_{t}")] {
-            let name = format!("decode_tma_{suffix}");
-            let text = entry_in(sm90, &name);
-            let count = |op: &str| text.matches(op).count();
-            assert_eq!(
-                count("cp.async.bulk.tensor.3d"),
-                2 * 5,
-                "{name}: a stage's copies, in the prologue and the refill"
-            );
-            assert_eq!(
-                count("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
-                4,
-                "{name}"
-            );
-            assert_eq!(
-                count(mma.as_str()),
-                32 + 64,
-                "{name}: 32 a stage, 64 in decode_mma's two loops"
-            );
-            for op in [
-                "mbarrier.try_wait.parity",
-                "mbarrier.arrive.expect_tx",
-                "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
-                "cp.async.cg.shared.global",
-                "atom.acq_rel.gpu.global.add.u32",
-            ] {
-                assert!(text.contains(op), "{name} lacks {op}");
-            }
-            assert!(!text.contains(".local") && !text.contains("call"), "{name}");
-        }
-        // C in f16: rounded by `cvt.rn` (bf16 rounds in integer operations on sm_70 only).
-        assert!(entry_in(sm80, "decode_async_f16_f16").contains("cvt.rn.f16.f32"));
-        // Hopper: wgmma from descriptors (4 K steps of 16 a phase), its fences and waits,
-        // the proxy fence between the cp.async copies and wgmma's reads; the one-stage
-        // mma.sync loop for launches that cannot copy in chunks.
-        let text = entry_in(sm90, &format!("wgmma_async_{t}"));
-        let wgmma = format!("wgmma.mma_async.sync.aligned.m64n256k16.f32.{t}.{t}");
-        assert_eq!(text.matches(&wgmma).count(), 4, "wgmma_async_{t}");
-        for op in [
-            "wgmma.fence.sync.aligned",
-            "wgmma.commit_group.sync.aligned",
-            "wgmma.wait_group.sync.aligned 1",
-            "wgmma.wait_group.sync.aligned 0",
-            "fence.proxy.async.shared::cta",
-            "cp.async.cg.shared.global",
-            mma.as_str(),
-        ] {
-            assert!(text.contains(op), "wgmma_async_{t} lacks {op}");
-        }
-        assert!(
-            !text.contains("ld.local") && !text.contains("st.local"),
-            "wgmma_async_{t}"
-        );
-        // TMA and mbarriers: per stage A and B as stored on the `full` barrier; the
-        // consumers wait and release through mbarriers; registers move. One mainloop per
-        // pair of transposes, each with its own immediates (`trans-a`, `trans-b`: a
-        // row-major A is K-major, 0; a row-major B MN-major, 1). Per stage A's box or two
-        // panels, and B's panels (four, two, one: one per 64 columns of the tile) or box.
-        for (kernel, shape, copies) in [
-            ("wgmma_tma", "m64n256k16", 8),
-            ("wgmma_persistent", "m64n256k16", 8),
-            ("wgmma_128x128", "m64n128k16", 6),
-            ("wgmma_128x64", "m64n64k16", 5),
-        ] {
-            let name = format!("{kernel}_{t}");
-            let text = entry_in(sm90, &name);
-            let mma = format!("wgmma.mma_async.sync.aligned.{shape}.f32.{t}.{t}");
-            assert_eq!(text.matches(&mma).count(), 16, "{name}");
-            assert_eq!(text.matches("wgmma.mma_async").count(), 16, "{name}");
-            for immediates in ["0, 1;", "0, 0;", "1, 1;", "1, 0;"] {
-                let with = format!("%wg_d, 1, 1, {immediates}");
-                assert_eq!(text.matches(&with).count(), 4, "{name}: {with}");
-            }
-            for op in [
-                "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes",
-                "mbarrier.init.shared::cta.b64",
-                "fence.mbarrier_init.release.cluster",
-                "mbarrier.arrive.expect_tx.shared::cta.b64",
-                "mbarrier.arrive.shared::cta.b64",
-                "mbarrier.try_wait.parity.shared::cta.b64",
-                "setmaxnreg.dec.sync.aligned.u32 40",
-                "setmaxnreg.inc.sync.aligned.u32 232",
-                "wgmma.wait_group.sync.aligned 1",
-            ] {
-                assert!(text.contains(op), "{name} lacks {op}");
-            }
-            assert_eq!(
-                text.matches("cp.async.bulk.tensor").count(),
-                copies,
-                "{name}: A's box or two panels, B's panels or box"
-            );
-            for op in ["cp.async.cg", "fence.proxy.async", "ld.local", "st.local"] {
-                assert!(!text.contains(op), "{name} has {op}");
-            }
-        }
-        // A 16-bit C four columns a lane (`wgmma_async::epilogue`, and in whole block tiles
-        // `tensor_tile::epilogue`): per 16 columns of a warp's rows one butterfly shuffle and
-        // one 8-byte store a row (at least: a `wgmma` tile's 256, 128 or 64 columns, plus the
-        // one-stage `mma.sync` fallback of some); an f32 C's pairs need no shuffle.
-        for (ptx, kernel, quads) in [
-            (sm90, "wgmma_async", 32),
-            (sm90, "wgmma_tma", 32),
-            (sm90, "wgmma_persistent", 32),
-            (sm90, "wgmma_128x128", 16),
-            (sm90, "wgmma_128x64", 8),
-            (sm80, "mma_sync", 1),
-            (sm80, "mma_ldmatrix", 1),
-            (sm80, "mma_async", 1),
-            (sm80, "mma_deep", 1),
-            (sm80, "mma_deep128", 1),
-            (sm80, "mma_wide", 1),
-            (sm80, "mma_swizzled", 1),
-        ] {
-            let name = format!("{kernel}_{t}_{t}");
-            let text = entry_in(ptx, &name);
-            for op in ["shfl.sync.bfly.b32", "st.global.b64"] {
-                assert!(text.matches(op).count() >= quads, "{name}: {op}");
-            }
-            assert!(!text.contains(".local"), "{name}");
-            let f32_c = entry_in(ptx, &format!("{kernel}_{t}"));
-            assert!(!f32_c.contains("shfl.sync"), "{kernel}_{t}");
-        }
-        // TF32 on wgmma: one K-major mainloop (4 K steps of 8 a stage, A from registers:
-        // 16 fragment elements a thread loaded from the stage and rounded by `cvt.rna`, and
-        // no store to shared memory, proxy fence or barrier for them), A's box and B^T's
-        // box per stage; the pack launch rounds each element once (`cvt.rna`, 16 a thread)
-        // between its two passes over a shared square.
-        if t == "bf16" {
-            let text = entry_in(sm90, "wgmma_tf32_f32");
-            let tf32 = "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32";
-            assert_eq!(text.matches(tf32).count(), 4, "wgmma_tf32_f32");
-            let registers = text
-                .lines()
-                .filter(|l| l.contains(tf32) && l.contains("}, {%r"));
-            assert_eq!(registers.count(), 4, "wgmma_tf32_f32: A from registers");
-            assert_eq!(text.matches("ld.shared.b32").count(), 16, "wgmma_tf32_f32");
-            assert_eq!(
-                text.matches("cvt.rna.tf32.f32").count(),
-                16,
-                "wgmma_tf32_f32"
-            );
-            assert!(!text.contains("fence.proxy.async"), "wgmma_tf32_f32");
-            assert_eq!(
-                text.matches("cp.async.bulk.tensor.3d").count(),
-                2,
-                "wgmma_tf32_f32"
-            );
-            for op in ["ld.local", "st.local", "mma.sync", "m64n256k16"] {
-                assert!(!text.contains(op), "wgmma_tf32_f32 has {op}");
-            }
-            let pack = entry_in(sm90, "pack_tf32_f32");
-            assert_eq!(
-                pack.matches("cvt.rna.tf32.f32").count(),
-                16,
-                "pack_tf32_f32"
-            );
-            assert_eq!(pack.matches("bar.sync").count(), 1, "pack_tf32_f32");
-            assert!(!pack.contains(".local"), "pack_tf32_f32");
-            // 3xTF32 on wgmma: per stage, 4 K steps of three m64n128k8 (partial sums from
-            // zero: `scale-d` from a register), 4 more of the repair's big x big; both parts
-            // of A and B^T per stage (4 copies, in each of the producer's two compiled
-            // loops); the pack splits each element (`cvt.rna` of x and of the rest: 32 a
-            // thread).
-            let text = entry_in(sm90, "wgmma_3xtf32_f32");
-            let n128 = "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32";
-            assert_eq!(text.matches(n128).count(), 12 + 4, "wgmma_3xtf32_f32");
-            let copies = text.matches("cp.async.bulk.tensor.3d").count();
-            assert!(
-                copies > 0 && copies.is_multiple_of(4),
-                "wgmma_3xtf32_f32: {copies}"
-            );
-            for op in ["ld.local", "st.local", "mma.sync", "m64n256"] {
-                assert!(!text.contains(op), "wgmma_3xtf32_f32 has {op}");
-            }
-            let pack = entry_in(sm90, "pack_3xtf32_f32");
-            assert_eq!(
-                pack.matches("cvt.rna.tf32.f32").count(),
-                32,
-                "pack_3xtf32_f32"
-            );
-            assert_eq!(pack.matches("bar.sync").count(), 1, "pack_3xtf32_f32");
-            assert!(!pack.contains(".local"), "pack_3xtf32_f32");
-        }
-        // Every K step of 16: 6 ldmatrix for 16 mma (A: 4, B: 2).
-        let text = entry_in(sm80, &format!("mma_ldmatrix_{t}"));
-        assert_eq!(
-            text.matches("mma.sync").count(),
-            32,
-            "mma_ldmatrix_{t}: 2 K steps of 16"
-        );
-        assert_eq!(
-            text.matches("ldmatrix.sync").count(),
-            12,
-            "mma_ldmatrix_{t}"
-        );
-    }
 }
 
 #[test]
@@ -730,123 +452,6 @@ fn launch_bounds_in_the_ptx_follow_the_specs() {
          `stream_k_64`, `stream_k_32`, `stream_k_narrow` and `stream_k_narrow_32`, and \
          `few_columns`' two"
     );
-}
-
-#[test]
-fn tiled_kernels_use_shared_memory_and_two_barriers_per_phase() {
-    for (kernel, name) in all_entries() {
-        let text = entry_text(&name);
-        let barriers = text.matches("bar.sync").count();
-        if kernel.shared_bytes::<f32>() > 0 {
-            // Single-stage kernels: after loading and after use; double-buffered ones: after
-            // the prologue and once per phase, in each of their two mainloops (bounds-checked
-            // and not) for the specialised ones.
-            // `async_copy` for f32/f64 has its own mainloop (two phases per iteration and a
-            // last odd phase: after the prologue, and 3 more) and `fragment_buffered`'s
-            // checked one (the only one for the 16-bit inputs, which it widens on the way).
-            // `thin`: one after the partial sums (few rows), two per column of C (few
-            // columns: after the partial sums and before they are overwritten).
-            // `stream_k`: those of `paired_lanes` for whole tiles, and again, with one
-            // before each piece, for a share of the split ones (shared memory is reused).
-            let asynchronous = name.ends_with("_f32") || name.ends_with("_f64");
-            let stream_k = rgemm_tests::stream_k_kernels().any(|k| k == kernel);
-            let expected = match kernel {
-                Kernel::WarpTiledK16 | Kernel::WarpTiled64 => 4,
-                // Two per mainloop: the checked one and the unchecked one of each layout of
-                // A and B (compiled per layout, `block_tile::CHECKED`).
-                Kernel::FragmentBufferedK16 => 10,
-                // The asynchronous mainloop's 4 for A as stored and for A transposed, two per
-                // `fragment_buffered` mainloop for a transposed B (two layouts), the checked one's 2.
-                Kernel::AsyncCopy if asynchronous => 14,
-                // And the asynchronous mainloop's 4 on the EDGE path (`block_tile::EDGE`).
-                Kernel::PairedLanes if asynchronous => 18,
-                // Twice (whole tiles, shares): the asynchronous mainloop for operands as
-                // stored and on the EDGE path, the checked one; one before each piece.
-                _ if stream_k && asynchronous => 21,
-                _ if stream_k => 5,
-                Kernel::Thin => 3,
-                // One per phase in the pipeline, and the one-stage loop for other launches.
-                Kernel::MmaAsync | Kernel::MmaWide | Kernel::MmaDeep | Kernel::MmaDeep128 => 3,
-                // The prologue's, one per phase (before the last K step's `mma`), and the
-                // one-stage loop's two.
-                Kernel::MmaSwizzled => 4,
-                // One per phase, and the one-stage loop's two.
-                Kernel::WgmmaAsync => 3,
-                // After the mbarriers' init, and the one-stage loop's two for each half of
-                // the tile (none in the mainloop: the stages hand over through mbarriers).
-                Kernel::WgmmaTma | Kernel::WgmmaPersistent => 5,
-                // The same with one tile of 128 or 64 columns.
-                Kernel::Wgmma128x128 | Kernel::Wgmma128x64 => 3,
-                // After the mbarriers' init only (the pack launch made the maps' operands).
-                Kernel::WgmmaTf32 | Kernel::Wgmma3xTf32 => 1,
-                // One in each of the three row counts' passes (the pipelines drained, their
-                // bytes become the sums), four in the body: the sums in, the rendezvous's
-                // two, the end of a pass.
-                Kernel::DecodeAsync => 7,
-                // One after the pipeline, four in the rendezvous's epilogue.
-                Kernel::DecodeMma => 5,
-                // After the mbarriers' init, the rendezvous's four (none in the mainloop:
-                // the stages hand over through mbarriers), and `decode_mma`'s five (its
-                // body, where TMA cannot read A and B).
-                Kernel::DecodeTma => 10,
-                // Three in each of the three thread tiles' slices (the mainloop's one per
-                // stage, the stages drained, the K groups' sums in), two in the rendezvous.
-                Kernel::FewColumns => 11,
-                // One per phase (`cp.async` for every launch: 16-byte chunks or elements),
-                // in each of the f64 kernels' four mainloops (A and B each as stored).
-                Kernel::Dmma | Kernel::DmmaWarps | Kernel::DmmaSmall => 4,
-                // The four plain mainloops' one (edge tiles), and two in each of the four
-                // buffered ones (whole tiles): the prologue's, and one per phase before
-                // its last K step's `mma`s.
-                Kernel::DmmaBuffered => 12,
-                // The four plain mainloops' one (edge tiles); the buffered ones (whole
-                // tiles) are in a function of their own, `wide_tile::interior_k4`.
-                Kernel::DmmaK4 => 4,
-                Kernel::MmaTf32 => 1,
-                // And the NaN repair's: the flag's two, its mainloop's one.
-                Kernel::Mma3xTf32 => 4,
-                _ => 2,
-            };
-            assert_eq!(barriers, expected, "{name}: barriers");
-            let reads = text.contains("ld.shared")
-                || text.contains("ldmatrix")
-                || text.contains("wgmma.mma_async");
-            let writes = text.contains("st.shared") || text.contains("cp.async");
-            assert!(writes && reads, "{name}");
-            assert!(
-                text.contains("gpu_launch_sized_workgroup_mem"),
-                "{name}: launch-sized shared"
-            );
-        } else {
-            assert_eq!(barriers, 0, "{name}");
-            assert!(!text.contains(".shared"), "{name}");
-        }
-        // Fused multiply-adds (or tensor-core ones), no stack frame, no calls (panic paths
-        // all compiled away).
-        match kernel.spec().tensor_cores {
-            true => assert!(
-                text.contains("mma.sync.aligned.m16n8k") || text.contains("wgmma.mma_async"),
-                "{name}: no mma"
-            ),
-            false => assert!(text.contains("fma.rn.f"), "{name}: no fma"),
-        }
-        match kernel {
-            // Its interior blocks' mainloop in a function of its own (one per form), so
-            // that the edge blocks' copies do not share its registers; the problem goes to
-            // it by value, a 120-byte copy in local memory (the only local accesses).
-            Kernel::DmmaK4 => {
-                let calls = text.matches("call.uni").count();
-                let interior = text.matches("wide_tile11interior_k4").count();
-                assert_eq!((calls, interior), (4, 4), "{name}: calls");
-                assert!(
-                    text.contains(".local .align 8 .b8 \t__local_depot"),
-                    "{name}"
-                );
-                assert!(!text.contains("ld.local"), "{name}");
-            }
-            _ => assert!(!text.contains(".local") && !text.contains("call"), "{name}"),
-        }
-    }
 }
 
 /// An H100 SXM's properties, written by hand (CUDA guide, compute capability 9.0).

@@ -284,7 +284,95 @@ pub struct KernelSpec {
     /// [`Strides`]: crate::problem::Strides
     /// [`Scale`]: crate::problem::Scale
     pub strided: bool,
+    /// What its PTX must show ([`PtxFacts`]), checked against the built modules by one test
+    /// that walks the catalogue.
+    pub ptx: &'static [PtxFacts],
 }
+
+/// One thing a kernel's PTX must show, in each entry point it is declared for. `{t}` in a
+/// text stands for the entry's input element (`f32`, `f64`, `f16`, `bf16`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PtxFact {
+    /// Exactly this many block barriers (`bar.sync`).
+    Barriers(u32),
+    /// The text appears.
+    Has(&'static str),
+    /// The text appears exactly this many times.
+    Count(&'static str, u32),
+    /// The text appears at least this many times.
+    AtLeast(&'static str, u32),
+    /// The text does not appear.
+    Lacks(&'static str),
+    /// Some line holds every one of these texts.
+    Line(&'static [&'static str]),
+    /// Exactly this many lines hold every one of these texts.
+    Lines(&'static [&'static str], u32),
+    /// Exactly this many calls to functions of its own, whose arguments may pass through
+    /// local memory. Without it an entry makes no call and has no local memory: everything
+    /// is inlined and nothing spills.
+    Calls(u32),
+}
+
+/// The entry points a [`PtxFacts`] speaks of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Entries {
+    /// Every entry point of the kernel's main launch.
+    All,
+    /// The main launch's entry points with these suffixes (`f32`, `f16_f16`, ...).
+    Only(&'static [&'static str]),
+    /// The second launch's entry points (a fix-up or a pack).
+    Second,
+}
+
+/// Facts about some of a kernel's entry points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PtxFacts {
+    pub entries: Entries,
+    pub facts: &'static [PtxFact],
+}
+
+impl PtxFacts {
+    /// Facts of every main entry point.
+    pub const fn all(facts: &'static [PtxFact]) -> Self {
+        Self {
+            entries: Entries::All,
+            facts,
+        }
+    }
+
+    /// Facts of the entry points with these suffixes.
+    pub const fn only(suffixes: &'static [&'static str], facts: &'static [PtxFact]) -> Self {
+        Self {
+            entries: Entries::Only(suffixes),
+            facts,
+        }
+    }
+
+    /// Facts of the second launch's entry points.
+    pub const fn second(facts: &'static [PtxFact]) -> Self {
+        Self {
+            entries: Entries::Second,
+            facts,
+        }
+    }
+
+    /// Whether they speak of the entry with `suffix` (of the second launch where `second`).
+    pub fn holds_for(&self, suffix: &str, second: bool) -> bool {
+        match self.entries {
+            Entries::All => !second,
+            Entries::Only(suffixes) => !second && suffixes.contains(&suffix),
+            Entries::Second => second,
+        }
+    }
+}
+
+/// The entry suffixes of f32 and f64 (SIMT kernels' 16-byte paths, `cp.async` of B).
+pub const WIDE: &[&str] = &["f32", "f64"];
+/// The 16-bit inputs' entries with an f32 C.
+pub const SIXTEEN_BIT: &[&str] = &["f16", "bf16"];
+/// The 16-bit inputs' entries with C in their own type.
+pub const NARROW_C: &[&str] = &["f16_f16", "bf16_bf16"];
 
 /// How an f32 product is multiplied. f32 means FP32 unless the caller asks otherwise:
 /// `matmul` never chooses a TF32 kernel by itself.

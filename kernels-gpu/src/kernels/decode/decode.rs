@@ -13,6 +13,8 @@
 //! Launch rules ([`SPEC`]): 128 threads; grid `ceil(n / 128) x splits` (`Problem::ctas`, from
 //! the shape and the SM count); shared `4 x 8 x 128` f32; workspace `splits x m x n` f32
 //! where `splits > 1`; f32, f16, bf16 (any compute capability: SIMT).
+use crate::catalogue::PtxFact::Barriers;
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
@@ -70,6 +72,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     tma: None,
     precision: Precision::Exact,
     strided: false,
+    ptx: &[PtxFacts::all(&[Barriers(2)])],
 };
 
 /// K rows of B a lane loads before using them: 8 loads of 8 bytes in flight per thread.

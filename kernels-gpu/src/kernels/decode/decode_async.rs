@@ -23,6 +23,8 @@
 //! [`counters`]`(m, strips)`
 //! counters, zero at launch, then `splits` planes of `m x n` where `splits > 1`; f16, bf16
 //! (compute capability 8.0+: `cp.async`).
+use crate::catalogue::PtxFact::{Barriers, Has, Lacks};
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
@@ -72,6 +74,20 @@ pub const SPEC: KernelSpec = KernelSpec {
     tma: None,
     precision: Precision::Exact,
     strided: false,
+    ptx: &[
+        PtxFacts::all(&[
+            Barriers(7),
+            Has("cp.async.cg.shared.global"),
+            Has("cp.async.wait_group 4"),
+            Has("cp.async.wait_group 0"),
+            Has("atom.acq_rel.gpu.global.add.u32"),
+            Has("fence.acq_rel.gpu"),
+            Has("ld.volatile.global"),
+            Lacks(".local"),
+            Lacks("call"),
+        ]),
+        PtxFacts::only(&["f16_f16"], &[Has("cvt.rn.f16.f32")]),
+    ],
 };
 
 /// This warp's share of one pass: rows `row0..row0 + MR` (those below `m`) of C, the

@@ -14,6 +14,8 @@
 //! Launch rules ([`SPEC`]): 128 threads; grid `ceil(n / 256) x splits` (as `decode_async`,
 //! [`crate::parts::schedule::decode_split::splits`]); shared 99 KiB + 16 bytes; the workspace of
 //! `decode_async` with passes of 16 rows; f16, bf16 (compute capability 8.0+).
+use crate::catalogue::PtxFact::{Barriers, Has, Lacks};
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
@@ -46,6 +48,17 @@ pub const SPEC: KernelSpec = KernelSpec {
     tma: None,
     precision: Precision::Exact,
     strided: false,
+    ptx: &[PtxFacts::all(&[
+        Barriers(5),
+        Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
+        Has("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+        Has("cp.async.cg.shared.global"),
+        Has("cp.async.wait_group 1"),
+        Has("bar.warp.sync"),
+        Has("atom.acq_rel.gpu.global.add.u32"),
+        Lacks(".local"),
+        Lacks("call"),
+    ])],
 };
 
 /// # Safety

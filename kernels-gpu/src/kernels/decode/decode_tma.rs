@@ -24,6 +24,8 @@
 //! one block per SM: [`crate::parts::schedule::decode_split::splits`]); 226,424 shared bytes; workspace (f32
 //! units): the two tensor maps (64), then `decode_mma`'s (counters, zero at launch, and
 //! planes); only in the sm_90a module; f16, bf16.
+use crate::catalogue::PtxFact::{Barriers, Count, Has, Lacks};
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, TensorMaps, Threads, Tile,
 };
@@ -84,6 +86,19 @@ pub const SPEC: KernelSpec = KernelSpec {
     }),
     precision: Precision::Exact,
     strided: false,
+    ptx: &[PtxFacts::all(&[
+        Barriers(10),
+        Count("cp.async.bulk.tensor.3d", 10),
+        Count("ldmatrix.sync.aligned.m8n8.x4.shared.b16", 4),
+        Count("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32", 96),
+        Has("mbarrier.try_wait.parity"),
+        Has("mbarrier.arrive.expect_tx"),
+        Has("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+        Has("cp.async.cg.shared.global"),
+        Has("atom.acq_rel.gpu.global.add.u32"),
+        Lacks(".local"),
+        Lacks("call"),
+    ])],
 };
 
 /// Shared address of this lane's row for `ldmatrix` in a 128-byte-swizzled box whose rows

@@ -5,6 +5,8 @@
 //!
 //! Launch rules ([`SPEC`]): 128 threads, a grid of 128 x 64 tiles, 92,176 shared bytes,
 //! two blocks per SM; the sm_90a module.
+use crate::catalogue::PtxFact::Barriers;
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
 use crate::element::Element;
 use crate::parts::mma::schemes::Dmma;
@@ -15,13 +17,16 @@ const BN: u32 = 64;
 const BK: u32 = 16;
 const DEPTH: u32 = 3;
 
-pub const SPEC: KernelSpec = wide_tile::spec(
-    ("dmma", file!()),
-    "f64 on the FP64 tensor cores: `mma.sync` m16n8k8 f64 on 128 x 64 tiles, a 3-stage `cp.async` pipeline",
-    (Arch::Sm90a, Elem::F64, Precision::Exact),
-    (128, BN, BK, DEPTH, 4),
-    2,
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    ptx: &[PtxFacts::all(&[Barriers(4)])],
+    ..wide_tile::spec(
+        ("dmma", file!()),
+        "f64 on the FP64 tensor cores: `mma.sync` m16n8k8 f64 on 128 x 64 tiles, a 3-stage `cp.async` pipeline",
+        (Arch::Sm90a, Elem::F64, Precision::Exact),
+        (128, BN, BK, DEPTH, 4),
+        2,
+    )
+};
 
 /// # Safety
 /// See the entry points; 128 threads per block; T is f64.

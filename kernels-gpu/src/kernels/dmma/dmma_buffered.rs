@@ -8,19 +8,24 @@
 //!
 //! Launch rules ([`SPEC`]): 128 threads, a grid of 128 x 64 tiles, 92,176 shared bytes,
 //! two blocks per SM; the sm_90a module.
+use crate::catalogue::PtxFact::Barriers;
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
 use crate::element::Element;
 use crate::parts::mma::schemes::Dmma;
 use crate::parts::mma::wide_tile;
 use crate::problem::{Gemm, entry_points};
 
-pub const SPEC: KernelSpec = wide_tile::spec(
-    ("dmma_buffered", file!()),
-    "`dmma` with fragments double-buffered in registers across stages: the barrier before the last K step's `mma`s",
-    (Arch::Sm90a, Elem::F64, Precision::Exact),
-    (128, 64, 16, 3, 4),
-    2,
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    ptx: &[PtxFacts::all(&[Barriers(12)])],
+    ..wide_tile::spec(
+        ("dmma_buffered", file!()),
+        "`dmma` with fragments double-buffered in registers across stages: the barrier before the last K step's `mma`s",
+        (Arch::Sm90a, Elem::F64, Precision::Exact),
+        (128, 64, 16, 3, 4),
+        2,
+    )
+};
 
 /// # Safety
 /// See the entry points; 128 threads per block; T is f64.

@@ -5,19 +5,30 @@
 //! wait for the `mma`s still reading the registers they would overwrite.
 //!
 //! Launch rules ([`SPEC`]): as `dmma_buffered`.
+use crate::catalogue::PtxFact::{Barriers, Calls, Count, Has, Lacks};
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
 use crate::element::Element;
 use crate::parts::mma::schemes::Dmma;
 use crate::parts::mma::wide_tile;
 use crate::problem::{Gemm, entry_points};
 
-pub const SPEC: KernelSpec = wide_tile::spec(
-    ("dmma_k4", file!()),
-    "`dmma_buffered` in K steps of 4 (`mma.sync` m16n8k4 f64): half the fragment registers a step, two steps held whole",
-    (Arch::Sm90a, Elem::F64, Precision::Exact),
-    (128, 64, 16, 3, 4),
-    2,
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    ptx: &[PtxFacts::all(&[
+        Barriers(4),
+        Calls(4),
+        Count("wide_tile11interior_k4", 4),
+        Has(".local .align 8 .b8 \t__local_depot"),
+        Lacks("ld.local"),
+    ])],
+    ..wide_tile::spec(
+        ("dmma_k4", file!()),
+        "`dmma_buffered` in K steps of 4 (`mma.sync` m16n8k4 f64): half the fragment registers a step, two steps held whole",
+        (Arch::Sm90a, Elem::F64, Precision::Exact),
+        (128, 64, 16, 3, 4),
+        2,
+    )
+};
 
 /// # Safety
 /// See the entry points; 128 threads per block; T is f64.

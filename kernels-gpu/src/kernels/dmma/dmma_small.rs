@@ -4,19 +4,24 @@
 //!
 //! Launch rules ([`SPEC`]): 128 threads, a grid of 64 x 64 tiles, 61,456 shared bytes,
 //! three blocks per SM; the sm_90a module.
+use crate::catalogue::PtxFact::Barriers;
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
 use crate::element::Element;
 use crate::parts::mma::schemes::Dmma;
 use crate::parts::mma::wide_tile;
 use crate::problem::{Gemm, entry_points};
 
-pub const SPEC: KernelSpec = wide_tile::spec(
-    ("dmma_small", file!()),
-    "`dmma_warps` on 64 x 64 block tiles, three blocks per SM: more blocks for smaller products",
-    (Arch::Sm90a, Elem::F64, Precision::Exact),
-    (64, 64, 16, 3, 2),
-    3,
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    ptx: &[PtxFacts::all(&[Barriers(4)])],
+    ..wide_tile::spec(
+        ("dmma_small", file!()),
+        "`dmma_warps` on 64 x 64 block tiles, three blocks per SM: more blocks for smaller products",
+        (Arch::Sm90a, Elem::F64, Precision::Exact),
+        (64, 64, 16, 3, 2),
+        3,
+    )
+};
 
 /// # Safety
 /// See the entry points; 128 threads per block; T is f64.

@@ -6,19 +6,24 @@
 //!
 //! Launch rules ([`SPEC`]): 256 threads, a grid of 128 x 64 tiles, 92,176 shared bytes,
 //! two blocks per SM; the sm_90a module.
+use crate::catalogue::PtxFact::Barriers;
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
 use crate::element::Element;
 use crate::parts::mma::schemes::Dmma;
 use crate::parts::mma::wide_tile;
 use crate::problem::{Gemm, entry_points};
 
-pub const SPEC: KernelSpec = wide_tile::spec(
-    ("dmma_warps", file!()),
-    "`dmma` with 32 x 32 warp tiles, 8 warps, `mma.sync` m16n8k16: twice the warps per SM",
-    (Arch::Sm90a, Elem::F64, Precision::Exact),
-    (128, 64, 16, 3, 2),
-    2,
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    ptx: &[PtxFacts::all(&[Barriers(4)])],
+    ..wide_tile::spec(
+        ("dmma_warps", file!()),
+        "`dmma` with 32 x 32 warp tiles, 8 warps, `mma.sync` m16n8k16: twice the warps per SM",
+        (Arch::Sm90a, Elem::F64, Precision::Exact),
+        (128, 64, 16, 3, 2),
+        2,
+    )
+};
 
 /// # Safety
 /// See the entry points; 256 threads per block; T is f64.

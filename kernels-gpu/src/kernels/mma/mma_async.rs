@@ -11,6 +11,8 @@
 //!
 //! Launch rules ([`SPEC`]): as `mma_sync`, with 4 stages of shared memory (75,776 bytes).
 use crate::catalogue::KernelSpec;
+use crate::catalogue::PtxFact::{AtLeast, Barriers, Has, Lacks};
+use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
@@ -20,11 +22,34 @@ use crate::problem::{Gemm, entry_points};
 
 const BN: u32 = 128;
 
-pub const SPEC: KernelSpec = tensor_spec(
-    ("mma_async", file!()),
-    "`mma_ldmatrix` fed by a 4-stage `cp.async` pipeline: both tiles copied as they are, three phases ahead, one barrier per phase",
-    (BN, 32, STAGES),
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    ptx: &[
+        PtxFacts::all(&[Barriers(3)]),
+        PtxFacts::only(
+            SIXTEEN_BIT,
+            &[
+                Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
+                Has("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+                Has("cp.async.cg.shared.global"),
+                Has("cp.async.wait_group 2"),
+                Lacks("shfl.sync"),
+            ],
+        ),
+        PtxFacts::only(
+            NARROW_C,
+            &[
+                AtLeast("shfl.sync.bfly.b32", 1),
+                AtLeast("st.global.b64", 1),
+                Lacks(".local"),
+            ],
+        ),
+    ],
+    ..tensor_spec(
+        ("mma_async", file!()),
+        "`mma_ldmatrix` fed by a 4-stage `cp.async` pipeline: both tiles copied as they are, three phases ahead, one barrier per phase",
+        (BN, 32, STAGES),
+    )
+};
 
 /// # Safety
 /// See the entry points; 256 threads per block; T is f16 or bf16.

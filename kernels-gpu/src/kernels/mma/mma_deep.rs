@@ -5,6 +5,8 @@
 //!
 //! Launch rules ([`SPEC`]): as `mma_wide`, with 3 stages of 64 K steps (156,672 bytes).
 use crate::catalogue::KernelSpec;
+use crate::catalogue::PtxFact::{AtLeast, Barriers, Has, Lacks};
+use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
@@ -16,11 +18,32 @@ const BN: u32 = 256;
 const BK: u32 = 64;
 const STAGES: u32 = 3;
 
-pub const SPEC: KernelSpec = tensor_spec(
-    ("mma_deep", file!()),
-    "`mma_wide` with 64 K steps per phase (3 stages) and fragments loaded a K step ahead",
-    (BN, BK, STAGES),
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    ptx: &[
+        PtxFacts::all(&[Barriers(3)]),
+        PtxFacts::only(
+            SIXTEEN_BIT,
+            &[
+                Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
+                Has("cp.async.wait_group 1"),
+                Lacks("shfl.sync"),
+            ],
+        ),
+        PtxFacts::only(
+            NARROW_C,
+            &[
+                AtLeast("shfl.sync.bfly.b32", 1),
+                AtLeast("st.global.b64", 1),
+                Lacks(".local"),
+            ],
+        ),
+    ],
+    ..tensor_spec(
+        ("mma_deep", file!()),
+        "`mma_wide` with 64 K steps per phase (3 stages) and fragments loaded a K step ahead",
+        (BN, BK, STAGES),
+    )
+};
 
 /// # Safety
 /// See the entry points; 256 threads per block; T is f16 or bf16.

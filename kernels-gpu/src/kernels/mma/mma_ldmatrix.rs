@@ -7,6 +7,8 @@
 //!
 //! Launch rules ([`SPEC`]): as `mma_sync`.
 use crate::catalogue::KernelSpec;
+use crate::catalogue::PtxFact::{AtLeast, Barriers, Count, Has, Lacks};
+use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
@@ -15,11 +17,35 @@ use crate::parts::mma::one_stage::one_stage;
 use crate::parts::mma::tensor_tile::tensor_spec;
 use crate::problem::{Gemm, entry_points};
 
-pub const SPEC: KernelSpec = tensor_spec(
-    ("mma_ldmatrix", file!()),
-    "`mma_sync` with fragments loaded by `ldmatrix` (`.trans` for B): 6 instructions per 16 `mma` instead of 32 loads",
-    (128, 32, 1),
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    ptx: &[
+        PtxFacts::all(&[Barriers(2)]),
+        PtxFacts::only(
+            SIXTEEN_BIT,
+            &[
+                Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
+                Has("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+                Has("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+                Count("mma.sync", 32),
+                Count("ldmatrix.sync", 12),
+                Lacks("shfl.sync"),
+            ],
+        ),
+        PtxFacts::only(
+            NARROW_C,
+            &[
+                AtLeast("shfl.sync.bfly.b32", 1),
+                AtLeast("st.global.b64", 1),
+                Lacks(".local"),
+            ],
+        ),
+    ],
+    ..tensor_spec(
+        ("mma_ldmatrix", file!()),
+        "`mma_sync` with fragments loaded by `ldmatrix` (`.trans` for B): 6 instructions per 16 `mma` instead of 32 loads",
+        (128, 32, 1),
+    )
+};
 
 /// # Safety
 /// See the entry points; 256 threads per block; T is f16 or bf16.

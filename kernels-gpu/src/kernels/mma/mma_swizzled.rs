@@ -30,7 +30,9 @@
 //! 48 KiB (+ 128 bytes of alignment: 147,584 bytes, within an A100's 163 KiB); only in the
 //! sm_80 module; f16, bf16. Launches whose rows are not 16-byte chunks (K or N not a multiple
 //! of 8, inputs not 16-byte aligned) take `mma_ldmatrix`'s one-stage loop on the same tile.
+use crate::catalogue::PtxFact::{AtLeast, Barriers, Has, Lacks, Line};
 use crate::catalogue::{KernelSpec, Shared};
+use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
 use crate::device::async_copy::{commit_group, copy16_or_zero_at, wait_group};
 use crate::device::ldmatrix;
 use crate::device::shared::{SharedArena, shared_address};
@@ -61,6 +63,28 @@ const ALIGN: u32 = 128;
 
 pub const SPEC: KernelSpec = KernelSpec {
     shared: Shared::InputElements(STAGES * (BM * BK + BK * BN) + ALIGN / 2),
+    ptx: &[
+        PtxFacts::all(&[Barriers(4)]),
+        PtxFacts::only(
+            SIXTEEN_BIT,
+            &[
+                Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
+                Has("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+                Has("cp.async.wait_group 1"),
+                Has("cp.async.cg.shared.global [%r"),
+                Line(&["ldmatrix", "}, [%r"]),
+                Lacks("shfl.sync"),
+            ],
+        ),
+        PtxFacts::only(
+            NARROW_C,
+            &[
+                AtLeast("shfl.sync.bfly.b32", 1),
+                AtLeast("st.global.b64", 1),
+                Lacks(".local"),
+            ],
+        ),
+    ],
     ..tensor_spec(
         ("mma_swizzled", file!()),
         "`mma_deep` with XOR-swizzled, unpadded tiles, shared addresses worked out once (half the instructions, conflict-free copies) and the barrier before each phase's last K step",

@@ -10,6 +10,8 @@
 //! Launch rules ([`SPEC`]): 256 threads, grid `ceil(n / 128) x ceil(m / 128)`, one stage of
 //! shared memory (`(128 x 40 + 32 x 136) x 2` bytes); only in the sm_80 module; f16, bf16.
 use crate::catalogue::KernelSpec;
+use crate::catalogue::PtxFact::{AtLeast, Barriers, Has, Lacks};
+use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
@@ -22,11 +24,33 @@ use crate::problem::{Gemm, entry_points};
 const BN: u32 = 128;
 const NT: usize = 4;
 
-pub const SPEC: KernelSpec = tensor_spec(
-    ("mma_sync", file!()),
-    "tensor cores: `mma.sync` m16n8k16 (f32 accumulators), 16-bit tiles in shared memory, fragments read from it element-wise; 8 warps of 64 x 32",
-    (BN, BK, 1),
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    ptx: &[
+        PtxFacts::all(&[Barriers(2)]),
+        PtxFacts::only(
+            SIXTEEN_BIT,
+            &[
+                Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
+                Has("ld.shared.b32"),
+                Has("ld.shared.b16"),
+                Lacks("shfl.sync"),
+            ],
+        ),
+        PtxFacts::only(
+            NARROW_C,
+            &[
+                AtLeast("shfl.sync.bfly.b32", 1),
+                AtLeast("st.global.b64", 1),
+                Lacks(".local"),
+            ],
+        ),
+    ],
+    ..tensor_spec(
+        ("mma_sync", file!()),
+        "tensor cores: `mma.sync` m16n8k16 (f32 accumulators), 16-bit tiles in shared memory, fragments read from it element-wise; 8 warps of 64 x 32",
+        (BN, BK, 1),
+    )
+};
 
 /// # Safety
 /// See the entry points; 256 threads per block; T is f16 or bf16 (the other types have no

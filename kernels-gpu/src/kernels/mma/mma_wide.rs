@@ -6,6 +6,8 @@
 //! Launch rules ([`SPEC`]): 256 threads, grid `ceil(n / 256) x ceil(m / 128)`, 4 stages of
 //! shared memory (108,544 bytes); only in the sm_80 module; f16, bf16.
 use crate::catalogue::KernelSpec;
+use crate::catalogue::PtxFact::{AtLeast, Barriers, Has, Lacks};
+use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
@@ -15,11 +17,31 @@ use crate::problem::{Gemm, entry_points};
 
 const BN: u32 = 256;
 
-pub const SPEC: KernelSpec = tensor_spec(
-    ("mma_wide", file!()),
-    "`mma_async` on 128 x 256 block tiles, 64 x 64 warp tiles: 8 `ldmatrix` per 32 `mma`",
-    (BN, 32, STAGES),
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    ptx: &[
+        PtxFacts::all(&[Barriers(3)]),
+        PtxFacts::only(
+            SIXTEEN_BIT,
+            &[
+                Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
+                Lacks("shfl.sync"),
+            ],
+        ),
+        PtxFacts::only(
+            NARROW_C,
+            &[
+                AtLeast("shfl.sync.bfly.b32", 1),
+                AtLeast("st.global.b64", 1),
+                Lacks(".local"),
+            ],
+        ),
+    ],
+    ..tensor_spec(
+        ("mma_wide", file!()),
+        "`mma_async` on 128 x 256 block tiles, 64 x 64 warp tiles: 8 `ldmatrix` per 32 `mma`",
+        (BN, 32, STAGES),
+    )
+};
 
 /// # Safety
 /// See the entry points; 256 threads per block; T is f16 or bf16.

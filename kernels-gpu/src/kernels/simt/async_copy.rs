@@ -22,23 +22,36 @@
 //! Launch rules ([`SPEC`]): 256 threads, block tile 128 x 128 stepping BK = 16,
 //! grid `ceil(n / 128) x ceil(m / 128)`, shared bytes `2 * (BK * (BM + 4) + BK * BN) *
 //! size_of(Acc)`; only in the sm_80 PTX module.
+use crate::catalogue::PtxFact::{AtLeast, Barriers};
 use crate::catalogue::{Arch, KernelSpec};
+use crate::catalogue::{PtxFacts, SIXTEEN_BIT, WIDE};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
+use crate::parts::simt::async_stages::COPIES;
 use crate::parts::simt::async_stages::async_pipelined;
 use crate::parts::simt::block_tile::WarpTiled;
+use crate::parts::simt::block_tile::{VECTORS_F32, VECTORS_F64};
 use crate::parts::simt::fragment_stages::padded_stages;
 use crate::problem::{Gemm, entry_points};
 
-pub const SPEC: KernelSpec = crate::parts::simt::block_tile::spec(
-    ("async_copy", file!()),
-    "B copied by `cp.async` (no registers, no shared stores), A still through registers; two phases per mainloop iteration (constant stages)",
-    Arch::Sm80,
-    (128, 128),
-    padded_stages(16),
-    Some(2),
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    ptx: &[
+        PtxFacts::only(WIDE, &[Barriers(14), AtLeast("fma.rn.f", 1024)]),
+        PtxFacts::only(SIXTEEN_BIT, &[Barriers(2), AtLeast("fma.rn.f", 64)]),
+        COPIES,
+        VECTORS_F32,
+        VECTORS_F64,
+    ],
+    ..crate::parts::simt::block_tile::spec(
+        ("async_copy", file!()),
+        "B copied by `cp.async` (no registers, no shared stores), A still through registers; two phases per mainloop iteration (constant stages)",
+        Arch::Sm80,
+        (128, 128),
+        padded_stages(16),
+        Some(2),
+    )
+};
 
 /// # Safety
 /// See the entry points; 256 threads per block.

@@ -4,6 +4,8 @@
 //! Launch rules ([`SPEC`]): 512 threads in a 1D block, block tile BM x BN =
 //! 64 x 64 stepping BK = 8 along K, grid `ceil(n / 64) x ceil(m / 64)`, shared bytes
 //! `(BM * BK + BK * BN) * size_of(Acc)`. Every load and store is bounds-checked.
+use crate::catalogue::PtxFact::{AtLeast, Barriers};
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{
     ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
@@ -37,6 +39,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     strided: false,
     candidate: Candidate::Always,
     cpu: true,
+    ptx: &[PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 64)])],
 };
 pub const BM: u32 = SPEC.rows();
 pub const BN: u32 = SPEC.cols();

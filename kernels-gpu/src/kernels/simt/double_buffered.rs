@@ -6,26 +6,36 @@
 //! Launch rules ([`SPEC`]): 256 threads in a 1D block, block tile 128 x 128
 //! stepping BK = 8, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes
 //! `2 * (BK * BM + BK * BN) * size_of(Acc)`.
+use crate::catalogue::PtxFact::{AtLeast, Barriers};
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::simt::block_tile::RowMajor;
+use crate::parts::simt::block_tile::{VECTORS_F32, VECTORS_F64};
 use crate::parts::simt::register_stages::pipelined;
 use crate::problem::{Gemm, entry_points};
 
-pub const SPEC: KernelSpec = crate::parts::simt::block_tile::spec(
-    ("double_buffered", file!()),
-    "two shared stages; the next phase's loads in flight (registers) during the multiply-adds; one barrier per phase",
-    Arch::Sm70,
-    (128, 128),
-    Shared::Stages {
-        stages: 2,
-        bk: 8,
-        a_pad: 0,
-    },
-    Some(2),
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    ptx: &[
+        PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 512)]),
+        VECTORS_F32,
+        VECTORS_F64,
+    ],
+    ..crate::parts::simt::block_tile::spec(
+        ("double_buffered", file!()),
+        "two shared stages; the next phase's loads in flight (registers) during the multiply-adds; one barrier per phase",
+        Arch::Sm70,
+        (128, 128),
+        Shared::Stages {
+            stages: 2,
+            bk: 8,
+            a_pad: 0,
+        },
+        Some(2),
+    )
+};
 
 /// # Safety
 /// See the entry points; 256 threads per block.

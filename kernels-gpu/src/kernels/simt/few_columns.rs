@@ -30,6 +30,8 @@
 //! (`Problem::ctas`, [`splits`]); shared [`SHARED`] accumulators; workspace (accumulator
 //! units) [`counters`] counters, zero at launch, then `splits` planes of [`STRIP_ELEMENTS`]
 //! per strip where `splits > 1`; f32, f64 (compute capability 8.0+: `cp.async`).
+use crate::catalogue::PtxFact::Barriers;
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
@@ -107,6 +109,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     tma: None,
     precision: Precision::Exact,
     strided: false,
+    ptx: &[PtxFacts::all(&[Barriers(11)])],
 };
 
 /// Starts the copies of a `rows x cols` stage tile whose element `(r, c)` comes from where

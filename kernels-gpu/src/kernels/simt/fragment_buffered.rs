@@ -9,6 +9,8 @@
 //! Launch rules ([`FRAGMENT_BUFFERED`], [`FRAGMENT_BUFFERED_K16`]): `(BM / 8) * (BN / 8)` threads in a 1D block, grid
 //! `ceil(n / BN) x ceil(m / BM)`, shared bytes `2 * (BK * (BM + 4) + BK * BN) *
 //! size_of(Acc)`.
+use crate::catalogue::PtxFact::{AtLeast, Barriers};
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, KernelSpec};
 use crate::device::thread::{block_idx_x, block_idx_y, thread_idx_x};
 use crate::element::Element;
@@ -17,25 +19,40 @@ use crate::element::{Bf16, Narrow};
 use crate::parts::simt::block_tile::{
     Block, CHECKED, ThreadMap, ThreadTile, WarpTiled, epilogue, splits_into,
 };
+use crate::parts::simt::block_tile::{VECTORS_F32, VECTORS_F64};
 use crate::parts::simt::fragment_stages::{mainloop, padded_stages, unchecked};
 use crate::problem::{Gemm, entry_points};
 
-pub const FRAGMENT_BUFFERED: KernelSpec = crate::parts::simt::block_tile::spec(
-    ("fragment_buffered", file!()),
-    "fragment double buffering: each K step's shared reads one step ahead, across the barrier too; f64 thread tiles in 16-byte runs; A^T rows padded",
-    Arch::Sm70,
-    (128, 128),
-    padded_stages(8),
-    Some(2),
-);
-pub const FRAGMENT_BUFFERED_K16: KernelSpec = crate::parts::simt::block_tile::spec(
-    ("fragment_buffered_k16", file!()),
-    "BK = 16, the next phase's loads in two parts (half the staging registers), unchecked interior mainloop",
-    Arch::Sm70,
-    (128, 128),
-    padded_stages(16),
-    Some(2),
-);
+pub const FRAGMENT_BUFFERED: KernelSpec = KernelSpec {
+    ptx: &[
+        PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 512)]),
+        VECTORS_F32,
+        VECTORS_F64,
+    ],
+    ..crate::parts::simt::block_tile::spec(
+        ("fragment_buffered", file!()),
+        "fragment double buffering: each K step's shared reads one step ahead, across the barrier too; f64 thread tiles in 16-byte runs; A^T rows padded",
+        Arch::Sm70,
+        (128, 128),
+        padded_stages(8),
+        Some(2),
+    )
+};
+pub const FRAGMENT_BUFFERED_K16: KernelSpec = KernelSpec {
+    ptx: &[
+        PtxFacts::all(&[Barriers(10), AtLeast("fma.rn.f", 1024)]),
+        VECTORS_F32,
+        VECTORS_F64,
+    ],
+    ..crate::parts::simt::block_tile::spec(
+        ("fragment_buffered_k16", file!()),
+        "BK = 16, the next phase's loads in two parts (half the staging registers), unchecked interior mainloop",
+        Arch::Sm70,
+        (128, 128),
+        padded_stages(16),
+        Some(2),
+    )
+};
 
 /// The kernel for a `BM x BN` block tile stepping `BK`; `SPECIALISE` as in
 /// `double_buffered::pipelined` (a second, unchecked mainloop for interior blocks). The next

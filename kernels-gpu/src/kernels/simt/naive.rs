@@ -32,6 +32,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     strided: true,
     candidate: Candidate::Never,
     cpu: true,
+    ptx: &[],
 };
 
 /// # Safety

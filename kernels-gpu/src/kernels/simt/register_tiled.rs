@@ -5,6 +5,8 @@
 //! Launch rules ([`SPEC`]): 256 threads in a 1D block, block tile BM x BN =
 //! 128 x 128 stepping BK = 8, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes
 //! `(BM * BK + BK * BN) * size_of(Acc)`. Every load and store is bounds-checked.
+use crate::catalogue::PtxFact::{AtLeast, Barriers};
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::device::global::store;
 use crate::device::shared::SharedArena;
@@ -18,6 +20,7 @@ use crate::problem::{Gemm, entry_points};
 pub const SPEC: KernelSpec = KernelSpec {
     // Its own loads and stores: row-major, dense only.
     strided: false,
+    ptx: &[PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 512)])],
     ..crate::parts::simt::block_tile::spec(
         ("register_tiled", file!()),
         "2D register tiling: an 8 x 8 thread tile",

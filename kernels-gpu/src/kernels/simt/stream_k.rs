@@ -24,11 +24,15 @@
 //! `SLOTS_PER_CTA * ctas` tiles of `BM x BN` accumulators. `stream_k_fixup_*` (only when a
 //! tile is shared): 256 threads, a 1D grid of `split * fixup_chunks` blocks, no shared
 //! memory. Both only in the sm_80 PTX module.
+use crate::catalogue::PtxFact::{AtLeast, Barriers};
 use crate::catalogue::{Arch, Grid, KernelSpec};
+use crate::catalogue::{PtxFacts, SIXTEEN_BIT, WIDE};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::schedule::stream_k::{fixup_tiled, stream_k_tiled};
+use crate::parts::simt::async_stages::COPIES;
+use crate::parts::simt::block_tile::{VECTORS_F32, VECTORS_F64};
 use crate::parts::simt::fragment_stages::padded_stages;
 use crate::problem::{Gemm, entry_points};
 
@@ -38,6 +42,13 @@ pub const SPEC: KernelSpec = KernelSpec {
     grid: Grid::StreamK {
         fixup: "stream_k_fixup",
     },
+    ptx: &[
+        PtxFacts::only(WIDE, &[Barriers(21), AtLeast("fma.rn.f", 1024)]),
+        PtxFacts::only(SIXTEEN_BIT, &[Barriers(5), AtLeast("fma.rn.f", 64)]),
+        COPIES,
+        VECTORS_F32,
+        VECTORS_F64,
+    ],
     ..crate::parts::simt::block_tile::spec(
         ("stream_k", file!()),
         "`paired_lanes`' tile with the last, partial wave of tiles shared out by K phases among one wave of blocks, their partial sums added in K order by a second launch (`stream_k_fixup_*`); no block waits on another",

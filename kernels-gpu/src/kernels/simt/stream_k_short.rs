@@ -22,13 +22,21 @@
 //! blocks per SM (2, 4, 2 and 4); the fix-ups (`stream_k_64_fixup_*`, `stream_k_32_fixup_*`,
 //! `stream_k_narrow_fixup_*`, `stream_k_narrow_32_fixup_*`) take
 //! `split * fixup_chunks((BM, BN))` blocks of 256 threads. Only in the sm_80 PTX module.
+use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::{Arch, Grid, KernelSpec, PerAcc};
+use crate::catalogue::{PtxFacts, SIXTEEN_BIT, WIDE};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::schedule::stream_k::{fixup_tiled, stream_k_tiled};
 use crate::parts::simt::fragment_stages::padded_stages;
 use crate::problem::{Gemm, entry_points};
+
+/// `stream_k`'s barriers: twice its mainloops (whole tiles, shares) and one before each piece.
+const PTX: &[PtxFacts] = &[
+    PtxFacts::only(WIDE, &[Barriers(21)]),
+    PtxFacts::only(SIXTEEN_BIT, &[Barriers(5)]),
+];
 
 /// `stream_k` on `rows x cols` tiles, `blocks` per SM for every accumulator type: with
 /// `(rows / 8) * (cols / 8)` threads, a bound that leaves the registers uncapped.
@@ -44,6 +52,7 @@ const fn short_spec(
             f32: Some(blocks),
             f64: Some(blocks),
         },
+        ptx: PTX,
         ..crate::parts::simt::block_tile::spec(
             (name, file!()),
             idea,

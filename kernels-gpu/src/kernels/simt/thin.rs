@@ -20,6 +20,8 @@
 //!
 //! Launch rules ([`SPEC`]): 1024 threads in a 1D block; grid `ceil(n / 32) x m`
 //! (few rows) or `1 x ceil(m / 32)` (few columns); shared bytes `32 * 33 * size_of(Acc)`.
+use crate::catalogue::PtxFact::Barriers;
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{
     ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
@@ -52,6 +54,7 @@ pub const SPEC: KernelSpec = KernelSpec {
     strided: false,
     candidate: Candidate::WhenSideAtMost(32),
     cpu: true,
+    ptx: &[PtxFacts::all(&[Barriers(3)])],
 };
 
 /// Threads per warp, and warps per block (1024 threads): each is one side of the 32 x 32

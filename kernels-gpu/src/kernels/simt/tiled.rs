@@ -10,6 +10,8 @@
 //! boundary checks (load A, load B, store C) are independent: a thread whose C element is
 //! outside the matrix still loads for its neighbours. Both barriers sit in block-uniform
 //! control flow: every thread runs the same number of phases.
+use crate::catalogue::PtxFact::Barriers;
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{
     ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
@@ -20,6 +22,9 @@ use crate::element::{Accumulator, Element};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
+
+/// Two barriers per phase: after loading, and after use.
+const PTX: &[PtxFacts] = &[PtxFacts::all(&[Barriers(2)])];
 
 /// The spec of the tiled kernel of width `w` compiled in (`threads`, `tile`) or given at
 /// launch (`Square`).
@@ -46,6 +51,8 @@ const fn tiled_spec(
         precision: Precision::Exact,
         strided: true,
         cpu: true,
+
+        ptx: PTX,
     }
 }
 

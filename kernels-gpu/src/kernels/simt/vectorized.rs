@@ -6,6 +6,8 @@
 //! Launch rules ([`SPEC`]): 256 threads in a 1D block, block tile 128 x 128
 //! stepping BK = 8, grid `ceil(n / 128) x ceil(m / 128)`, shared bytes
 //! `(BK * BM + BK * BN) * size_of(Acc)`.
+use crate::catalogue::PtxFact::{AtLeast, Barriers};
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
@@ -15,20 +17,28 @@ use crate::element::{Bf16, Narrow};
 use crate::parts::simt::block_tile::{
     Block, RowMajor, Stage, ThreadMap, epilogue, fetch, multiply, stash,
 };
+use crate::parts::simt::block_tile::{VECTORS_F32, VECTORS_F64};
 use crate::problem::{Gemm, entry_points};
 
-pub const SPEC: KernelSpec = crate::parts::simt::block_tile::spec(
-    ("vectorized", file!()),
-    "16-byte global and shared accesses, A transposed in shared memory, conflict-free thread-tile layout, fast interior path / checked edges",
-    Arch::Sm70,
-    (128, 128),
-    Shared::Stages {
-        stages: 1,
-        bk: 8,
-        a_pad: 0,
-    },
-    Some(2),
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    ptx: &[
+        PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 512)]),
+        VECTORS_F32,
+        VECTORS_F64,
+    ],
+    ..crate::parts::simt::block_tile::spec(
+        ("vectorized", file!()),
+        "16-byte global and shared accesses, A transposed in shared memory, conflict-free thread-tile layout, fast interior path / checked edges",
+        Arch::Sm70,
+        (128, 128),
+        Shared::Stages {
+            stages: 1,
+            bk: 8,
+            a_pad: 0,
+        },
+        Some(2),
+    )
+};
 const BM: u32 = SPEC.rows();
 const BN: u32 = SPEC.cols();
 const BK: u32 = SPEC.bk();

@@ -11,11 +11,14 @@
 //!
 //! Launch rules ([`WARP_TILED`] and its siblings): `(BM / 8) * (BN / 8)` threads in a 1D block, grid
 //! `ceil(n / BN) x ceil(m / BM)`, shared bytes `2 * (BK * BM + BK * BN) * size_of(Acc)`.
+use crate::catalogue::PtxFact::{AtLeast, Barriers};
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, KernelSpec, Shared};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::simt::block_tile::WarpTiled;
+use crate::parts::simt::block_tile::{VECTORS_F32, VECTORS_F64};
 use crate::parts::simt::register_stages::pipelined;
 use crate::problem::{Gemm, entry_points};
 
@@ -28,31 +31,52 @@ const fn two_stages(bk: u32) -> Shared {
     }
 }
 
-pub const WARP_TILED: KernelSpec = crate::parts::simt::block_tile::spec(
-    ("warp_tiled", file!()),
-    "each warp owns a compact 4 x 8 patch of thread tiles",
-    Arch::Sm70,
-    (128, 128),
-    two_stages(8),
-    Some(2),
-);
-pub const WARP_TILED_K16: KernelSpec = crate::parts::simt::block_tile::spec(
-    ("warp_tiled_k16", file!()),
-    "BK = 16, interior blocks run a mainloop compiled without bounds checks",
-    Arch::Sm70,
-    (128, 128),
-    two_stages(16),
-    Some(2),
-);
+pub const WARP_TILED: KernelSpec = KernelSpec {
+    ptx: &[
+        PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 512)]),
+        VECTORS_F32,
+        VECTORS_F64,
+    ],
+    ..crate::parts::simt::block_tile::spec(
+        ("warp_tiled", file!()),
+        "each warp owns a compact 4 x 8 patch of thread tiles",
+        Arch::Sm70,
+        (128, 128),
+        two_stages(8),
+        Some(2),
+    )
+};
+pub const WARP_TILED_K16: KernelSpec = KernelSpec {
+    ptx: &[
+        PtxFacts::all(&[Barriers(4), AtLeast("fma.rn.f", 64)]),
+        VECTORS_F32,
+        VECTORS_F64,
+    ],
+    ..crate::parts::simt::block_tile::spec(
+        ("warp_tiled_k16", file!()),
+        "BK = 16, interior blocks run a mainloop compiled without bounds checks",
+        Arch::Sm70,
+        (128, 128),
+        two_stages(16),
+        Some(2),
+    )
+};
 /// No launch bound: 64 threads a block leave registers to spare.
-pub const WARP_TILED_64: KernelSpec = crate::parts::simt::block_tile::spec(
-    ("warp_tiled_64", file!()),
-    "64 x 64 block tiles: 4x the blocks for products too small to fill the GPU",
-    Arch::Sm70,
-    (64, 64),
-    two_stages(16),
-    None,
-);
+pub const WARP_TILED_64: KernelSpec = KernelSpec {
+    ptx: &[
+        PtxFacts::all(&[Barriers(4), AtLeast("fma.rn.f", 64)]),
+        VECTORS_F32,
+        VECTORS_F64,
+    ],
+    ..crate::parts::simt::block_tile::spec(
+        ("warp_tiled_64", file!()),
+        "64 x 64 block tiles: 4x the blocks for products too small to fill the GPU",
+        Arch::Sm70,
+        (64, 64),
+        two_stages(16),
+        None,
+    )
+};
 
 /// # Safety
 /// See the entry points; 256 threads per block.

@@ -19,6 +19,8 @@
 //! TF32 too. Only blocks with a NaN pay for it.
 //!
 //! Launch rules ([`SPEC`]): as `mma_tf32`.
+use crate::catalogue::PtxFact::Barriers;
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
 use crate::element::{Accumulator, Element};
 use crate::parts::mma::schemes::Tf32;
@@ -31,13 +33,16 @@ const BN: u32 = 128;
 const BK: u32 = 32;
 const DEPTH: u32 = 3;
 
-pub const SPEC: KernelSpec = wide_tile::spec(
-    ("mma_3xtf32", file!()),
-    "FP32-class accuracy on TF32 tensor cores when asked: inputs split into two TF32 parts, three `mma`s per tile",
-    (Arch::Sm80, Elem::F32, Precision::Tf32x3),
-    (128, BN, BK, DEPTH, 4),
-    1,
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    ptx: &[PtxFacts::all(&[Barriers(4)])],
+    ..wide_tile::spec(
+        ("mma_3xtf32", file!()),
+        "FP32-class accuracy on TF32 tensor cores when asked: inputs split into two TF32 parts, three `mma`s per tile",
+        (Arch::Sm80, Elem::F32, Precision::Tf32x3),
+        (128, BN, BK, DEPTH, 4),
+        1,
+    )
+};
 
 /// `[big, small]` TF32 parts of each input.
 pub struct Tf32x3;

@@ -5,6 +5,8 @@
 //!
 //! Launch rules ([`SPEC`]): 256 threads, a grid of 128 x 128 tiles, 107,520 shared bytes,
 //! one block per SM; the sm_80 module.
+use crate::catalogue::PtxFact::Barriers;
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
 use crate::element::Element;
 use crate::parts::mma::schemes::Tf32;
@@ -15,13 +17,16 @@ const BN: u32 = 128;
 const BK: u32 = 32;
 const DEPTH: u32 = 3;
 
-pub const SPEC: KernelSpec = wide_tile::spec(
-    ("mma_tf32", file!()),
-    "f32 in TF32 when asked: inputs rounded by `cvt.rna.tf32`, `mma.sync` m16n8k8 on 128 x 128 tiles, 3 `cp.async` stages",
-    (Arch::Sm80, Elem::F32, Precision::Tf32),
-    (128, BN, BK, DEPTH, 4),
-    1,
-);
+pub const SPEC: KernelSpec = KernelSpec {
+    ptx: &[PtxFacts::all(&[Barriers(1)])],
+    ..wide_tile::spec(
+        ("mma_tf32", file!()),
+        "f32 in TF32 when asked: inputs rounded by `cvt.rna.tf32`, `mma.sync` m16n8k8 on 128 x 128 tiles, 3 `cp.async` stages",
+        (Arch::Sm80, Elem::F32, Precision::Tf32),
+        (128, BN, BK, DEPTH, 4),
+        1,
+    )
+};
 
 /// # Safety
 /// See the entry points; 256 threads per block; T is f32.

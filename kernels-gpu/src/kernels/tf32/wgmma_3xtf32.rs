@@ -26,6 +26,8 @@
 //! shared bytes); then 384 threads on a persistent grid of 128 x 128 tiles, 3 stages of 64
 //! KiB (32 K of A's and B^T's two parts), 1 KiB to align them, 7 mbarriers and 2 words; f32
 //! only, sm_90a.
+use crate::catalogue::PtxFact::{Barriers, Count, Lacks};
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{Elem, Grid, KernelSpec, Pack, Precision, Shared, TensorMaps};
 use crate::device::mbarrier;
 use crate::device::shared::{SharedArena, shared_address};
@@ -65,6 +67,19 @@ pub const SPEC: KernelSpec = KernelSpec {
         },
     )),
     precision: Precision::Tf32x3,
+    ptx: &[
+        PtxFacts::all(&[
+            Barriers(1),
+            Count(
+                "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32",
+                12 + 4,
+            ),
+            Count("cp.async.bulk.tensor.3d", 8),
+            Lacks("mma.sync"),
+            Lacks("m64n256"),
+        ]),
+        PtxFacts::second(&[Barriers(1), Count("cvt.rna.tf32.f32", 32), Lacks(".local")]),
+    ],
     ..spec(
         ("wgmma_3xtf32", file!()),
         "FP32-class accuracy on TF32 `wgmma` when asked: operands packed as big and small TF32 parts, three `wgmma` m64n128k8 per K step into partial sums added in FP32 each stage",

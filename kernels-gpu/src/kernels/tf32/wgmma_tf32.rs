@@ -30,6 +30,8 @@
 //! 64)]) x batch` blocks of 32 x 8 threads, 16,640 shared bytes; then as `wgmma_persistent`
 //! (4 stages of 48 KiB, TF32 elements 4 bytes); the workspace holds the two maps and the
 //! packed operands ([`Packing`], room for A whether or not it is packed); f32 only, sm_90a.
+use crate::catalogue::PtxFact::{Barriers, Count, Lacks, Lines};
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{Elem, Grid, KernelSpec, Pack, Precision, Shared, TensorMaps};
 use crate::element::Element;
 use crate::parts::wgmma::tf32_pack::pack;
@@ -38,6 +40,7 @@ use crate::parts::wgmma::tf32_pack::{PACK_SHARED, Packing};
 use crate::parts::wgmma::warp_specialised::{spec, stage_k, warp_specialised};
 use crate::parts::wgmma::warpgroup::{ATOM, BM, BN, STAGES};
 use crate::problem::{Gemm, entry_points};
+const TF32_N256: &str = "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32";
 
 /// K elements of a stage: 32 TF32 elements, one 128-byte row.
 const BK: u32 = stage_k::<f32>();
@@ -53,6 +56,20 @@ pub const SPEC: KernelSpec = KernelSpec {
         },
     )),
     precision: Precision::Tf32,
+    ptx: &[
+        PtxFacts::all(&[
+            Barriers(1),
+            Count(TF32_N256, 4),
+            Lines(&[TF32_N256, "}, {%r"], 4),
+            Count("ld.shared.b32", 16),
+            Count("cvt.rna.tf32.f32", 16),
+            Lacks("fence.proxy.async"),
+            Count("cp.async.bulk.tensor.3d", 2),
+            Lacks("mma.sync"),
+            Lacks("m64n256k16"),
+        ]),
+        PtxFacts::second(&[Barriers(1), Count("cvt.rna.tf32.f32", 16), Lacks(".local")]),
+    ],
     ..spec(
         ("wgmma_tf32", file!()),
         "f32 in TF32 when asked: B (and an A TMA cannot read K-major) packed K-major and rounded (`cvt.rna`) by a first launch, a row-major A read in place, rounded on its way to `wgmma`'s A registers; `wgmma_persistent`'s pipeline with `wgmma` m64n256k8 tf32",

@@ -16,9 +16,11 @@
 //!
 //! Launch rules ([`SPEC`]): 256 threads, grid `ceil(n / 256) x ceil(m / 128)`, 4 stages of
 //! 48 KiB plus 1 KiB to align them (197,632 bytes); only in the sm_90a module; f16, bf16.
+use crate::catalogue::PtxFact::{AtLeast, Barriers, Count, Has, Lacks};
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
+use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
 use crate::device::async_copy::{commit_group, copy16_or_zero, wait_group};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
@@ -53,6 +55,31 @@ pub const SPEC: KernelSpec = KernelSpec {
     tma: None,
     precision: Precision::Exact,
     strided: false,
+    ptx: &[
+        PtxFacts::all(&[Barriers(3)]),
+        PtxFacts::only(
+            SIXTEEN_BIT,
+            &[
+                Count("wgmma.mma_async.sync.aligned.m64n256k16.f32.{t}.{t}", 4),
+                Has("wgmma.fence.sync.aligned"),
+                Has("wgmma.commit_group.sync.aligned"),
+                Has("wgmma.wait_group.sync.aligned 1"),
+                Has("wgmma.wait_group.sync.aligned 0"),
+                Has("fence.proxy.async.shared::cta"),
+                Has("cp.async.cg.shared.global"),
+                Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
+                Lacks("shfl.sync"),
+            ],
+        ),
+        PtxFacts::only(
+            NARROW_C,
+            &[
+                AtLeast("shfl.sync.bfly.b32", 32),
+                AtLeast("st.global.b64", 32),
+                Lacks(".local"),
+            ],
+        ),
+    ],
 };
 
 /// Starts the copies of phase `k0` into the stage at `a_s` / `b_s` (1024-byte aligned shared

@@ -315,5 +315,6 @@ pub(crate) const fn tensor_spec(
         tma: None,
         precision: Precision::Exact,
         strided: false,
+        ptx: &[],
     }
 }

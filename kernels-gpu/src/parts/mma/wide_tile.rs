@@ -109,6 +109,7 @@ pub const fn spec(
         tma: None,
         precision,
         strided,
+        ptx: &[],
     }
 }
 

@@ -2,6 +2,8 @@
 //! stores), A's still through registers, fragments a K step ahead as in
 //! [`super::fragment_stages`], whose checked mainloop takes the blocks this one does not.
 //! `async_copy`, `paired_lanes` and `stream_k` run it.
+use crate::catalogue::PtxFact::Has;
+use crate::catalogue::{PtxFacts, WIDE};
 use crate::device::async_copy::{commit_group, wait_group};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
@@ -12,6 +14,17 @@ use crate::parts::simt::block_tile::{
 use crate::parts::simt::fragment_stages;
 use crate::parts::simt::fragment_stages::{Loads, phase_steps};
 use crate::problem::{Gemm, TRANSPOSED_A};
+/// The asynchronous copies of B in the f32 and f64 entries: 16 bytes each, committed in
+/// groups, all waited for before the last phase.
+pub const COPIES: PtxFacts = PtxFacts::only(
+    WIDE,
+    &[
+        Has("cp.async.cg.shared.global"),
+        Has("cp.async.commit_group"),
+        Has("cp.async.wait_group 0"),
+    ],
+);
+
 /// Starts copying phase `k0`'s tile of B into `st`, 16 bytes per copy; on the [`EDGE`]
 /// path the groups past column `n` or row `k` are zeros instead (stored, not copied: what
 /// the barrier publishes either way).

@@ -16,8 +16,10 @@
 //! store 4 elements per access; edge blocks load element by element with zero padding and
 //! store only inside C. The choice is per block (and per phase for the last, partial K
 //! step), so it is uniform and every barrier is reached by every thread.
+use crate::catalogue::PtxFact::Has;
 use crate::catalogue::{
-    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
+    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, PtxFacts, Shared, Threads,
+    Tile,
 };
 use crate::device::global::{load, load4};
 use crate::device::shared::{SharedArena, SharedTile};
@@ -29,6 +31,26 @@ use crate::problem::{COut, Gemm, Strides, TRANSPOSED_A, TRANSPOSED_B};
 /// per 8 x 8 thread tile, a grid of tiles, every element type; `f32_blocks_per_sm` is the
 /// launch bound of the f32-accumulating entries (the f64 ones, at ~250 registers, have
 /// none). The rest of a spec is what `name` and `file` say.
+/// The 16-byte accesses of the vector kernels' f32 entries (global loads and stores, shared
+/// loads), two elements each.
+pub const VECTORS_F32: PtxFacts = PtxFacts::only(
+    &["f32"],
+    &[
+        Has("ld.global.v4."),
+        Has("ld.shared.v4."),
+        Has("st.global.v4."),
+    ],
+);
+/// The same of their f64 entries.
+pub const VECTORS_F64: PtxFacts = PtxFacts::only(
+    &["f64"],
+    &[
+        Has("ld.global.v2."),
+        Has("ld.shared.v2."),
+        Has("st.global.v2."),
+    ],
+);
+
 pub const fn spec(
     (name, file): (&'static str, &'static str),
     idea: &'static str,
@@ -57,6 +79,7 @@ pub const fn spec(
         tma: None,
         precision: Precision::Exact,
         strided: true,
+        ptx: &[],
     }
 }
 

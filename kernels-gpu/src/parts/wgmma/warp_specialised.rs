@@ -4,8 +4,10 @@
 //! consumers. Over one tile per block or, persistent, every `gridDim.x`-th tile of a
 //! `TileOrder`, the pipeline running on
 //! across tiles.
+use crate::catalogue::PtxFact::{Count, Has, Lacks};
 use crate::catalogue::{
-    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, TensorMaps, Threads, Tile,
+    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, PtxFacts, SIXTEEN_BIT, Shared,
+    TensorMaps, Threads, Tile,
 };
 use crate::device::mbarrier;
 use crate::device::shared::{SharedArena, shared_address};
@@ -54,8 +56,35 @@ pub const fn spec(
         tma: Some(tile_maps(cols)),
         precision: Precision::Exact,
         strided: true,
+        ptx: &[],
     }
 }
+
+/// What every warp-specialised kernel's entries with an f32 C show: 16 `wgmma`s (4 K steps
+/// of 16 in each of the four mainloops, one per pair of transposes, whose immediates say
+/// which: a row-major A is K-major, 0; a row-major B MN-major, 1), TMA copies on mbarriers,
+/// registers moved between the warpgroups, and no `cp.async` or proxy fence.
+pub const TMA_PIPELINE: PtxFacts = PtxFacts::only(
+    SIXTEEN_BIT,
+    &[
+        Count("wgmma.mma_async", 16),
+        Count("%wg_d, 1, 1, 0, 1;", 4),
+        Count("%wg_d, 1, 1, 0, 0;", 4),
+        Count("%wg_d, 1, 1, 1, 1;", 4),
+        Count("%wg_d, 1, 1, 1, 0;", 4),
+        Has("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"),
+        Has("mbarrier.init.shared::cta.b64"),
+        Has("fence.mbarrier_init.release.cluster"),
+        Has("mbarrier.arrive.expect_tx.shared::cta.b64"),
+        Has("mbarrier.arrive.shared::cta.b64"),
+        Has("mbarrier.try_wait.parity.shared::cta.b64"),
+        Has("setmaxnreg.dec.sync.aligned.u32 40"),
+        Has("setmaxnreg.inc.sync.aligned.u32 232"),
+        Has("wgmma.wait_group.sync.aligned 1"),
+        Lacks("cp.async.cg"),
+        Lacks("fence.proxy.async"),
+    ],
+);
 
 /// Shared memory of `stages` stages of 128 x `cols` block tiles of 16-bit elements (A's
 /// 128 x 64 and B's 64 x `cols`), 1 KiB to align them and their 2 `stages` mbarriers.
