@@ -23,6 +23,8 @@ use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::decode::mma_strip::{self, PIPES, ROWS};
+use crate::parts::mma::fragments::LDMATRIX_TRANS;
+use crate::parts::mma::tensor_tile::MMA_16BIT;
 use crate::parts::schedule::decode_split::{RESIDENT, STRIP, WARPS};
 use crate::problem::{Gemm, entry_points};
 
@@ -50,8 +52,8 @@ pub const SPEC: KernelSpec = KernelSpec {
     strided: false,
     ptx: &[PtxFacts::all(&[
         Barriers(5),
-        Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
-        Has("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+        Has(MMA_16BIT),
+        Has(LDMATRIX_TRANS),
         Has("cp.async.cg.shared.global"),
         Has("cp.async.wait_group 1"),
         Has("bar.warp.sync"),

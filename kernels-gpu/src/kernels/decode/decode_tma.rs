@@ -38,6 +38,8 @@ use crate::element::{Accumulator, Element};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::decode::mma_strip::{ROWS, product};
+use crate::parts::mma::fragments::{LDMATRIX, LDMATRIX_TRANS};
+use crate::parts::mma::tensor_tile::MMA_16BIT;
 use crate::parts::schedule::decode_split::{STRIP, THREADS, WARPS};
 use crate::parts::schedule::split_k::Slices;
 use crate::parts::wgmma::warp_specialised::StageBarriers;
@@ -89,11 +91,11 @@ pub const SPEC: KernelSpec = KernelSpec {
     ptx: &[PtxFacts::all(&[
         Barriers(10),
         Count("cp.async.bulk.tensor.3d", 10),
-        Count("ldmatrix.sync.aligned.m8n8.x4.shared.b16", 4),
-        Count("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32", 96),
+        Count(LDMATRIX, 4),
+        Count(MMA_16BIT, 96),
         Has("mbarrier.try_wait.parity"),
         Has("mbarrier.arrive.expect_tx"),
-        Has("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+        Has(LDMATRIX_TRANS),
         Has("cp.async.cg.shared.global"),
         Has("atom.acq_rel.gpu.global.add.u32"),
         Lacks(".local"),

@@ -11,13 +11,15 @@
 //!
 //! Launch rules ([`SPEC`]): as `mma_sync`, with 4 stages of shared memory (75,776 bytes).
 use crate::catalogue::KernelSpec;
-use crate::catalogue::PtxFact::{AtLeast, Barriers, Has, Lacks};
-use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
+use crate::catalogue::PtxFact::{Barriers, Has};
+use crate::catalogue::{PtxFacts, SIXTEEN_BIT};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::mma::async_pipeline::{STAGES, pipelined};
+use crate::parts::mma::fragments::LDMATRIX_TRANS;
 use crate::parts::mma::tensor_tile::tensor_spec;
+use crate::parts::mma::tensor_tile::{F32_C, NARROW_C_STORES};
 use crate::problem::{Gemm, entry_points};
 
 const BN: u32 = 128;
@@ -25,24 +27,16 @@ const BN: u32 = 128;
 pub const SPEC: KernelSpec = KernelSpec {
     ptx: &[
         PtxFacts::all(&[Barriers(3)]),
+        F32_C,
         PtxFacts::only(
             SIXTEEN_BIT,
             &[
-                Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
-                Has("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+                Has(LDMATRIX_TRANS),
                 Has("cp.async.cg.shared.global"),
                 Has("cp.async.wait_group 2"),
-                Lacks("shfl.sync"),
             ],
         ),
-        PtxFacts::only(
-            NARROW_C,
-            &[
-                AtLeast("shfl.sync.bfly.b32", 1),
-                AtLeast("st.global.b64", 1),
-                Lacks(".local"),
-            ],
-        ),
+        NARROW_C_STORES,
     ],
     ..tensor_spec(
         ("mma_async", file!()),

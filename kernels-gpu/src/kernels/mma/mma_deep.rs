@@ -5,13 +5,14 @@
 //!
 //! Launch rules ([`SPEC`]): as `mma_wide`, with 3 stages of 64 K steps (156,672 bytes).
 use crate::catalogue::KernelSpec;
-use crate::catalogue::PtxFact::{AtLeast, Barriers, Has, Lacks};
-use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
+use crate::catalogue::PtxFact::{Barriers, Has};
+use crate::catalogue::{PtxFacts, SIXTEEN_BIT};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::mma::async_pipeline::pipelined;
 use crate::parts::mma::tensor_tile::tensor_spec;
+use crate::parts::mma::tensor_tile::{F32_C, NARROW_C_STORES};
 use crate::problem::{Gemm, entry_points};
 
 const BN: u32 = 256;
@@ -21,22 +22,9 @@ const STAGES: u32 = 3;
 pub const SPEC: KernelSpec = KernelSpec {
     ptx: &[
         PtxFacts::all(&[Barriers(3)]),
-        PtxFacts::only(
-            SIXTEEN_BIT,
-            &[
-                Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
-                Has("cp.async.wait_group 1"),
-                Lacks("shfl.sync"),
-            ],
-        ),
-        PtxFacts::only(
-            NARROW_C,
-            &[
-                AtLeast("shfl.sync.bfly.b32", 1),
-                AtLeast("st.global.b64", 1),
-                Lacks(".local"),
-            ],
-        ),
+        F32_C,
+        PtxFacts::only(SIXTEEN_BIT, &[Has("cp.async.wait_group 1")]),
+        NARROW_C_STORES,
     ],
     ..tensor_spec(
         ("mma_deep", file!()),

@@ -5,14 +5,15 @@
 //!
 //! Launch rules ([`SPEC`]): as `mma_async`, with 3 stages of 64 K steps (107,520 bytes: two
 //! blocks fit an SM's 228 KiB).
-use crate::catalogue::PtxFact::{AtLeast, Barriers, Has, Lacks};
+use crate::catalogue::PtxFact::Barriers;
+use crate::catalogue::PtxFacts;
 use crate::catalogue::{KernelSpec, PerAcc};
-use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::mma::async_pipeline::pipelined;
 use crate::parts::mma::tensor_tile::tensor_spec;
+use crate::parts::mma::tensor_tile::{F32_C, NARROW_C_STORES};
 use crate::problem::{Gemm, entry_points};
 
 const BN: u32 = 128;
@@ -24,24 +25,7 @@ pub const SPEC: KernelSpec = KernelSpec {
         f32: Some(2),
         f64: None,
     },
-    ptx: &[
-        PtxFacts::all(&[Barriers(3)]),
-        PtxFacts::only(
-            SIXTEEN_BIT,
-            &[
-                Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
-                Lacks("shfl.sync"),
-            ],
-        ),
-        PtxFacts::only(
-            NARROW_C,
-            &[
-                AtLeast("shfl.sync.bfly.b32", 1),
-                AtLeast("st.global.b64", 1),
-                Lacks(".local"),
-            ],
-        ),
-    ],
+    ptx: &[PtxFacts::all(&[Barriers(3)]), F32_C, NARROW_C_STORES],
     ..tensor_spec(
         ("mma_deep128", file!()),
         "`mma_deep`'s pipeline on 128 x 128 tiles, two blocks (16 warps) per SM",

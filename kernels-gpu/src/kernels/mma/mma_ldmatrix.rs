@@ -7,38 +7,32 @@
 //!
 //! Launch rules ([`SPEC`]): as `mma_sync`.
 use crate::catalogue::KernelSpec;
-use crate::catalogue::PtxFact::{AtLeast, Barriers, Count, Has, Lacks};
-use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
+use crate::catalogue::PtxFact::{Barriers, Count, Has};
+use crate::catalogue::{PtxFacts, SIXTEEN_BIT};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::mma::fragments::Ldmatrix;
+use crate::parts::mma::fragments::{LDMATRIX, LDMATRIX_TRANS};
 use crate::parts::mma::one_stage::one_stage;
 use crate::parts::mma::tensor_tile::tensor_spec;
+use crate::parts::mma::tensor_tile::{F32_C, NARROW_C_STORES};
 use crate::problem::{Gemm, entry_points};
 
 pub const SPEC: KernelSpec = KernelSpec {
     ptx: &[
         PtxFacts::all(&[Barriers(2)]),
+        F32_C,
         PtxFacts::only(
             SIXTEEN_BIT,
             &[
-                Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
-                Has("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
-                Has("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+                Has(LDMATRIX),
+                Has(LDMATRIX_TRANS),
                 Count("mma.sync", 32),
                 Count("ldmatrix.sync", 12),
-                Lacks("shfl.sync"),
             ],
         ),
-        PtxFacts::only(
-            NARROW_C,
-            &[
-                AtLeast("shfl.sync.bfly.b32", 1),
-                AtLeast("st.global.b64", 1),
-                Lacks(".local"),
-            ],
-        ),
+        NARROW_C_STORES,
     ],
     ..tensor_spec(
         ("mma_ldmatrix", file!()),

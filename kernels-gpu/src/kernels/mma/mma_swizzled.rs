@@ -30,9 +30,9 @@
 //! 48 KiB (+ 128 bytes of alignment: 147,584 bytes, within an A100's 163 KiB); only in the
 //! sm_80 module; f16, bf16. Launches whose rows are not 16-byte chunks (K or N not a multiple
 //! of 8, inputs not 16-byte aligned) take `mma_ldmatrix`'s one-stage loop on the same tile.
-use crate::catalogue::PtxFact::{AtLeast, Barriers, Has, Lacks, Line};
+use crate::catalogue::PtxFact::{Barriers, Has, Line};
 use crate::catalogue::{KernelSpec, Shared};
-use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
+use crate::catalogue::{PtxFacts, SIXTEEN_BIT};
 use crate::device::async_copy::{commit_group, copy16_or_zero_at, wait_group};
 use crate::device::ldmatrix;
 use crate::device::shared::{SharedArena, shared_address};
@@ -41,10 +41,12 @@ use crate::element::{Accumulator, Element};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::mma::async_pipeline::chunked;
+use crate::parts::mma::fragments::LDMATRIX_TRANS;
 use crate::parts::mma::fragments::Ldmatrix;
 use crate::parts::mma::one_stage::one_stage;
 use crate::parts::mma::tensor_tile;
 use crate::parts::mma::tensor_tile::{BM, Lane, MT, THREADS, tensor_spec};
+use crate::parts::mma::tensor_tile::{F32_C, NARROW_C_STORES};
 use crate::problem::{Gemm, entry_points};
 
 const BN: u32 = 256;
@@ -65,25 +67,17 @@ pub const SPEC: KernelSpec = KernelSpec {
     shared: Shared::InputElements(STAGES * (BM * BK + BK * BN) + ALIGN / 2),
     ptx: &[
         PtxFacts::all(&[Barriers(4)]),
+        F32_C,
         PtxFacts::only(
             SIXTEEN_BIT,
             &[
-                Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
-                Has("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"),
+                Has(LDMATRIX_TRANS),
                 Has("cp.async.wait_group 1"),
                 Has("cp.async.cg.shared.global [%r"),
                 Line(&["ldmatrix", "}, [%r"]),
-                Lacks("shfl.sync"),
             ],
         ),
-        PtxFacts::only(
-            NARROW_C,
-            &[
-                AtLeast("shfl.sync.bfly.b32", 1),
-                AtLeast("st.global.b64", 1),
-                Lacks(".local"),
-            ],
-        ),
+        NARROW_C_STORES,
     ],
     ..tensor_spec(
         ("mma_swizzled", file!()),

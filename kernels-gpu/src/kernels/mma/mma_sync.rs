@@ -10,14 +10,15 @@
 //! Launch rules ([`SPEC`]): 256 threads, grid `ceil(n / 128) x ceil(m / 128)`, one stage of
 //! shared memory (`(128 x 40 + 32 x 136) x 2` bytes); only in the sm_80 module; f16, bf16.
 use crate::catalogue::KernelSpec;
-use crate::catalogue::PtxFact::{AtLeast, Barriers, Has, Lacks};
-use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
+use crate::catalogue::PtxFact::{Barriers, Has};
+use crate::catalogue::{PtxFacts, SIXTEEN_BIT};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::mma::fragments::SharedLoads;
 use crate::parts::mma::one_stage::one_stage;
 use crate::parts::mma::tensor_tile::{BK, tensor_spec};
+use crate::parts::mma::tensor_tile::{F32_C, NARROW_C_STORES};
 use crate::problem::{Gemm, entry_points};
 
 /// The block tile's width and its `mma` tiles per warp along N.
@@ -27,23 +28,9 @@ const NT: usize = 4;
 pub const SPEC: KernelSpec = KernelSpec {
     ptx: &[
         PtxFacts::all(&[Barriers(2)]),
-        PtxFacts::only(
-            SIXTEEN_BIT,
-            &[
-                Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
-                Has("ld.shared.b32"),
-                Has("ld.shared.b16"),
-                Lacks("shfl.sync"),
-            ],
-        ),
-        PtxFacts::only(
-            NARROW_C,
-            &[
-                AtLeast("shfl.sync.bfly.b32", 1),
-                AtLeast("st.global.b64", 1),
-                Lacks(".local"),
-            ],
-        ),
+        F32_C,
+        PtxFacts::only(SIXTEEN_BIT, &[Has("ld.shared.b32"), Has("ld.shared.b16")]),
+        NARROW_C_STORES,
     ],
     ..tensor_spec(
         ("mma_sync", file!()),

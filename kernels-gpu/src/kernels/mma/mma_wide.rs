@@ -6,36 +6,20 @@
 //! Launch rules ([`SPEC`]): 256 threads, grid `ceil(n / 256) x ceil(m / 128)`, 4 stages of
 //! shared memory (108,544 bytes); only in the sm_80 module; f16, bf16.
 use crate::catalogue::KernelSpec;
-use crate::catalogue::PtxFact::{AtLeast, Barriers, Has, Lacks};
-use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
+use crate::catalogue::PtxFact::Barriers;
+use crate::catalogue::PtxFacts;
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::mma::async_pipeline::{STAGES, pipelined};
 use crate::parts::mma::tensor_tile::tensor_spec;
+use crate::parts::mma::tensor_tile::{F32_C, NARROW_C_STORES};
 use crate::problem::{Gemm, entry_points};
 
 const BN: u32 = 256;
 
 pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[
-        PtxFacts::all(&[Barriers(3)]),
-        PtxFacts::only(
-            SIXTEEN_BIT,
-            &[
-                Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
-                Lacks("shfl.sync"),
-            ],
-        ),
-        PtxFacts::only(
-            NARROW_C,
-            &[
-                AtLeast("shfl.sync.bfly.b32", 1),
-                AtLeast("st.global.b64", 1),
-                Lacks(".local"),
-            ],
-        ),
-    ],
+    ptx: &[PtxFacts::all(&[Barriers(3)]), F32_C, NARROW_C_STORES],
     ..tensor_spec(
         ("mma_wide", file!()),
         "`mma_async` on 128 x 256 block tiles, 64 x 64 warp tiles: 8 `ldmatrix` per 32 `mma`",

@@ -18,13 +18,10 @@
 //! Launch rules ([`SPEC`]): 384 threads, a persistent grid of `min(tiles, SMs)` blocks, 6
 //! stages of 32 KiB, 1 KiB to align them and 12 mbarriers (197,728 bytes), the two tensor
 //! maps in the workspace; only in the sm_90a module; f16, bf16.
-use crate::catalogue::PtxFact::{AtLeast, Barriers, Count, Lacks};
 use crate::catalogue::{Grid, KernelSpec};
-use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
-use crate::parts::wgmma::warp_specialised::TMA_PIPELINE;
 use crate::parts::wgmma::warp_specialised::{spec, warp_specialised};
 use crate::problem::{Gemm, entry_points};
 
@@ -33,33 +30,12 @@ const BN: u32 = 128;
 /// Stages of A's 128 x 64 and B's 64 x 128 (32 KiB).
 const STAGES: u32 = 6;
 
-pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[
-        PtxFacts::all(&[Barriers(3)]),
-        PtxFacts::only(
-            SIXTEEN_BIT,
-            &[
-                Count("wgmma.mma_async.sync.aligned.m64n128k16.f32.{t}.{t}", 16),
-                Count("cp.async.bulk.tensor", 6),
-            ],
-        ),
-        TMA_PIPELINE,
-        PtxFacts::only(
-            NARROW_C,
-            &[
-                AtLeast("shfl.sync.bfly.b32", 16),
-                AtLeast("st.global.b64", 16),
-                Lacks(".local"),
-            ],
-        ),
-    ],
-    ..spec(
-        ("wgmma_128x128", file!()),
-        "`wgmma_persistent` on 128 x 128 tiles (`wgmma` m64n128k16 per consumer warpgroup, 6 stages of 32 KiB): twice the tiles where 128 x 256 ones leave SMs idle",
-        (BN, STAGES),
-        Grid::Persistent,
-    )
-};
+pub const SPEC: KernelSpec = spec(
+    ("wgmma_128x128", file!()),
+    "`wgmma_persistent` on 128 x 128 tiles (`wgmma` m64n128k16 per consumer warpgroup, 6 stages of 32 KiB): twice the tiles where 128 x 256 ones leave SMs idle",
+    (BN, STAGES),
+    Grid::Persistent,
+);
 
 /// # Safety
 /// See the entry points; 384 threads per block; T is f16 or bf16; the launch provides the

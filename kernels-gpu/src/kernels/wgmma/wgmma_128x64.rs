@@ -15,13 +15,10 @@
 //! Launch rules ([`SPEC`]): 384 threads, a persistent grid of `min(tiles, SMs)` blocks, 8
 //! stages of 24 KiB, 1 KiB to align them and 16 mbarriers (197,760 bytes), the two tensor
 //! maps in the workspace; only in the sm_90a module; f16, bf16.
-use crate::catalogue::PtxFact::{AtLeast, Barriers, Count, Lacks};
 use crate::catalogue::{Grid, KernelSpec};
-use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
-use crate::parts::wgmma::warp_specialised::TMA_PIPELINE;
 use crate::parts::wgmma::warp_specialised::{spec, warp_specialised};
 use crate::problem::{Gemm, entry_points};
 
@@ -30,33 +27,12 @@ const BN: u32 = 64;
 /// Stages of A's 128 x 64 and B's 64 x 64 (24 KiB).
 const STAGES: u32 = 8;
 
-pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[
-        PtxFacts::all(&[Barriers(3)]),
-        PtxFacts::only(
-            SIXTEEN_BIT,
-            &[
-                Count("wgmma.mma_async.sync.aligned.m64n64k16.f32.{t}.{t}", 16),
-                Count("cp.async.bulk.tensor", 5),
-            ],
-        ),
-        TMA_PIPELINE,
-        PtxFacts::only(
-            NARROW_C,
-            &[
-                AtLeast("shfl.sync.bfly.b32", 8),
-                AtLeast("st.global.b64", 8),
-                Lacks(".local"),
-            ],
-        ),
-    ],
-    ..spec(
-        ("wgmma_128x64", file!()),
-        "`wgmma_persistent` on 128 x 64 tiles (`wgmma` m64n64k16 per consumer warpgroup, 8 stages of 24 KiB): twice `wgmma_128x128`'s tiles, so twice the SMs read B where C has few rows",
-        (BN, STAGES),
-        Grid::Persistent,
-    )
-};
+pub const SPEC: KernelSpec = spec(
+    ("wgmma_128x64", file!()),
+    "`wgmma_persistent` on 128 x 64 tiles (`wgmma` m64n64k16 per consumer warpgroup, 8 stages of 24 KiB): twice `wgmma_128x128`'s tiles, so twice the SMs read B where C has few rows",
+    (BN, STAGES),
+    Grid::Persistent,
+);
 
 /// # Safety
 /// See the entry points; 384 threads per block; T is f16 or bf16; the launch provides the

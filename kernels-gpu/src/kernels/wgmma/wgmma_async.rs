@@ -16,11 +16,11 @@
 //!
 //! Launch rules ([`SPEC`]): 256 threads, grid `ceil(n / 256) x ceil(m / 128)`, 4 stages of
 //! 48 KiB plus 1 KiB to align them (197,632 bytes); only in the sm_90a module; f16, bf16.
-use crate::catalogue::PtxFact::{AtLeast, Barriers, Count, Has, Lacks};
+use crate::catalogue::PtxFact::{Barriers, Count, Has};
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
-use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
+use crate::catalogue::{PtxFacts, SIXTEEN_BIT};
 use crate::device::async_copy::{commit_group, copy16_or_zero, wait_group};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
@@ -31,7 +31,9 @@ use crate::element::{Bf16, Narrow};
 use crate::parts::mma::async_pipeline::chunked;
 use crate::parts::mma::fragments::Ldmatrix;
 use crate::parts::mma::one_stage::one_stage;
+use crate::parts::mma::tensor_tile::MMA_16BIT;
 use crate::parts::wgmma::epilogue::epilogue;
+use crate::parts::wgmma::epilogue::{F32_C_PAIRS, NARROW_C_256};
 use crate::parts::wgmma::warpgroup::{
     A_STAGE, ATOM, B_STAGE, BK, BM, BN, Descriptors, PANEL, STAGES,
 };
@@ -67,18 +69,11 @@ pub const SPEC: KernelSpec = KernelSpec {
                 Has("wgmma.wait_group.sync.aligned 0"),
                 Has("fence.proxy.async.shared::cta"),
                 Has("cp.async.cg.shared.global"),
-                Has("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32"),
-                Lacks("shfl.sync"),
+                Has(MMA_16BIT),
             ],
         ),
-        PtxFacts::only(
-            NARROW_C,
-            &[
-                AtLeast("shfl.sync.bfly.b32", 32),
-                AtLeast("st.global.b64", 32),
-                Lacks(".local"),
-            ],
-        ),
+        F32_C_PAIRS,
+        NARROW_C_256,
     ],
 };
 

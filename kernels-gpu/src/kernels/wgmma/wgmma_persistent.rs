@@ -10,45 +10,20 @@
 //!
 //! Launch rules ([`SPEC`]): as `wgmma_tma`, with a 1D grid of `min(tiles of the whole batch,
 //! SMs)` blocks.
-use crate::catalogue::PtxFact::{AtLeast, Barriers, Count, Lacks};
 use crate::catalogue::{Grid, KernelSpec};
-use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
-use crate::parts::wgmma::warp_specialised::TMA_PIPELINE;
 use crate::parts::wgmma::warp_specialised::{spec, warp_specialised};
 use crate::parts::wgmma::warpgroup::{BN, STAGES};
 use crate::problem::{Gemm, entry_points};
 
-pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[
-        PtxFacts::only(
-            SIXTEEN_BIT,
-            &[
-                Barriers(5),
-                Count("wgmma.mma_async.sync.aligned.m64n256k16.f32.{t}.{t}", 16),
-                Count("cp.async.bulk.tensor", 8),
-            ],
-        ),
-        PtxFacts::only(NARROW_C, &[Barriers(3)]),
-        TMA_PIPELINE,
-        PtxFacts::only(
-            NARROW_C,
-            &[
-                AtLeast("shfl.sync.bfly.b32", 32),
-                AtLeast("st.global.b64", 32),
-                Lacks(".local"),
-            ],
-        ),
-    ],
-    ..spec(
-        ("wgmma_persistent", file!()),
-        "`wgmma_tma` on a persistent grid (one block per SM, tiles in groups of 8 rows for L2, a batch's products one after the other), the pipeline running on across tiles so loads overlap the epilogue",
-        (BN, STAGES),
-        Grid::Persistent,
-    )
-};
+pub const SPEC: KernelSpec = spec(
+    ("wgmma_persistent", file!()),
+    "`wgmma_tma` on a persistent grid (one block per SM, tiles in groups of 8 rows for L2, a batch's products one after the other), the pipeline running on across tiles so loads overlap the epilogue",
+    (BN, STAGES),
+    Grid::Persistent,
+);
 
 /// # Safety
 /// See the entry points; 384 threads per block; T is f16 or bf16; as `wgmma_tma`.

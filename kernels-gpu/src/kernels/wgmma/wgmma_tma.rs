@@ -28,45 +28,20 @@
 //! Launch rules ([`SPEC`]): 384 threads, grid `ceil(n / 256) x ceil(m / 128) x batch`, 4 stages of
 //! 48 KiB, 1 KiB to align them and the 8 mbarriers (197,696 bytes), the two tensor maps in
 //! the workspace; only in the sm_90a module; f16, bf16.
-use crate::catalogue::PtxFact::{AtLeast, Barriers, Count, Lacks};
 use crate::catalogue::{Grid, KernelSpec};
-use crate::catalogue::{NARROW_C, PtxFacts, SIXTEEN_BIT};
 use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
-use crate::parts::wgmma::warp_specialised::TMA_PIPELINE;
 use crate::parts::wgmma::warp_specialised::{spec, warp_specialised};
 use crate::parts::wgmma::warpgroup::{BN, STAGES};
 use crate::problem::{Gemm, entry_points};
 
-pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[
-        PtxFacts::only(
-            SIXTEEN_BIT,
-            &[
-                Barriers(5),
-                Count("wgmma.mma_async.sync.aligned.m64n256k16.f32.{t}.{t}", 16),
-                Count("cp.async.bulk.tensor", 8),
-            ],
-        ),
-        PtxFacts::only(NARROW_C, &[Barriers(3)]),
-        TMA_PIPELINE,
-        PtxFacts::only(
-            NARROW_C,
-            &[
-                AtLeast("shfl.sync.bfly.b32", 32),
-                AtLeast("st.global.b64", 32),
-                Lacks(".local"),
-            ],
-        ),
-    ],
-    ..spec(
-        ("wgmma_tma", file!()),
-        "`wgmma_async`'s tiles loaded by TMA (swizzled, zero-filled edges) on mbarriers, warp-specialised: a producer warpgroup issues the copies, 2 consumer warpgroups multiply; `setmaxnreg` 40 / 232",
-        (BN, STAGES),
-        Grid::Tiles,
-    )
-};
+pub const SPEC: KernelSpec = spec(
+    ("wgmma_tma", file!()),
+    "`wgmma_async`'s tiles loaded by TMA (swizzled, zero-filled edges) on mbarriers, warp-specialised: a producer warpgroup issues the copies, 2 consumer warpgroups multiply; `setmaxnreg` 40 / 232",
+    (BN, STAGES),
+    Grid::Tiles,
+);
 
 /// # Safety
 /// See the entry points; 384 threads per block; T is f16 or bf16; the launch provides the

@@ -4,6 +4,11 @@ use crate::device::ldmatrix;
 use crate::device::shared::SharedTile;
 use crate::element::Element;
 use crate::parts::mma::tensor_tile::{Fragments, Lane, MT, Stage};
+/// `ldmatrix` of four 8 x 8 matrices: A's fragments.
+pub const LDMATRIX: &str = "ldmatrix.sync.aligned.m8n8.x4.shared.b16";
+/// The same transposed: B's fragments from its rows.
+pub const LDMATRIX_TRANS: &str = "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16";
+
 /// Two 16-bit elements as one fragment register, the first in the low half.
 #[inline(always)]
 fn pack<T: Element>(lo: T, hi: T) -> u32 {

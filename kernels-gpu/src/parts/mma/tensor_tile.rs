@@ -6,8 +6,10 @@
 //! bytes) so that a warp's fragment reads, 32-bit or `ldmatrix` rows, hit distinct banks.
 //! How the fragments come out of shared memory is the kernels' difference ([`Fragments`]);
 //! loading phases, the K-step multiply and the epilogue are here.
+use crate::catalogue::PtxFact::{AtLeast, Has, Lacks};
 use crate::catalogue::{
-    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
+    Arch, Candidate, Elem, Grid, KernelSpec, NARROW_C, PerAcc, Precision, PtxFacts, SIXTEEN_BIT,
+    Shared, Threads, Tile,
 };
 use crate::device::global::{load4_or_zeros, store, store4};
 use crate::device::shared::SharedTile;
@@ -292,6 +294,24 @@ pub unsafe fn epilogue<T: Element, const NT: usize>(
     row_of_tiles!(2);
     row_of_tiles!(3);
 }
+/// `mma.sync` m16n8k16 on 16-bit inputs (`{t}`), f32 accumulators: the instruction of every
+/// kernel on this tile.
+pub const MMA_16BIT: &str = "mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32";
+
+/// The entries with an f32 C: the `mma`s, and C stored in pairs, no shuffle.
+pub const F32_C: PtxFacts = PtxFacts::only(SIXTEEN_BIT, &[Has(MMA_16BIT), Lacks("shfl.sync")]);
+
+/// The entries with a 16-bit C: four columns a lane ([`epilogue`]), one butterfly shuffle and
+/// one 8-byte store a row per 16 columns of a warp's rows.
+pub const NARROW_C_STORES: PtxFacts = PtxFacts::only(
+    NARROW_C,
+    &[
+        AtLeast("shfl.sync.bfly.b32", 1),
+        AtLeast("st.global.b64", 1),
+        Lacks(".local"),
+    ],
+);
+
 /// The spec of a kernel on `tensor_tile`'s block tile with `stages` stages.
 pub(crate) const fn tensor_spec(
     (name, file): (&'static str, &'static str),

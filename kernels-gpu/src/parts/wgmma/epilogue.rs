@@ -1,9 +1,37 @@
 //! The Hopper epilogue: a warpgroup's `wgmma` accumulators finished with alpha and beta and
 //! stored to C, f32 or 16-bit, in its own type.
+use crate::catalogue::PtxFact::{AtLeast, Lacks};
+use crate::catalogue::{NARROW_C, PtxFact, PtxFacts, SIXTEEN_BIT};
 use crate::device::global::{store, store2, store4};
 use crate::device::shuffle;
 use crate::element::{Accumulator, Element, Output};
 use crate::problem::COut;
+/// The entries with an f32 C: stored in pairs, no shuffle.
+pub const F32_C_PAIRS: PtxFacts = PtxFacts::only(SIXTEEN_BIT, &[Lacks("shfl.sync")]);
+/// The entries with a 16-bit C, four columns a lane: per 16 columns of a warp's rows one
+/// butterfly shuffle and one 8-byte store, for tiles of 256 columns...
+pub const NARROW_C_256: PtxFacts = narrow_c_stores(&[
+    AtLeast("shfl.sync.bfly.b32", 32),
+    AtLeast("st.global.b64", 32),
+    Lacks(".local"),
+]);
+/// ... of 128 columns ...
+pub const NARROW_C_128: PtxFacts = narrow_c_stores(&[
+    AtLeast("shfl.sync.bfly.b32", 16),
+    AtLeast("st.global.b64", 16),
+    Lacks(".local"),
+]);
+/// ... and of 64.
+pub const NARROW_C_64: PtxFacts = narrow_c_stores(&[
+    AtLeast("shfl.sync.bfly.b32", 8),
+    AtLeast("st.global.b64", 8),
+    Lacks(".local"),
+]);
+
+const fn narrow_c_stores(facts: &'static [PtxFact]) -> PtxFacts {
+    PtxFacts::only(NARROW_C, facts)
+}
+
 /// Writes a warpgroup's 64 x 256 accumulators (`R` = 128 a thread; 64 x 128 where `R` is
 /// 64, 64 x 64 where it is 32) (whose first row is `row0`) to `out`'s C,
 /// what lies inside `m x n`, finished with alpha and beta: thread `t` of the warpgroup

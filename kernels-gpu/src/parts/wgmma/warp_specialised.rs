@@ -4,10 +4,10 @@
 //! consumers. Over one tile per block or, persistent, every `gridDim.x`-th tile of a
 //! `TileOrder`, the pipeline running on
 //! across tiles.
-use crate::catalogue::PtxFact::{Count, Has, Lacks};
+use crate::catalogue::PtxFact::{Barriers, Count, Has, Lacks};
 use crate::catalogue::{
-    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, PtxFacts, SIXTEEN_BIT, Shared,
-    TensorMaps, Threads, Tile,
+    Arch, Candidate, Elem, Grid, KernelSpec, NARROW_C, PerAcc, Precision, PtxFacts, SIXTEEN_BIT,
+    Shared, TensorMaps, Threads, Tile,
 };
 use crate::device::mbarrier;
 use crate::device::shared::{SharedArena, shared_address};
@@ -18,6 +18,7 @@ use crate::element::Element;
 use crate::parts::mma::fragments::Ldmatrix;
 use crate::parts::mma::one_stage::one_stage_tile;
 use crate::parts::schedule::tile_order::TileOrder;
+use crate::parts::wgmma::epilogue::{F32_C_PAIRS, NARROW_C_64, NARROW_C_128, NARROW_C_256};
 use crate::parts::wgmma::warpgroup::{
     A_STAGE, ATOM, BK, BM, BN, Descriptors, PANEL, WarpgroupTile,
 };
@@ -25,6 +26,53 @@ use crate::problem::Gemm;
 pub(crate) const THREADS: u32 = 384;
 /// Threads that arrive on an `empty` barrier: both consumer warpgroups.
 const CONSUMERS: u32 = 256;
+
+/// What the entries of a kernel on 128 x 256 tiles show besides [`TMA_PIPELINE`]: 16
+/// `m64n256k16`, per stage A's box or two panels and B's four panels or box, and the barriers
+/// (after the mbarriers' init, and the one-stage loop's two for each half of the tile where
+/// TMA cannot read the operands; one half for a 16-bit C).
+const TILES_256: &[PtxFacts] = &[
+    PtxFacts::only(
+        SIXTEEN_BIT,
+        &[
+            Barriers(5),
+            Count("wgmma.mma_async.sync.aligned.m64n256k16.f32.{t}.{t}", 16),
+            Count("cp.async.bulk.tensor", 8),
+        ],
+    ),
+    PtxFacts::only(NARROW_C, &[Barriers(3)]),
+    TMA_PIPELINE,
+    F32_C_PAIRS,
+    NARROW_C_256,
+];
+/// The same on 128 x 128 tiles: `m64n128k16`, two panels of B.
+const TILES_128: &[PtxFacts] = &[
+    PtxFacts::all(&[Barriers(3)]),
+    PtxFacts::only(
+        SIXTEEN_BIT,
+        &[
+            Count("wgmma.mma_async.sync.aligned.m64n128k16.f32.{t}.{t}", 16),
+            Count("cp.async.bulk.tensor", 6),
+        ],
+    ),
+    TMA_PIPELINE,
+    F32_C_PAIRS,
+    NARROW_C_128,
+];
+/// The same on 128 x 64 tiles: `m64n64k16`, one panel of B.
+const TILES_64: &[PtxFacts] = &[
+    PtxFacts::all(&[Barriers(3)]),
+    PtxFacts::only(
+        SIXTEEN_BIT,
+        &[
+            Count("wgmma.mma_async.sync.aligned.m64n64k16.f32.{t}.{t}", 16),
+            Count("cp.async.bulk.tensor", 5),
+        ],
+    ),
+    TMA_PIPELINE,
+    F32_C_PAIRS,
+    NARROW_C_64,
+];
 
 /// The spec of a warp-specialised kernel on 128 x `cols` block tiles of 16-bit elements in
 /// `stages` stages, on a grid of tiles or a persistent one: 384 threads (a producer and two
@@ -56,7 +104,11 @@ pub const fn spec(
         tma: Some(tile_maps(cols)),
         precision: Precision::Exact,
         strided: true,
-        ptx: &[],
+        ptx: match cols {
+            256 => TILES_256,
+            128 => TILES_128,
+            _ => TILES_64,
+        },
     }
 }
 
