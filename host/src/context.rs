@@ -148,7 +148,7 @@ pub struct Context {
     /// The table of a batch of views ([`Problem::batch_table`]), grown as needed.
     table: Mutex<Option<CudaSlice<u64>>>,
     /// The tuner: on or off, and its choices per shape bucket.
-    tuning: Arc<Mutex<crate::tuner::Tuning>>,
+    tuning: Arc<Mutex<crate::tuning::Tuning>>,
 }
 
 /// The context's device scratch memory: `stream_k`'s partial sums, or the tensor maps of
@@ -731,7 +731,7 @@ impl Context {
             crate::view::MatrixLayout::row_major(k, n),
             crate::view::MatrixLayout::row_major(m, n),
         );
-        let norm = crate::gemm::Normalized::new(
+        let norm = crate::normalize::Normalized::new(
             layouts,
             (m * k, k * n, m * n),
             crate::view::Batch::ONE,
@@ -889,7 +889,7 @@ impl Context {
         }
     }
 
-    pub(crate) fn tuning_lock(&self) -> std::sync::MutexGuard<'_, crate::tuner::Tuning> {
+    pub(crate) fn tuning_lock(&self) -> std::sync::MutexGuard<'_, crate::tuning::Tuning> {
         self.tuning.lock().unwrap_or_else(|e| e.into_inner())
     }
 

@@ -3,9 +3,9 @@
 use crate::context::Context;
 use crate::element::{Element, Output};
 use crate::error::{Error, Result};
-use crate::gemm::Normalized;
 use crate::kernels::Precision;
 use crate::matrix::DeviceMatrix;
+use crate::normalize::Normalized;
 use crate::reference::{check_output_shape, product_dims};
 use crate::view::{Batch, DeviceView, DeviceViewMut};
 use cudarc::cublas::sys::cublasGemmAlgo_t;
@@ -148,7 +148,7 @@ impl<'c> Cublas<'c> {
         let lb: Vec<_> = b.iter().map(|v| (v.layout, v.len)).collect();
         let lc: Vec<_> = c.iter().map(|v| (v.layout, v.len)).collect();
         let scalars = (alpha.to_f64(), beta.to_f64());
-        let Some(indexed) = crate::batched::Indexed::new((&la, &lb, &lc), scalars)? else {
+        let Some(indexed) = crate::normalize::Indexed::new((&la, &lb, &lc), scalars)? else {
             return Ok(());
         };
         let norm = indexed.norm;

@@ -47,6 +47,7 @@ mod library;
 mod matrix;
 #[cfg(feature = "ndarray")]
 pub mod ndarray_interop;
+mod normalize;
 mod occupancy;
 mod props;
 mod ptx;
@@ -54,6 +55,7 @@ mod reference;
 mod timing;
 mod tma;
 mod tuner;
+mod tuning;
 mod view;
 
 pub use context::{Context, LaunchPlan, device_count};
@@ -79,7 +81,7 @@ pub use reference::{
     max_relative_error, product_dims,
 };
 pub use rgemm_kernels::catalogue::{Candidate, Grid, KernelSpec, RunsOn, Shared, Threads, Tile};
-pub use tuner::Bucket;
+pub use tuning::Bucket;
 pub use view::{Batch, DeviceView, DeviceViewMut, MatrixLayout, MatrixView, MatrixViewMut};
 
 /// rgemm's own machinery, public for its benchmark, tests and tools: the kernels' launch
@@ -87,11 +89,11 @@ pub use view::{Batch, DeviceView, DeviceViewMut, MatrixLayout, MatrixView, Matri
 /// helpers. **Not part of the stable API**: anything here may change in any release.
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::batched::{Indexed, Table, ViewOf};
     pub use crate::cpu::GlobalRegion;
-    pub use crate::gemm::{Normalized, random_buffer};
+    pub use crate::gemm::random_buffer;
     pub use crate::heuristic::{Product, RULE, Row, Then, order_of, preference, preference_for};
     pub use crate::kernels::{ENTRY_PARAMS, Launches, PackLaunch, PtxParam};
+    pub use crate::normalize::{Indexed, Normalized, Table, ViewOf};
     pub use crate::ptx::module as ptx_module;
     pub use crate::timing::{median, time_ms};
     pub use rgemm_kernels::problem::Problem;

@@ -1,12 +1,11 @@
 //! The GEMM kernels on the CPU executor: the same kernel bodies, the same launch rules
 //! ([`Kernel::launches`]) as on the GPU.
 use super::executor::{CpuExecutor, CpuLaunch};
-use crate::batched::Indexed;
 use crate::element::{Element, Output};
 use crate::error::{Error, Result};
-use crate::gemm::Normalized;
 use crate::kernels::{Kernel, Launches};
 use crate::matrix::Matrix;
+use crate::normalize::{Indexed, Normalized};
 use crate::props::DeviceProps;
 use crate::reference::{check_output_shape, check_product_shape};
 use crate::view::{Batch, MatrixView, MatrixViewMut};
