@@ -76,10 +76,10 @@ impl Product {
             * self.batch.max(1)
     }
 
-    /// Stream-K's 128 x 128 tiles, two blocks per SM: less than half a wave of them, and a
-    /// long K.
+    /// Stream-K's 128 x 128 tiles, two blocks per SM: less than half a wave of them (fewer
+    /// tiles than SMs), and a long K.
     fn few_tiles(&self) -> bool {
-        2 * self.tiles(Kernel::StreamK) < 2 * self.sms && self.k >= 512
+        self.tiles(Kernel::StreamK) < self.sms && self.k >= 512
     }
 
     /// Waves of stream-K's tiles at two blocks per SM.

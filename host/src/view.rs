@@ -427,14 +427,15 @@ view_methods!(DeviceView);
 view_methods!(DeviceViewMut);
 
 impl<'a, T> DeviceView<'a, T> {
+    /// The view of `len` elements of `buf` laid out as `layout`, once `layout` fits.
+    fn checked(buf: Buffer<'a, T>, len: usize, layout: MatrixLayout) -> Result<Self> {
+        layout.check(len)?;
+        Ok(Self { len, buf, layout })
+    }
+
     /// A view of `buf` laid out as `layout`; an error if it reaches past the buffer.
     pub fn new(buf: &'a CudaSlice<T>, layout: MatrixLayout) -> Result<Self> {
-        layout.check(buf.len())?;
-        Ok(Self {
-            len: buf.len(),
-            buf: Buffer::Slice(buf),
-            layout,
-        })
+        Self::checked(Buffer::Slice(buf), buf.len(), layout)
     }
 
     /// A view of a cudarc view (a part of some [`CudaSlice`]) laid out as `layout`; an
@@ -457,12 +458,7 @@ impl<'a, T> DeviceView<'a, T> {
     /// # }
     /// ```
     pub fn from_cuda_view(view: &'a CudaView<'a, T>, layout: MatrixLayout) -> Result<Self> {
-        layout.check(view.len())?;
-        Ok(Self {
-            len: view.len(),
-            buf: Buffer::View(view),
-            layout,
-        })
+        Self::checked(Buffer::View(view), view.len(), layout)
     }
 
     /// A view of `len` elements of type `T` at device address `ptr`, laid out as `layout`,
@@ -481,40 +477,37 @@ impl<'a, T> DeviceView<'a, T> {
         stream: &'a Arc<CudaStream>,
         layout: MatrixLayout,
     ) -> Result<Self> {
-        layout.check(len)?;
-        Ok(Self {
-            len,
-            buf: Buffer::Raw {
+        Self::checked(
+            Buffer::Raw {
                 ptr,
                 stream,
                 elements: PhantomData,
             },
+            len,
             layout,
-        })
+        )
     }
 }
 
 impl<'a, T> DeviceViewMut<'a, T> {
+    /// The writable view of `len` elements of `buf` laid out as `layout`, once `layout` fits.
+    fn checked(buf: BufferMut<'a, T>, len: usize, layout: MatrixLayout) -> Result<Self> {
+        layout.check(len)?;
+        Ok(Self { len, buf, layout })
+    }
+
     /// A writable view of `buf` laid out as `layout`; an error if it reaches past the buffer.
     pub fn new(buf: &'a mut CudaSlice<T>, layout: MatrixLayout) -> Result<Self> {
-        layout.check(buf.len())?;
-        Ok(Self {
-            len: buf.len(),
-            buf: BufferMut::Slice(buf),
-            layout,
-        })
+        let len = buf.len();
+        Self::checked(BufferMut::Slice(buf), len, layout)
     }
 
     /// A writable view of a cudarc view ([`CudaSlice::slice_mut`],
     /// [`CudaSlice::as_view_mut`]) laid out as `layout`; an error if it reaches past the
     /// view. See [`DeviceView::from_cuda_view`].
     pub fn from_cuda_view_mut(view: CudaViewMut<'a, T>, layout: MatrixLayout) -> Result<Self> {
-        layout.check(view.len())?;
-        Ok(Self {
-            len: view.len(),
-            buf: BufferMut::View(view),
-            layout,
-        })
+        let len = view.len();
+        Self::checked(BufferMut::View(view), len, layout)
     }
 
     /// [`DeviceView::from_raw`], written.
@@ -528,16 +521,15 @@ impl<'a, T> DeviceViewMut<'a, T> {
         stream: &'a Arc<CudaStream>,
         layout: MatrixLayout,
     ) -> Result<Self> {
-        layout.check(len)?;
-        Ok(Self {
-            len,
-            buf: BufferMut::Raw {
+        Self::checked(
+            BufferMut::Raw {
                 ptr,
                 stream,
                 elements: PhantomData,
             },
+            len,
             layout,
-        })
+        )
     }
 }
 
