@@ -11,7 +11,7 @@ use rgemm_kernels::device::global::{load, store};
 use rgemm_kernels::device::shared::SharedArena;
 use rgemm_kernels::device::thread::{block_dim_x, sync_threads, thread_idx_x};
 use rgemm_kernels::device::tma::EmulatedMap;
-use rgemm_tests::{Backend, Under, cases, fail, fixed_cases};
+use rgemm_tests::{Backend, Under, cases, fail};
 
 fn backend() -> Backend {
     Backend::Cpu(CpuExecutor::new())
@@ -73,7 +73,7 @@ fn tma_then_wgmma(p: *mut f32, wait: bool) {
     use rgemm_kernels::device::shared::shared_address;
     use rgemm_kernels::device::wgmma::{Descriptor, Swizzle};
     use rgemm_kernels::device::{mbarrier, tma};
-    use rgemm_kernels::element::{Bf16, Element};
+    use rgemm_kernels::element::{Bf16, WgmmaInput};
     let tid = thread_idx_x();
     // SAFETY: the launch's 16384 + 1024 + 64 shared bytes hold the 1024-aligned tiles and the
     // barrier; `p` holds the map. Without `wait` the wgmma reads early on purpose: a fault here.
@@ -135,7 +135,7 @@ fn wgmma_product_is_exact(cols: u32) -> Result<(), String> {
 fn wgmma_product<const COLS: u32>(p: *mut f32) {
     use rgemm_kernels::device::shared::shared_address;
     use rgemm_kernels::device::wgmma::{self, Descriptor, Swizzle};
-    use rgemm_kernels::element::{Bf16, Element};
+    use rgemm_kernels::element::{Bf16, WgmmaInput};
     // SAFETY: the 16 KiB launch holds the arena (offset 0 on the host): A's swizzled rows
     // below 8192, B's above; `p` holds 64 x 256 f32, each D element stored by one lane.
     unsafe {
@@ -330,7 +330,7 @@ fn checks() -> Vec<Trial> {
                 // a hang or garbage; here a fault naming both places.
                 only_half_the_warp_reaches(|_| {
                     if thread_idx_x() < 16 {
-                        let d = <rgemm_kernels::element::Bf16 as rgemm_kernels::element::Element>::mma_m16n8k16([0; 4], [0; 2], [0.0; 4]);
+                        let d = <rgemm_kernels::element::Bf16 as rgemm_kernels::element::Half>::mma_m16n8k16([0; 4], [0; 2], [0.0; 4]);
                         std::hint::black_box(d);
                     }
                 })
@@ -343,7 +343,7 @@ fn checks() -> Vec<Trial> {
             // SAFETY: each of the 32 lanes stores its own 4 of D's 16 x 8 elements, all inside
             // the 128 of `data`.
             launch_one_block(32, 0, &mut data, |p| unsafe {
-                use rgemm_kernels::element::{Bf16, Element};
+                use rgemm_kernels::element::{Bf16, Half};
                 let lane = thread_idx_x();
                 let (g, t) = (lane / 4, lane % 4);
                 let av = |r: u32, k: u32| ((r * 3 + k * 5) % 7) as f32 - 3.0;
@@ -442,7 +442,7 @@ fn checks() -> Vec<Trial> {
                 // contract on purpose, the executor faults at the warpgroup barrier instead.
                 let r = launch_one_block(128, 16384, &mut data, |_| unsafe {
                     use rgemm_kernels::device::wgmma::{Descriptor, Swizzle};
-                    use rgemm_kernels::element::{Bf16, Element};
+                    use rgemm_kernels::element::{Bf16, WgmmaInput};
                     if thread_idx_x() < 96 {
                         let mut acc = [0.0f32; 128];
                         let a = Descriptor::new(0, 16, 1024, Swizzle::B128);
@@ -544,44 +544,16 @@ fn checks() -> Vec<Trial> {
 fn main() {
     let args = Arguments::from_args();
     let mut trials = properties();
-    trials.extend(
-        fixed_cases()
-            .into_iter()
-            .map(|(name, case)| trial(name, move || case(&backend()))),
-    );
     trials.extend(checks());
-    // Every form on every kernel that computes it: CI's coverage of the general product.
+    // Every form on every kernel that computes it (CI's coverage of the general product),
+    // and batches of independent views (gemmBatched) on every kernel that takes them.
     let make =
         |name: String, test: rgemm_tests::forms::FormTest| trial(name, move || test(&backend()));
-    trials.extend(rgemm_tests::forms::trials(
+    trials.extend(rgemm_tests::backend_trials(
         &make,
         (cases(16), cases(6), 96),
-        false,
-    ));
-    // Batches of independent views (gemmBatched) on every kernel that takes them.
-    trials.extend(rgemm_tests::lists::trials(
-        &make,
         (cases(4), cases(3), 64),
         false,
     ));
-    trials.extend(
-        rgemm_tests::lists::error_cases()
-            .into_iter()
-            .map(|(name, case)| trial(name, move || case(&backend()))),
-    );
-    trials.push(trial("forms::close_planes", || {
-        rgemm_tests::forms::close_planes(&backend())
-    }));
-    trials.push(trial("forms::whole_tiles", || {
-        rgemm_tests::forms::whole_tiles(&backend())
-    }));
-    trials.push(trial("forms::aligned_edges", || {
-        rgemm_tests::forms::aligned_edges(&backend())
-    }));
-    trials.extend(
-        rgemm_tests::forms::errors(&backend())
-            .into_iter()
-            .map(|(name, t)| trial(name, t)),
-    );
     libtest_mimic::run(&args, trials).exit();
 }

@@ -5,12 +5,10 @@
 //! when there is no GPU (and failed instead under `REQUIRE_GPU=1`).
 //! Case count: `PROPTEST_CASES` (default 48) per kernel x type.
 use libtest_mimic::{Arguments, Trial};
-use rgemm::{
-    Context, CpuExecutor, Element, Error, Kernel, Matrix, Output, Precision, Scalar, bf16, f16,
-};
+use rgemm::{Context, CpuExecutor, Element, Error, Kernel, Matrix, Output, Precision, Scalar};
 use rgemm_tests::{
-    Backend, Under, cases, check_product, check_product_with, fail, fixed_cases, gpu_trial,
-    kernels_for, random_matrix,
+    Backend, Under, cases, check_product, check_product_with, fail, gpu_trial, kernels_for,
+    random_matrix,
 };
 
 fn properties() -> Vec<Trial> {
@@ -35,13 +33,6 @@ fn properties() -> Vec<Trial> {
     let mut trials = rgemm_tests::property_trials!(one);
     trials.extend(rgemm_tests::narrow_property_trials!(one_as));
     trials
-}
-
-fn fixed() -> Vec<Trial> {
-    fixed_cases()
-        .into_iter()
-        .map(|(name, case)| gpu_trial(name, move |ctx| case(&Backend::Gpu(ctx.clone()))))
-        .collect()
 }
 
 /// The CPU executor runs the same kernel source with the same launch (it emulates this
@@ -95,10 +86,7 @@ fn executor_agrees() -> Trial {
             }
             Ok(())
         }
-        each::<f32>(ctx)?;
-        each::<f64>(ctx)?;
-        each::<f16>(ctx)?;
-        each::<bf16>(ctx)
+        rgemm_tests::each_element!(each(ctx))
     })
 }
 
@@ -142,10 +130,7 @@ fn run_to_run() -> Trial {
                 }
                 Ok(())
             }
-            each::<f32>(ctx)?;
-            each::<f64>(ctx)?;
-            each::<f16>(ctx)?;
-            each::<bf16>(ctx)
+            rgemm_tests::each_element!(each(ctx))
         },
     )
 }
@@ -260,10 +245,7 @@ fn occupancy() -> Trial {
             }
             Ok(())
         }
-        each::<f32>(ctx)?;
-        each::<f64>(ctx)?;
-        each::<f16>(ctx)?;
-        each::<bf16>(ctx)
+        rgemm_tests::each_element!(each(ctx))
     })
 }
 
@@ -308,10 +290,7 @@ fn stream_k_whole_and_split() -> Trial {
             }
             Ok(())
         }
-        each::<f32>(ctx)?;
-        each::<f64>(ctx)?;
-        each::<f16>(ctx)?;
-        each::<bf16>(ctx)
+        rgemm_tests::each_element!(each(ctx))
     })
 }
 
@@ -507,7 +486,6 @@ fn main() {
         );
     }
     let mut trials = properties();
-    trials.extend(fixed());
     trials.extend([
         stream_k_whole_and_split(),
         occupancy(),
@@ -524,35 +502,16 @@ fn main() {
     let make = |name: String, test: rgemm_tests::forms::FormTest| {
         gpu_trial(name, move |ctx| test(&Backend::Gpu(ctx.clone())))
     };
-    trials.extend(rgemm_tests::forms::trials(
+    trials.extend(rgemm_tests::backend_trials(
         &make,
         (cases(24), cases(12), 300),
-        true,
-    ));
-    trials.extend(rgemm_tests::forms::errors_gpu());
-    trials.extend(rgemm_tests::lists::trials(
-        &make,
         (cases(12), cases(6), 300),
         true,
     ));
-    trials.extend(
-        rgemm_tests::lists::error_cases()
-            .into_iter()
-            .map(|(name, case)| gpu_trial(name, move |ctx| case(&Backend::Gpu(ctx.clone())))),
-    );
     trials.push(gpu_trial(
         "lists_error::a_stride_on_a_list",
         lists_with_a_stride,
     ));
-    trials.push(gpu_trial("forms::aligned_edges", |ctx| {
-        rgemm_tests::forms::aligned_edges(&Backend::Gpu(ctx.clone()))
-    }));
-    trials.push(gpu_trial("forms::close_planes", |ctx| {
-        rgemm_tests::forms::close_planes(&Backend::Gpu(ctx.clone()))
-    }));
-    trials.push(gpu_trial("forms::whole_tiles", |ctx| {
-        rgemm_tests::forms::whole_tiles(&Backend::Gpu(ctx.clone()))
-    }));
     libtest_mimic::run(&args, trials).exit();
 }
 

@@ -121,6 +121,14 @@ impl Record {
     pub fn tflops(&self) -> f64 {
         self.flops() / (self.ms * 1e-3) / 1e12
     }
+    /// Its speed as a share of cuBLAS's, %.
+    pub fn pct_cublas(&self) -> f64 {
+        100.0 * self.cublas_ms / self.ms
+    }
+    /// Its FLOP/s as a share of `peak` (FLOP/s), %.
+    pub fn pct_peak(&self, peak: f64) -> f64 {
+        100.0 * self.flops() / (self.ms * 1e-3) / peak
+    }
 }
 
 /// The global-memory traffic a kernel's tiling implies (the textbook's model, caches
@@ -451,8 +459,8 @@ fn report(props: &DeviceProps, records: &[Record]) -> String {
             if r.chosen { " *" } else { "" },
             r.ms,
             r.tflops(),
-            100.0 * r.cublas_ms / r.ms,
-            100.0 * r.flops() / (r.ms * 1e-3) / peak(props, r.dtype),
+            r.pct_cublas(),
+            r.pct_peak(peak(props, r.dtype)),
             if r.registers > 0 {
                 r.registers.to_string()
             } else {
@@ -502,12 +510,12 @@ fn report(props: &DeviceProps, records: &[Record]) -> String {
             "  {dtype} {m}x{n}x{k}: best {} {:.2} TFLOP/s = {:.1}% of cuBLAS ({:.2}); chosen {}{}",
             best.kernel,
             best.tflops(),
-            100.0 * best.cublas_ms / best.ms,
+            best.pct_cublas(),
             best.flops() / (best.cublas_ms * 1e-3) / 1e12,
             chosen.map_or("-".to_string(), |c| format!(
                 "{} ({:.1}% of cuBLAS)",
                 c.kernel,
-                100.0 * c.cublas_ms / c.ms
+                c.pct_cublas()
             )),
             match (chosen, tiled) {
                 (Some(c), Some(t)) if c.ms > t.ms =>
@@ -545,8 +553,8 @@ fn write_outputs(
             r.ms,
             r.tflops(),
             r.cublas_ms,
-            100.0 * r.cublas_ms / r.ms,
-            100.0 * r.flops() / (r.ms * 1e-3) / peak(props, r.dtype),
+            r.pct_cublas(),
+            r.pct_peak(peak(props, r.dtype)),
             r.registers,
             r.occupancy,
             r.error,

@@ -2,7 +2,9 @@
 //! the chart on the left and its legend in a panel of its own on the right, so no label
 //! lands on a line or a point.
 use crate::Record;
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -175,6 +177,37 @@ where
     Ok(())
 }
 
+/// A chart in `area` titled `title`, with room for the axes' labels.
+fn chart_on<'a, 'p>(
+    area: &'a DrawingArea<SVGBackend<'p>, Shift>,
+    title: String,
+) -> ChartBuilder<'a, 'static, SVGBackend<'p>> {
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .caption(title, (FONT, 22))
+        .margin(20)
+        .x_label_area_size(55)
+        .y_label_area_size(75);
+    builder
+}
+
+/// Draws the axes as both pictures have them: TFLOP/s up the side, `x_desc` along the
+/// bottom, a faint grid.
+fn draw_mesh<X, Y>(mesh: &mut MeshStyle<'_, '_, X, Y, SVGBackend<'_>>, x_desc: &str) -> Fallible
+where
+    X: Ranged + ValueFormatter<X::ValueType>,
+    Y: Ranged + ValueFormatter<Y::ValueType>,
+{
+    mesh.label_style((FONT, 15))
+        .axis_desc_style((FONT, 17))
+        .x_desc(x_desc)
+        .y_desc("TFLOP/s")
+        .light_line_style(WHITE.mix(0.0))
+        .bold_line_style(BLACK.mix(0.12))
+        .draw()?;
+    Ok(())
+}
+
 /// TFLOP/s against the square size, one line per kernel (cuBLAS included).
 pub fn throughput(path: &Path, dtype: &str, gpu: &Gpu, rows: &[Record]) -> Fallible {
     let square: Vec<&Record> = rows
@@ -191,18 +224,11 @@ pub fn throughput(path: &Path, dtype: &str, gpu: &Gpu, rows: &[Record]) -> Falli
     let (x_lo, x_hi) = ((lo as f64).log2() - 0.25, (hi as f64).log2() + 0.25);
     let top = square.iter().map(|r| r.tflops()).fold(1.0, f64::max) * 1.08;
     let (chart_area, legend_area) = canvas(path)?;
-    let mut chart = ChartBuilder::on(&chart_area)
-        .caption(
-            format!(
-                "rgemm {dtype} on {}: TFLOP/s against size (M = N = K)",
-                gpu.name
-            ),
-            (FONT, 22),
-        )
-        .margin(20)
-        .x_label_area_size(55)
-        .y_label_area_size(75)
-        .build_cartesian_2d(x_lo..x_hi, 0.0..top)?;
+    let title = format!(
+        "rgemm {dtype} on {}: TFLOP/s against size (M = N = K)",
+        gpu.name
+    );
+    let mut chart = chart_on(&chart_area, title).build_cartesian_2d(x_lo..x_hi, 0.0..top)?;
     let power_of_two = |v: &f64| {
         let rounded = v.round();
         if (v - rounded).abs() < 1e-6 {
@@ -211,19 +237,13 @@ pub fn throughput(path: &Path, dtype: &str, gpu: &Gpu, rows: &[Record]) -> Falli
             String::new()
         }
     };
-    chart
-        .configure_mesh()
-        .x_labels(((x_hi - x_lo).ceil() as usize + 1).max(2))
+    let whole = |v: &f64| format!("{v:.0}");
+    let mut mesh = chart.configure_mesh();
+    mesh.x_labels(((x_hi - x_lo).ceil() as usize + 1).max(2))
         .x_label_formatter(&power_of_two)
         .y_labels(10)
-        .y_label_formatter(&|v| format!("{v:.0}"))
-        .label_style((FONT, 15))
-        .axis_desc_style((FONT, 17))
-        .x_desc("size S (S x S x S)")
-        .y_desc("TFLOP/s")
-        .light_line_style(WHITE.mix(0.0))
-        .bold_line_style(BLACK.mix(0.12))
-        .draw()?;
+        .y_label_formatter(&whole);
+    draw_mesh(&mut mesh, "size S (S x S x S)")?;
     let mut entries = Vec::new();
     for (name, look) in kernel_looks(rows) {
         let mut points: Vec<(f64, f64)> = square
@@ -303,14 +323,8 @@ pub fn roofline(path: &Path, dtype: &str, gpu: &Gpu, peak: f64, rows: &[Record])
     let y_hi = (peak / 1e12).max(fastest) * 2.0;
     let y_lo = y_lo.min(y_hi / 1e3);
     let (chart_area, legend_area) = canvas(path)?;
-    let mut chart = ChartBuilder::on(&chart_area)
-        .caption(
-            format!("rgemm {dtype} roofline at {size}^3 on {}", gpu.name),
-            (FONT, 22),
-        )
-        .margin(20)
-        .x_label_area_size(55)
-        .y_label_area_size(75)
+    let title = format!("rgemm {dtype} roofline at {size}^3 on {}", gpu.name);
+    let mut chart = chart_on(&chart_area, title)
         .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..y_hi).log_scale())?;
     // Only the powers of ten are named: the ticks between them would collide.
     let decade = |v: &f64| {
@@ -326,17 +340,12 @@ pub fn roofline(path: &Path, dtype: &str, gpu: &Gpu, peak: f64, rows: &[Record])
             String::new()
         }
     };
-    chart
-        .configure_mesh()
-        .x_label_formatter(&decade)
-        .y_label_formatter(&decade)
-        .label_style((FONT, 15))
-        .axis_desc_style((FONT, 17))
-        .x_desc("arithmetic intensity (FLOP per byte of modelled global traffic)")
-        .y_desc("TFLOP/s")
-        .light_line_style(WHITE.mix(0.0))
-        .bold_line_style(BLACK.mix(0.12))
-        .draw()?;
+    let mut mesh = chart.configure_mesh();
+    mesh.x_label_formatter(&decade).y_label_formatter(&decade);
+    draw_mesh(
+        &mut mesh,
+        "arithmetic intensity (FLOP per byte of modelled global traffic)",
+    )?;
     // From where the slanted roof enters the chart, so none of it is drawn clipped flat.
     let x_start = x_lo.max(y_lo * 1e12 / bandwidth);
     let roof: Vec<(f64, f64)> = (0..=200)

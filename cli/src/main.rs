@@ -199,6 +199,80 @@ impl Row {
     fn pct_cublas(&self) -> Option<f64> {
         self.cublas_ms.map(|c| 100.0 * c / self.ms)
     }
+    /// The values of [`FIELDS`], in order.
+    fn fields(&self) -> [Field<'_>; 12] {
+        let (m, n, k) = self.shape;
+        [
+            Field::Count(m),
+            Field::Count(n),
+            Field::Count(k),
+            Field::Text(self.dtype),
+            Field::Text(&self.kernel),
+            Field::Flag(self.chosen),
+            Field::Number(Some(self.ms)),
+            Field::Number(Some(self.tflops())),
+            Field::Number(self.cublas_ms),
+            Field::Number(self.pct_cublas()),
+            Field::Number(self.rel_err),
+            Field::Flag(self.ok),
+        ]
+    }
+
+    fn csv_line(&self) -> String {
+        let values: Vec<String> = self.fields().iter().map(Field::csv).collect();
+        format!("{}\n", values.join(","))
+    }
+
+    fn json_line(&self) -> String {
+        let pairs: Vec<String> = (FIELDS.iter().zip(self.fields()))
+            .map(|(key, value)| format!("\"{key}\":{}", value.json()))
+            .collect();
+        format!("{{{}}}\n", pairs.join(","))
+    }
+}
+
+/// A row's CSV columns, which are also its JSON keys.
+const FIELDS: [&str; 12] = [
+    "m",
+    "n",
+    "k",
+    "type",
+    "kernel",
+    "chosen",
+    "ms",
+    "tflops",
+    "cublas_ms",
+    "pct_cublas",
+    "rel_err",
+    "ok",
+];
+
+/// One value of a row, for CSV and JSON Lines alike.
+enum Field<'a> {
+    Count(usize),
+    Text(&'a str),
+    Flag(bool),
+    /// None: an empty CSV field, JSON's null.
+    Number(Option<f64>),
+}
+
+impl Field<'_> {
+    fn csv(&self) -> String {
+        match self {
+            Field::Count(x) => x.to_string(),
+            Field::Text(s) => s.to_string(),
+            Field::Flag(b) => b.to_string(),
+            Field::Number(x) => x.map_or(String::new(), num),
+        }
+    }
+
+    fn json(&self) -> String {
+        match self {
+            Field::Text(s) => json_str(s),
+            Field::Number(x) => x.map_or("null".to_string(), json_num),
+            other => other.csv(),
+        }
+    }
 }
 
 /// What stops a run: the GPU (or the CPU executor) failing, or stdout closing.
@@ -283,7 +357,7 @@ impl Sink {
             ),
             Format::Csv => {
                 eprintln!("{device}");
-                "m,n,k,type,kernel,chosen,ms,tflops,cublas_ms,pct_cublas,rel_err,ok\n".into()
+                format!("{}\n", FIELDS.join(","))
             }
             Format::Json => {
                 eprintln!("{device}");
@@ -325,39 +399,8 @@ impl Sink {
                     check
                 )
             }
-            Format::Csv => {
-                let opt = |v: Option<f64>| v.map_or(String::new(), num);
-                format!(
-                    "{m},{n},{k},{},{},{},{},{},{},{},{},{}\n",
-                    r.dtype,
-                    r.kernel,
-                    r.chosen,
-                    num(r.ms),
-                    num(r.tflops()),
-                    opt(r.cublas_ms),
-                    opt(r.pct_cublas()),
-                    opt(r.rel_err),
-                    r.ok
-                )
-            }
-            Format::Json => {
-                let opt = |v: Option<f64>| v.map_or("null".to_string(), json_num);
-                let mut line = String::new();
-                let _ = writeln!(
-                    line,
-                    "{{\"m\":{m},\"n\":{n},\"k\":{k},\"type\":{},\"kernel\":{},\"chosen\":{},\"ms\":{},\"tflops\":{},\"cublas_ms\":{},\"pct_cublas\":{},\"rel_err\":{},\"ok\":{}}}",
-                    json_str(r.dtype),
-                    json_str(&r.kernel),
-                    r.chosen,
-                    json_num(r.ms),
-                    json_num(r.tflops()),
-                    opt(r.cublas_ms),
-                    opt(r.pct_cublas()),
-                    opt(r.rel_err),
-                    r.ok
-                );
-                line
-            }
+            Format::Csv => r.csv_line(),
+            Format::Json => r.json_line(),
         };
         self.out.write_all(line.as_bytes())?;
         self.out.flush()
@@ -818,6 +861,28 @@ mod tests {
         ] {
             assert!(Args::try_parse_from(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn rows_print_as_csv_and_json_lines() {
+        let row = Row {
+            shape: (2, 3, 4),
+            dtype: "f32",
+            kernel: "tiled16".into(),
+            chosen: true,
+            ms: 1.5,
+            cublas_ms: Some(3.0),
+            rel_err: None,
+            ok: true,
+        };
+        assert_eq!(
+            row.csv_line(),
+            "2,3,4,f32,tiled16,true,1.50000,3.20000e-8,3.00000,200.000,,true\n"
+        );
+        assert_eq!(
+            row.json_line(),
+            "{\"m\":2,\"n\":3,\"k\":4,\"type\":\"f32\",\"kernel\":\"tiled16\",\"chosen\":true,\"ms\":1.50000,\"tflops\":3.20000e-8,\"cublas_ms\":3.00000,\"pct_cublas\":200.000,\"rel_err\":null,\"ok\":true}\n"
+        );
     }
 
     #[test]

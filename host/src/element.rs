@@ -58,6 +58,15 @@ pub trait Output<T: Element>: Scalar + sealed::Sealed {
     #[doc(hidden)]
     type Device: rgemm_kernels::host_bodies::HostBodies
         + rgemm_kernels::element::Element<Acc = T::Out>;
+    /// The kernels' element type of a second launch (a fix-up or the TF32 pack): its entry
+    /// points are named by C's type, so 16-bit inputs with C in f32 run the f32 ones
+    /// (`stream_k_fixup_f32`), and its `Out` is `Device`'s.
+    #[doc(hidden)]
+    type Second: rgemm_kernels::host_bodies::HostBodies
+        + rgemm_kernels::element::Element<
+            Acc = T::Out,
+            Out = <Self::Device as rgemm_kernels::element::Element>::Out,
+        >;
     /// The suffix of the entry points for this pairing: `bf16` (C in f32), `bf16_bf16`.
     const SUFFIX: &'static str;
     /// Whether C is the 16-bit input type rather than the accumulator.
@@ -73,9 +82,10 @@ pub trait Output<T: Element>: Scalar + sealed::Sealed {
 
 /// `Output<$t> for $o`.
 macro_rules! output {
-    ($($t:ty => $o:ty: $device:ty, $suffix:literal, $cuda:ident, $rounding:expr;)*) => {$(
+    ($($t:ty => $o:ty: $device:ty, $second:ty, $suffix:literal, $cuda:ident, $rounding:expr;)*) => {$(
         impl Output<$t> for $o {
             type Device = $device;
+            type Second = $second;
             const SUFFIX: &'static str = $suffix;
             const NARROW: bool = $rounding.0 > 0.0;
             const CUBLAS_C: cudaDataType_t = cudaDataType_t::$cuda;
@@ -87,13 +97,15 @@ macro_rules! output {
 use rgemm_kernels::element::{Bf16 as DeviceBf16, F16 as DeviceF16, Narrow};
 
 output! {
-    f32 => f32: f32, "f32", CUDA_R_32F, (0.0, 0.0);
-    f64 => f64: f64, "f64", CUDA_R_64F, (0.0, 0.0);
-    half::f16 => f32: DeviceF16, "f16", CUDA_R_32F, (0.0, 0.0);
-    half::bf16 => f32: DeviceBf16, "bf16", CUDA_R_32F, (0.0, 0.0);
+    f32 => f32: f32, f32, "f32", CUDA_R_32F, (0.0, 0.0);
+    f64 => f64: f64, f64, "f64", CUDA_R_64F, (0.0, 0.0);
+    half::f16 => f32: DeviceF16, f32, "f16", CUDA_R_32F, (0.0, 0.0);
+    half::bf16 => f32: DeviceBf16, f32, "bf16", CUDA_R_32F, (0.0, 0.0);
     // 11 and 8 significant bits; subnormal steps 2^-24 and 2^-133.
-    half::f16 => half::f16: Narrow<DeviceF16>, "f16_f16", CUDA_R_16F, (F16_U, F16_ETA);
-    half::bf16 => half::bf16: Narrow<DeviceBf16>, "bf16_bf16", CUDA_R_16BF, (BF16_U, BF16_ETA);
+    half::f16 => half::f16: Narrow<DeviceF16>, Narrow<DeviceF16>, "f16_f16", CUDA_R_16F,
+        (F16_U, F16_ETA);
+    half::bf16 => half::bf16: Narrow<DeviceBf16>, Narrow<DeviceBf16>, "bf16_bf16", CUDA_R_16BF,
+        (BF16_U, BF16_ETA);
 }
 
 const F16_U: f64 = 1.0 / 2048.0;
@@ -138,56 +150,29 @@ impl Scalar for half::bf16 {
 }
 
 const F32_U: f64 = f32::EPSILON as f64 / 2.0;
-const F32_CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = (
-    cudaDataType_t::CUDA_R_32F,
-    cudaDataType_t::CUDA_R_32F,
-    cublasComputeType_t::CUBLAS_COMPUTE_32F,
-);
 
-impl Element for f32 {
-    type Out = f32;
-    const NAME: &'static str = "f32";
-    const ELEM: rgemm_kernels::catalogue::Elem = rgemm_kernels::catalogue::Elem::F32;
-    const ACC_UNIT_ROUNDOFF: f64 = F32_U;
-    const CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = F32_CUBLAS;
-    const ONE: f32 = 1.0;
+/// `Element for $t`: its accumulator `$out`, names, unit roundoff and cuBLAS types (A/B,
+/// C, compute).
+macro_rules! element {
+    ($($t:ty => $out:ty: $name:literal, $elem:ident, $u:expr, ($ab:ident, $c:ident, $compute:ident);)*) => {$(
+        impl Element for $t {
+            type Out = $out;
+            const NAME: &'static str = $name;
+            const ELEM: rgemm_kernels::catalogue::Elem = rgemm_kernels::catalogue::Elem::$elem;
+            const ACC_UNIT_ROUNDOFF: f64 = $u;
+            const CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = (
+                cudaDataType_t::$ab,
+                cudaDataType_t::$c,
+                cublasComputeType_t::$compute,
+            );
+            const ONE: $out = 1.0;
+        }
+    )*};
 }
 
-impl Element for f64 {
-    type Out = f64;
-    const NAME: &'static str = "f64";
-    const ELEM: rgemm_kernels::catalogue::Elem = rgemm_kernels::catalogue::Elem::F64;
-    const ACC_UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
-    const CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = (
-        cudaDataType_t::CUDA_R_64F,
-        cudaDataType_t::CUDA_R_64F,
-        cublasComputeType_t::CUBLAS_COMPUTE_64F,
-    );
-    const ONE: f64 = 1.0;
-}
-
-impl Element for half::f16 {
-    type Out = f32;
-    const NAME: &'static str = "f16";
-    const ELEM: rgemm_kernels::catalogue::Elem = rgemm_kernels::catalogue::Elem::F16;
-    const ACC_UNIT_ROUNDOFF: f64 = F32_U;
-    const CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = (
-        cudaDataType_t::CUDA_R_16F,
-        cudaDataType_t::CUDA_R_32F,
-        cublasComputeType_t::CUBLAS_COMPUTE_32F,
-    );
-    const ONE: f32 = 1.0;
-}
-
-impl Element for half::bf16 {
-    type Out = f32;
-    const NAME: &'static str = "bf16";
-    const ELEM: rgemm_kernels::catalogue::Elem = rgemm_kernels::catalogue::Elem::Bf16;
-    const ACC_UNIT_ROUNDOFF: f64 = F32_U;
-    const CUBLAS: (cudaDataType_t, cudaDataType_t, cublasComputeType_t) = (
-        cudaDataType_t::CUDA_R_16BF,
-        cudaDataType_t::CUDA_R_32F,
-        cublasComputeType_t::CUBLAS_COMPUTE_32F,
-    );
-    const ONE: f32 = 1.0;
+element! {
+    f32 => f32: "f32", F32, F32_U, (CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);
+    f64 => f64: "f64", F64, f64::EPSILON / 2.0, (CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F);
+    half::f16 => f32: "f16", F16, F32_U, (CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F);
+    half::bf16 => f32: "bf16", Bf16, F32_U, (CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F);
 }

@@ -4,13 +4,15 @@
 //!
 //! A column-major C is a row-major C^T: `C^T = op(B)^T op(A)^T`, so the kernels only ever
 //! write row-major C, and read A and B each row-major or transposed.
-use crate::context::{Context, LaunchPlan, plan};
+use crate::context::Context;
+use crate::dispatch::{Chooser, LaunchPlan, Request};
 use crate::element::{Element, Output, Scalar};
 use crate::error::{Error, Result};
-use crate::kernels::{Kernel, Precision};
+use crate::kernels::{Kernel, MAX_DIM, Precision};
 use crate::normalize::{DeviceLists, Indexed, Normalized};
+use crate::reference::{check_output_shape, product_dims};
 use crate::view::{Batch, DeviceView, DeviceViewMut, MatrixView, MatrixViewMut};
-use std::sync::Arc;
+use rgemm_kernels::problem::Problem;
 
 /// `C = alpha op(A) op(B) + beta C` on the CPU, each product's sums in f64 and then rounded
 /// to C's type: the reference every form of the product is tested against. With `beta = 0`
@@ -75,8 +77,7 @@ pub struct GemmCall<'c, 'v, T: Element, O: Output<T>> {
     alpha: f64,
     beta: f64,
     batch: Batch,
-    kernel: Option<Kernel>,
-    precision: Precision,
+    request: Request,
 }
 
 impl Context {
@@ -130,9 +131,13 @@ impl<'c, 'v, T: Element, O: Output<T>> GemmCall<'c, 'v, T, O> {
             alpha: 1.0,
             beta: 0.0,
             batch: Batch::ONE,
-            kernel: None,
-            precision: Precision::Exact,
+            request: Request::fastest(Precision::Exact),
         }
+    }
+
+    /// The kernel, or the precision, that `matmul` asks for.
+    pub(crate) fn asking(self, request: Request) -> Self {
+        Self { request, ..self }
     }
 }
 
@@ -162,74 +167,111 @@ impl<'c, 'v, T: Element, O: Output<T>> GemmCall<'c, 'v, T, O> {
 
     /// This kernel ([`Error::UnsupportedForm`] if it cannot compute the product's form).
     pub fn kernel(self, kernel: Kernel) -> Self {
-        Self {
+        let request = Request {
             kernel: Some(kernel),
-            ..self
-        }
+            ..self.request
+        };
+        Self { request, ..self }
     }
 
     /// The arithmetic of an f32 product (see [`Precision`]; exact by default).
     pub fn precision(self, precision: Precision) -> Self {
-        Self { precision, ..self }
+        let request = Request {
+            precision,
+            ..self.request
+        };
+        Self { request, ..self }
     }
 
     /// Checks everything, chooses the kernel, queues the launch; returns what ran (`None`
     /// when there was nothing to do: an empty C or batch, or `k = 0` / `alpha = 0` with
     /// `beta = 1`). Errors leave C untouched.
     pub fn run(self) -> Result<Option<LaunchPlan>> {
-        let ctx = self.ctx;
+        self.check_owners()?;
+        let Some(indexed) = self.indexed()? else {
+            return Ok(None);
+        };
+        let (plan, queued) = self.queue(indexed, Chooser::Rule)?;
+        Ok(queued.then_some(plan))
+    }
+
+    /// The product `matmul` makes, of whole matrices (views of three [`DeviceMatrix`]es):
+    /// its kernel, unless named, the one `matmul` chose for the shape before, or chooses and
+    /// remembers now. Returns what runs, or, for an empty C, what would have run.
+    ///
+    /// [`DeviceMatrix`]: crate::DeviceMatrix
+    pub(crate) fn run_whole(self) -> Result<LaunchPlan> {
+        self.check_owners()?;
+        let norm = self.whole()?;
+        Ok(self.queue(Indexed::one(norm), Chooser::Remembered)?.0)
+    }
+
+    fn check_owners(&self) -> Result<()> {
+        let device = &self.ctx.device;
         let buffers = self.a.iter().map(|v| v.buf.context());
         let buffers = buffers.chain(self.b.iter().map(|v| v.buf.context()));
         for owner in buffers.chain(self.c.iter().map(|v| v.buf.context())) {
-            if !Arc::ptr_eq(owner, ctx.cuda_context()) {
-                return Err(Error::ForeignMatrix);
-            }
+            device.check_owner(owner)?;
         }
+        Ok(())
+    }
+
+    /// The views laid out for the kernels; `None` for an empty list.
+    fn indexed(&self) -> Result<Option<Indexed>> {
         let scalars = (self.alpha, self.beta);
-        let indexed = match self.list {
-            true => {
-                let a: Vec<_> = self.a.iter().map(|v| (v.layout, v.len)).collect();
-                let b: Vec<_> = self.b.iter().map(|v| (v.layout, v.len)).collect();
-                let c: Vec<_> = self.c.iter().map(|v| (v.layout, v.len)).collect();
-                if self.batch != Batch::ONE {
-                    return Err(Error::BatchMismatch {
-                        reason: "a list of views is its own batch; a stride cannot be added".into(),
-                    });
-                }
-                match Indexed::new((&a, &b, &c), scalars)? {
-                    Some(indexed) => indexed,
-                    None => return Ok(None),
-                }
-            }
-            false => {
-                let (a, b, c) = (&self.a[0], &self.b[0], &self.c[0]);
-                let layouts = (a.layout, b.layout, c.layout);
-                let lens = (a.len, b.len, c.len);
-                Indexed::one(Normalized::new(layouts, lens, self.batch, scalars)?)
-            }
-        };
-        let norm = indexed.norm;
-        let bytes = (std::mem::size_of::<T>(), std::mem::size_of::<O>());
-        let kernel = match self.kernel {
-            Some(kernel) => kernel,
-            None => ctx.choose_for::<T, O>(&norm, self.precision)?,
-        };
-        norm.check_kernel(kernel, bytes)?;
-        let mut launches = kernel.launches_for::<T>(ctx.props(), norm.problem)?;
-        if kernel.spec().precision != self.precision {
-            return Err(Error::UnsupportedPrecision {
-                precision: self.precision.name(),
-                element: T::NAME,
-                device: ctx.props().name.clone(),
-                reason: format!(
-                    "kernel {kernel} multiplies in {}",
-                    kernel.spec().precision.name()
-                ),
+        if !self.list {
+            let (a, b, c) = (&self.a[0], &self.b[0], &self.c[0]);
+            let layouts = (a.layout, b.layout, c.layout);
+            let lens = (a.len, b.len, c.len);
+            let norm = Normalized::new(layouts, lens, self.batch, scalars)?;
+            return Ok(Some(Indexed::one(norm)));
+        }
+        let a: Vec<_> = self.a.iter().map(|v| (v.layout, v.len)).collect();
+        let b: Vec<_> = self.b.iter().map(|v| (v.layout, v.len)).collect();
+        let c: Vec<_> = self.c.iter().map(|v| (v.layout, v.len)).collect();
+        if self.batch != Batch::ONE {
+            return Err(Error::BatchMismatch {
+                reason: "a list of views is its own batch; a stride cannot be added".into(),
             });
         }
-        let ready = ctx.resolve::<T, O>(kernel)?;
-        if norm.nothing {
-            return Ok(None);
+        Indexed::new((&a, &b, &c), scalars)
+    }
+
+    /// Whole dense row-major matrices laid out for the kernels: the plain problem even where
+    /// a dimension is 0, where their views' leading dimension of 1 would make it a strided
+    /// product, which fewer kernels compute.
+    fn whole(&self) -> Result<Normalized> {
+        let (a, b, c) = (self.a[0].layout, self.b[0].layout, self.c[0].layout);
+        let (m, n, k) = product_dims(a.shape(), b.shape())?;
+        check_output_shape(c.shape(), m, n)?;
+        let dim = |x: usize| (x <= MAX_DIM).then_some(x as u32);
+        let (Some(m32), Some(n32), Some(k32)) = (dim(m), dim(n), dim(k)) else {
+            // The error the launch gives for such a shape, as `matmul` reports it.
+            self.ctx.check_launch::<T>((m, n, k), self.request)?;
+            return Err(Error::ShapeTooLarge {
+                m,
+                n,
+                k,
+                reason: format!("each dimension must be at most {MAX_DIM}"),
+            });
+        };
+        Ok(Normalized {
+            problem: Problem::row_major(m32, n32, k32),
+            swapped: false,
+            offsets: (0, 0, 0),
+            nothing: m == 0 || n == 0,
+            table: None,
+        })
+    }
+
+    /// Prepares the product and queues it unless there is nothing to do: what it runs as,
+    /// and whether it was queued.
+    fn queue(self, indexed: Indexed, chooser: Chooser) -> Result<(LaunchPlan, bool)> {
+        let ctx = self.ctx;
+        let product = ctx.prepare::<T, O>(indexed, self.request, chooser)?;
+        let plan = product.plan();
+        if product.indexed.norm.nothing {
+            return Ok((plan, false));
         }
         let stream = ctx.stream();
         let a: Vec<_> = self.a.iter().map(|v| v.buf.device_ptr(stream)).collect();
@@ -237,69 +279,12 @@ impl<'c, 'v, T: Element, O: Output<T>> GemmCall<'c, 'v, T, O> {
         let mut c = self.c;
         let c: Vec<_> = c.iter_mut().map(|v| v.buf.device_ptr_mut(stream)).collect();
         let starts: Vec<_> = (0..c.len()).map(|z| (a[z].0, b[z].0, c[z].0)).collect();
-        let (first, table) = indexed.table::<T, O>(&starts)?;
-        let _table = match table {
-            Some(entries) => {
-                let (at, lock) = ctx.upload_table(&entries)?;
-                launches.problem.batch_table = at;
-                Some(lock)
-            }
-            None => None,
-        };
-        // SAFETY: `Normalized::new` (per list entry: `Indexed::new`) checked every product's
-        // views against their buffers, and that C's products do not overlap; C is borrowed
-        // mutably, so no operand is in its buffer, and a list's Cs are distinct mutable
-        // borrows. `check_kernel` refused kernels that cannot read this form, and the table,
-        // where there is one, gives each product's operands (`Indexed::table`).
-        unsafe { ctx.launch_at::<T>(kernel, first, &ready, &launches)? };
-        Ok(Some(plan(kernel, &ready, &launches.main)))
-    }
-}
-
-impl Context {
-    /// The kernel for a product nobody named: `matmul`'s timed choice for a plain product
-    /// of a shape it has timed, else the first of [`crate::heuristic::preference`] that can
-    /// launch it.
-    pub(crate) fn choose_for<T: Element, O: Output<T>>(
-        &self,
-        norm: &Normalized,
-        precision: Precision,
-    ) -> Result<Kernel> {
-        let p = &norm.problem;
-        let (m, n, k) = (p.m as usize, p.n as usize, p.k as usize);
-        let bytes = (std::mem::size_of::<T>(), std::mem::size_of::<O>());
-        if norm.is_plain(bytes)
-            && p.batch == 1
-            && let Some(kernel) = self.chosen_kernel_in::<T, O>(m, n, k, precision)
-        {
-            return Ok(kernel);
-        }
-        let fits = |kernel: &Kernel| {
-            let spec = kernel.spec();
-            spec.precision == precision
-                && (kernel.is_candidate(m, n) || *kernel == Kernel::Naive)
-                && norm.check_kernel(*kernel, bytes).is_ok()
-        };
-        if let Some(kernel) = self.tuned::<T, O>(norm, precision, &fits)? {
-            return Ok(kernel);
-        }
-        let narrow_c = std::mem::size_of::<O>() < std::mem::size_of::<T::Out>();
-        let order = crate::heuristic::preference_for::<T>(self.props(), p, precision, narrow_c);
-        order
-            .into_iter()
-            .filter(fits)
-            .find(|kernel| kernel.launches_for::<T>(self.props(), *p).is_ok())
-            .ok_or_else(|| match precision {
-                Precision::Exact => Error::UnsupportedForm {
-                    kernel: "any".into(),
-                    reason: format!("no kernel of this device computes this product ({m}x{n}x{k})"),
-                },
-                _ => Error::UnsupportedPrecision {
-                    precision: precision.name(),
-                    element: T::NAME,
-                    device: self.props().name.clone(),
-                    reason: "no kernel of this precision computes this form of product".into(),
-                },
-            })
+        // SAFETY: the product was laid out for these views: `Normalized::new` (per list
+        // entry: `Indexed::new`; whole matrices: their shapes, checked by `whole`, are their
+        // buffers') checked every product's views against their buffers, and that C's
+        // products do not overlap; C is borrowed mutably, so no operand is in its buffer, and
+        // a list's Cs are distinct mutable borrows.
+        unsafe { ctx.launch::<T, O>(product, &starts) }?;
+        Ok((plan, true))
     }
 }

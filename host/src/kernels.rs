@@ -1,16 +1,15 @@
 //! The kernel catalogue on the host: the public [`Kernel`] enum, one variant per line of
 //! `rgemm_kernels::for_each_kernel!`, and the launch rules that follow from each kernel's
 //! [`KernelSpec`] (declared next to the kernel's code). Nothing here names a kernel: every
-//! rule reads the spec, so a new kernel brings its rules with it.
+//! rule reads the spec, and the grid, second launch and workspace are the plan of the
+//! spec's schedule (`Grid::plan`), so a new kernel brings its rules with it.
 use crate::element::{Element, Output};
 use crate::error::{Error, Result};
 use crate::props::DeviceProps;
 use cudarc::driver::LaunchConfig;
-use rgemm_kernels::catalogue::{Candidate, Grid, KernelSpec, Shared, TensorMaps, Threads, Tile};
+use rgemm_kernels::catalogue::{Candidate, KernelSpec, Pack, Shared, TensorMaps, Threads, Tile};
 use rgemm_kernels::host_bodies::KernelId;
-use rgemm_kernels::kernels::{decode::decode, simt::few_columns};
-use rgemm_kernels::parts::schedule::decode_split;
-use rgemm_kernels::parts::schedule::stream_k::{self, Schedule};
+use rgemm_kernels::parts::schedule::plan::{FixupLaunch, Plan, PlanInput};
 use rgemm_kernels::parts::wgmma::tf32_pack::{PACK_BLOCK, PACK_SHARED, Packing};
 use rgemm_kernels::problem::Problem;
 
@@ -86,7 +85,7 @@ pub struct Launches {
     /// `decode`'s partial sums, or the two tensor maps (256 bytes) of a TMA kernel.
     pub workspace: usize,
     /// Accumulators of the workspace that must be zero at launch, from
-    /// [`Launches::zeroed_from`] (the counters of [`Grid::SplitKLastBlock`]; the kernel
+    /// [`Launches::zeroed_from`] (the counters of a split-K in one launch; the kernel
     /// leaves them zero).
     pub zeroed: usize,
     /// Where the zeroed accumulators start: 0, or after the tensor maps (`decode_tma`).
@@ -321,7 +320,6 @@ impl Kernel {
         self.check_form(&problem)?;
         let (m, n, k) = (problem.m as usize, problem.n as usize, problem.k as usize);
         let too_large = |reason: String| Error::ShapeTooLarge { m, n, k, reason };
-        let mnk = (problem.m, problem.n, problem.k);
         let batch = problem.batch.max(1);
         if batch > props.max_grid_dim.2 {
             return Err(too_large(format!(
@@ -333,140 +331,63 @@ impl Kernel {
         problem.tile = self.width().unwrap_or(0);
         let (rows, cols) = self.block_tile_for(m, n);
         let (bx, by) = self.block();
-        // A persistent grid walks the batch's tiles itself.
-        let depth = match self.spec().grid {
-            Grid::Persistent => 1,
-            _ => batch,
-        };
-        let block = |grid: (usize, usize)| LaunchConfig {
-            grid_dim: (grid.0 as u32, grid.1 as u32, depth),
-            block_dim: (bx, by, 1),
-            shared_mem_bytes: self.shared_bytes::<T>() as u32, // checked by check_device
-        };
+        let spec = self.spec();
         // The tensor maps of A and B, where the kernel reads through TMA.
-        let maps = match self.spec().tma {
+        let maps = match spec.tma {
             Some(_) => TensorMaps::BYTES / std::mem::size_of::<T::Out>(),
             None => 0,
         };
-        let (mut zeroed, mut zeroed_from) = (0, 0);
-        let (grid, fixup, mut workspace) = match self.spec().grid {
-            Grid::Tiles => (
-                (n.div_ceil(cols as usize), m.div_ceil(rows as usize)),
-                None,
-                maps,
-            ),
-            Grid::SplitK { .. } => {
-                let strips = n.div_ceil(cols as usize);
-                let elem = std::mem::size_of::<T>();
-                let splits = decode::splits((m, k), strips, elem, props.multiprocessors as usize);
-                problem.ctas = splits as u32;
-                let plane = m * n;
-                let fixup = (splits > 1).then(|| LaunchConfig {
-                    grid_dim: (plane.div_ceil(decode::FIXUP_THREADS as usize) as u32, 1, 1),
-                    block_dim: (decode::FIXUP_THREADS, 1, 1),
-                    shared_mem_bytes: 0,
-                });
-                let workspace = if splits > 1 { splits * plane } else { 0 };
-                ((strips, splits), fixup, workspace)
-            }
-            Grid::SplitKLastBlock { per_sm } => {
-                let strips = n.div_ceil(cols as usize);
-                let sms = props.multiprocessors as usize;
-                let splits = decode_split::splits((m, k), strips, (sms, per_sm as usize));
-                problem.ctas = splits as u32;
-                if splits > 1 {
-                    zeroed = decode_split::counters(m, strips, rows as usize);
-                }
-                // The counters and planes follow the tensor maps, where the kernel has them.
-                zeroed_from = maps;
-                let workspace = if splits > 1 {
-                    maps + zeroed + splits * m * n
-                } else {
-                    maps
-                };
-                ((strips, splits), None, workspace)
-            }
-            Grid::SplitKStrips => {
-                let resident = props.multiprocessors * self.blocks_per_sm::<T>();
-                let splits = few_columns::splits((m, n, k), resident as usize);
-                problem.ctas = splits as u32;
-                let strips = m.div_ceil(rows as usize) * n.div_ceil(cols as usize);
-                let mut workspace = 0;
-                if splits > 1 {
-                    zeroed = few_columns::counters(m, n);
-                    workspace = zeroed + splits * strips * few_columns::STRIP_ELEMENTS;
-                }
-                ((strips, splits), None, workspace)
-            }
-            Grid::Persistent => {
-                let tiles = n.div_ceil(cols as usize) * m.div_ceil(rows as usize) * batch as usize;
-                if tiles > u32::MAX as usize {
-                    return Err(too_large(format!(
-                        "{self} counts the tiles of the whole batch in 32 bits; {batch} x {m}x{n}x{k} has {tiles}"
-                    )));
-                }
-                let resident = (props.multiprocessors * self.blocks_per_sm::<T>()).max(1);
-                ((tiles.min(resident as usize), 1), None, maps)
-            }
-            Grid::StreamK { .. } => {
-                let ctas = (props.multiprocessors * self.blocks_per_sm::<T>()).max(1);
-                if !Schedule::fits(mnk, ctas, (rows, cols)) {
-                    return Err(too_large(format!(
-                        "{self} counts tiles and phases in 32 bits; {m}x{n}x{k} on {ctas} blocks needs more"
-                    )));
-                }
-                problem.ctas = ctas;
-                let s = Schedule::new(mnk, ctas, (rows, cols));
-                let fixup = (s.split > 0).then(|| LaunchConfig {
-                    grid_dim: (s.split * stream_k::fixup_chunks((rows, cols)), 1, 1),
-                    block_dim: (stream_k::FIXUP_THREADS, 1, 1),
-                    shared_mem_bytes: 0,
-                });
-                let workspace = match fixup {
-                    Some(_) => (stream_k::SLOTS_PER_CTA * ctas) as usize * (rows * cols) as usize,
-                    None => 0,
-                };
-                let sharing = if s.split > 0 { ctas } else { 0 };
-                ((s.whole as usize + sharing as usize, 1), fixup, workspace)
-            }
-            other => {
-                return Err(Error::UnsupportedKernel {
-                    kernel: self.to_string(),
-                    device: props.name.clone(),
-                    reason: format!("this build of rgemm has no launch rule for grid {other:?}"),
-                });
-            }
+        let input = PlanInput {
+            mnk: (m, n, k),
+            batch,
+            tile: (rows, cols),
+            elem_bytes: std::mem::size_of::<T>(),
+            sms: props.multiprocessors,
+            per_sm: self.blocks_per_sm::<T>(),
+            maps,
         };
-        let mut pack = None;
-        if let Some(TensorMaps {
-            pack: Some(how), ..
-        }) = self.spec().tma
-        {
-            let packing = Packing::of(&problem, how.parts);
-            workspace = packing.bytes.div_ceil(std::mem::size_of::<T::Out>());
-            // (Its largest grid: A packed too.)
-            let (x, y, z) = packing.grid(&problem, false);
-            if x > props.max_grid_dim.0 || y > props.max_grid_dim.1 {
-                return Err(too_large(format!(
-                    "{self} packs its operands on a {x}x{y} grid; the device allows {}x{}",
-                    props.max_grid_dim.0, props.max_grid_dim.1
-                )));
-            }
-            let config = LaunchConfig {
-                grid_dim: (x, y, z),
-                block_dim: (PACK_BLOCK.0, PACK_BLOCK.1, 1),
-                shared_mem_bytes: PACK_SHARED * how.parts,
-            };
-            pack = Some(PackLaunch { config, packing });
+        let plan = spec
+            .grid
+            .plan(&input)
+            .map_err(|reason| too_large(format!("{self} {reason}")))?;
+        let Plan {
+            grid,
+            ctas,
+            fixup,
+            mut workspace,
+            zeroed: (zeroed_from, zeroed),
+        } = plan;
+        if let Some(ctas) = ctas {
+            problem.ctas = ctas;
         }
+        let fixup = fixup.map(|FixupLaunch { blocks, threads }| LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        });
+        let pack = match spec.tma {
+            Some(TensorMaps {
+                pack: Some(how), ..
+            }) => {
+                let pack = self.pack_launch(props, &problem, how)?;
+                workspace = pack.packing.bytes.div_ceil(std::mem::size_of::<T::Out>());
+                Some(pack)
+            }
+            _ => None,
+        };
         if grid.0 > props.max_grid_dim.0 as usize || grid.1 > props.max_grid_dim.1 as usize {
             return Err(too_large(format!(
                 "needs a {}x{} grid of {rows}x{cols} block tiles; the device allows {}x{}",
                 grid.0, grid.1, props.max_grid_dim.0, props.max_grid_dim.1
             )));
         }
+        let main = LaunchConfig {
+            grid_dim: (grid.0 as u32, grid.1 as u32, grid.2),
+            block_dim: (bx, by, 1),
+            shared_mem_bytes: self.shared_bytes::<T>() as u32, // checked by check_device
+        };
         Ok(Launches {
-            main: block(grid),
+            main,
             fixup,
             pack,
             workspace,
@@ -474,6 +395,32 @@ impl Kernel {
             zeroed_from,
             problem,
         })
+    }
+
+    /// The pre-launch step of a kernel that packs its operands ([`TensorMaps::pack`]): the
+    /// pack launch for `problem`, on its largest grid (A packed too); the main launch's
+    /// workspace is then the packed operands.
+    fn pack_launch(&self, props: &DeviceProps, problem: &Problem, how: Pack) -> Result<PackLaunch> {
+        let packing = Packing::of(problem, how.parts);
+        let (x, y, z) = packing.grid(problem, false);
+        if x > props.max_grid_dim.0 || y > props.max_grid_dim.1 {
+            let (m, n, k) = (problem.m as usize, problem.n as usize, problem.k as usize);
+            return Err(Error::ShapeTooLarge {
+                m,
+                n,
+                k,
+                reason: format!(
+                    "{self} packs its operands on a {x}x{y} grid; the device allows {}x{}",
+                    props.max_grid_dim.0, props.max_grid_dim.1
+                ),
+            });
+        }
+        let config = LaunchConfig {
+            grid_dim: (x, y, z),
+            block_dim: (PACK_BLOCK.0, PACK_BLOCK.1, 1),
+            shared_mem_bytes: PACK_SHARED * how.parts,
+        };
+        Ok(PackLaunch { config, packing })
     }
 }
 

@@ -37,6 +37,8 @@ mod batched;
 mod context;
 mod cpu;
 mod cublas;
+mod device;
+mod dispatch;
 mod element;
 mod error;
 mod gemm;
@@ -44,6 +46,7 @@ mod heuristic;
 mod kernels;
 mod layout;
 mod library;
+mod matmul;
 mod matrix;
 #[cfg(feature = "ndarray")]
 pub mod ndarray_interop;
@@ -52,18 +55,21 @@ mod occupancy;
 mod props;
 mod ptx;
 mod reference;
+mod select;
 mod timing;
 mod tma;
 mod tuner;
 mod tuning;
 mod view;
 
-pub use context::{Context, LaunchPlan, device_count};
+pub use context::Context;
 pub use cpu::{CpuExecutor, CpuLaunch, Fault};
 pub use cublas::Cublas;
 /// The cudarc this crate is built on, for interoperation ([`Context::from_cudarc`],
 /// [`DeviceMatrix::from_cuda_slice`], [`DeviceView::from_cuda_view`]).
 pub use cudarc;
+pub use device::device_count;
+pub use dispatch::LaunchPlan;
 pub use element::{Element, Output, Scalar};
 pub use error::{Error, Result};
 pub use gemm::{GemmCall, gemm_reference};

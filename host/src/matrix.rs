@@ -10,6 +10,39 @@ pub(crate) fn element_count(rows: usize, cols: usize) -> Result<usize> {
         .ok_or(Error::ElementCountOverflow { rows, cols })
 }
 
+/// A `LengthMismatch` unless a buffer of `len` elements `fits` a `rows x cols` matrix
+/// (given its element count).
+fn check_len(rows: usize, cols: usize, len: usize, fits: impl FnOnce(usize) -> bool) -> Result<()> {
+    let expected = element_count(rows, cols)?;
+    if !fits(expected) {
+        return Err(Error::LengthMismatch {
+            rows,
+            cols,
+            expected,
+            len,
+        });
+    }
+    Ok(())
+}
+
+/// `rows`, `cols` and `shape` of a matrix type with `rows` and `cols` fields.
+macro_rules! shape_methods {
+    () => {
+        pub fn rows(&self) -> usize {
+            self.rows
+        }
+
+        pub fn cols(&self) -> usize {
+            self.cols
+        }
+
+        /// `(rows, cols)`
+        pub fn shape(&self) -> (usize, usize) {
+            (self.rows, self.cols)
+        }
+    };
+}
+
 /// A row-major matrix in host memory: element `(r, c)` is `data[r * cols + c]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Matrix<T> {
@@ -21,15 +54,7 @@ pub struct Matrix<T> {
 impl<T: Copy> Matrix<T> {
     /// Takes `data` as a `rows x cols` row-major matrix; its length must be `rows * cols`.
     pub fn from_vec(rows: usize, cols: usize, data: Vec<T>) -> Result<Self> {
-        let expected = element_count(rows, cols)?;
-        if data.len() != expected {
-            return Err(Error::LengthMismatch {
-                rows,
-                cols,
-                expected,
-                len: data.len(),
-            });
-        }
+        check_len(rows, cols, data.len(), |expected| data.len() == expected)?;
         Ok(Self { rows, cols, data })
     }
 
@@ -43,18 +68,7 @@ impl<T: Copy> Matrix<T> {
         Ok(Self { rows, cols, data })
     }
 
-    pub fn rows(&self) -> usize {
-        self.rows
-    }
-
-    pub fn cols(&self) -> usize {
-        self.cols
-    }
-
-    /// `(rows, cols)`
-    pub fn shape(&self) -> (usize, usize) {
-        (self.rows, self.cols)
-    }
+    shape_methods!();
 
     /// Element `(row, col)`, or `None` outside the matrix.
     pub fn get(&self, row: usize, col: usize) -> Option<T> {
@@ -106,17 +120,7 @@ pub struct DeviceMatrix<T> {
 }
 
 impl<T> DeviceMatrix<T> {
-    pub fn rows(&self) -> usize {
-        self.rows
-    }
-
-    pub fn cols(&self) -> usize {
-        self.cols
-    }
-
-    pub fn shape(&self) -> (usize, usize) {
-        (self.rows, self.cols)
-    }
+    shape_methods!();
 
     pub(crate) fn len(&self) -> usize {
         self.rows * self.cols
@@ -151,16 +155,10 @@ impl<T> DeviceMatrix<T> {
     /// # }
     /// ```
     pub fn from_cuda_slice(buf: CudaSlice<T>, rows: usize, cols: usize) -> Result<Self> {
-        let expected = element_count(rows, cols)?;
-        let fits = buf.len() == expected || (expected == 0 && buf.len() <= 1);
-        if !fits {
-            return Err(Error::LengthMismatch {
-                rows,
-                cols,
-                expected,
-                len: buf.len(),
-            });
-        }
+        let len = buf.len();
+        check_len(rows, cols, len, |expected| {
+            len == expected || (expected == 0 && len <= 1)
+        })?;
         Ok(Self { rows, cols, buf })
     }
 

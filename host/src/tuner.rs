@@ -137,7 +137,7 @@ impl Context {
             let Ok(launches) = kernel.launches_for::<T>(self.props(), scratch.problem) else {
                 continue;
             };
-            let ready = self.resolve::<T, O>(kernel)?;
+            let ready = self.device.resolve::<T, O>(kernel)?;
             let runs = crate::timing::time_ms(self.stream(), 1, 3, || {
                 use cudarc::driver::{DevicePtr, DevicePtrMut};
                 let (pa, _ga) = a.device_ptr(stream);
@@ -145,7 +145,10 @@ impl Context {
                 let (pc, _gc) = c.device_ptr_mut(stream);
                 // SAFETY: `Normalized::new` checked `scratch`'s dense layouts (offsets 0, C
                 // row-major, so unswapped) against `a`, `b` and `c`; `launches` is scratch's.
-                unsafe { self.launch_at::<T>(kernel, (pa, pb, pc), &ready, &launches) }
+                unsafe {
+                    self.device
+                        .launch_at::<T>(kernel, (pa, pb, pc), &ready, &launches)
+                }
             })?;
             let ms = runs.into_iter().fold(f64::INFINITY, f64::min);
             if best.is_none_or(|(t, _)| ms < t) {

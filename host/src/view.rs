@@ -302,35 +302,6 @@ impl<T> Clone for Buffer<'_, T> {
 }
 impl<T> Copy for Buffer<'_, T> {}
 
-impl<'a, T> Buffer<'a, T> {
-    /// The CUDA context the memory belongs to.
-    pub(crate) fn context(&self) -> &'a Arc<CudaContext> {
-        match *self {
-            Buffer::Slice(s) => s.context(),
-            Buffer::View(v) => v.stream().context(),
-            Buffer::Raw { stream, .. } => stream.context(),
-        }
-    }
-
-    /// The device address, and the guard that records the read when it drops.
-    pub(crate) fn device_ptr<'b>(
-        &'b self,
-        stream: &'b CudaStream,
-    ) -> (CUdeviceptr, Option<SyncOnDrop<'b>>) {
-        match self {
-            Buffer::Slice(s) => {
-                let (ptr, guard) = s.device_ptr(stream);
-                (ptr, Some(guard))
-            }
-            Buffer::View(v) => {
-                let (ptr, guard) = v.device_ptr(stream);
-                (ptr, Some(guard))
-            }
-            Buffer::Raw { ptr, .. } => (*ptr, None),
-        }
-    }
-}
-
 /// [`Buffer`], written.
 #[derive(Debug)]
 pub(crate) enum BufferMut<'a, T> {
@@ -343,34 +314,38 @@ pub(crate) enum BufferMut<'a, T> {
     },
 }
 
-impl<T> BufferMut<'_, T> {
-    /// The CUDA context the memory belongs to.
-    pub(crate) fn context(&self) -> &Arc<CudaContext> {
-        match self {
-            BufferMut::Slice(s) => s.context(),
-            BufferMut::View(v) => v.stream().context(),
-            BufferMut::Raw { stream, .. } => stream.context(),
-        }
-    }
+/// What [`Buffer`] and [`BufferMut`] share but for the borrow: the context, and the device
+/// address through cudarc's `device_ptr` (a read) or `device_ptr_mut` (a write).
+macro_rules! buffer_methods {
+    ($buf:ident, $ptr:ident $(, $mut:tt)?) => {
+        impl<T> $buf<'_, T> {
+            /// The CUDA context the memory belongs to.
+            pub(crate) fn context(&self) -> &Arc<CudaContext> {
+                match self {
+                    $buf::Slice(s) => s.context(),
+                    $buf::View(v) => v.stream().context(),
+                    $buf::Raw { stream, .. } => stream.context(),
+                }
+            }
 
-    /// The device address, and the guard that records the write when it drops.
-    pub(crate) fn device_ptr_mut<'b>(
-        &'b mut self,
-        stream: &'b CudaStream,
-    ) -> (CUdeviceptr, Option<SyncOnDrop<'b>>) {
-        match self {
-            BufferMut::Slice(s) => {
-                let (ptr, guard) = s.device_ptr_mut(stream);
+            /// The device address, and the guard that records the access when it drops.
+            pub(crate) fn $ptr<'b>(
+                &'b $($mut)? self,
+                stream: &'b CudaStream,
+            ) -> (CUdeviceptr, Option<SyncOnDrop<'b>>) {
+                let (ptr, guard) = match self {
+                    $buf::Slice(s) => s.$ptr(stream),
+                    $buf::View(v) => v.$ptr(stream),
+                    $buf::Raw { ptr, .. } => return (*ptr, None),
+                };
                 (ptr, Some(guard))
             }
-            BufferMut::View(v) => {
-                let (ptr, guard) = v.device_ptr_mut(stream);
-                (ptr, Some(guard))
-            }
-            BufferMut::Raw { ptr, .. } => (*ptr, None),
         }
-    }
+    };
 }
+
+buffer_methods!(Buffer, device_ptr);
+buffer_methods!(BufferMut, device_ptr_mut, mut);
 
 /// A view of a matrix in device memory, borrowed from its buffer: a [`DeviceMatrix`], a
 /// cudarc [`CudaSlice`] or [`CudaView`], or (unsafely) a raw device pointer.
@@ -426,6 +401,26 @@ macro_rules! view_methods {
 view_methods!(DeviceView);
 view_methods!(DeviceViewMut);
 
+/// The views' constructor over memory no cudarc value owns (`$buf::Raw`), with its docs.
+macro_rules! from_raw {
+    ($buf:ident, $(#[$doc:meta])*) => {
+        $(#[$doc])*
+        pub unsafe fn from_raw(
+            ptr: CUdeviceptr,
+            len: usize,
+            stream: &'a Arc<CudaStream>,
+            layout: MatrixLayout,
+        ) -> Result<Self> {
+            let buf = $buf::Raw {
+                ptr,
+                stream,
+                elements: PhantomData,
+            };
+            Self::checked(buf, len, layout)
+        }
+    };
+}
+
 impl<'a, T> DeviceView<'a, T> {
     /// The view of `len` elements of `buf` laid out as `layout`, once `layout` fits.
     fn checked(buf: Buffer<'a, T>, len: usize, layout: MatrixLayout) -> Result<Self> {
@@ -461,31 +456,18 @@ impl<'a, T> DeviceView<'a, T> {
         Self::checked(Buffer::View(view), view.len(), layout)
     }
 
-    /// A view of `len` elements of type `T` at device address `ptr`, laid out as `layout`,
-    /// for memory that no cudarc value owns (another library's allocation). Products with
-    /// it run on their context's stream, and rgemm orders nothing for it: earlier writes
-    /// to it must be complete, or queued on that same stream, when the product is queued.
-    ///
-    /// # Safety
-    ///
-    /// `ptr` must be the address of `len` initialised elements of `T` in memory of
-    /// `stream`'s CUDA context, aligned for `T`, valid and not written by anyone else for
-    /// `'a`.
-    pub unsafe fn from_raw(
-        ptr: CUdeviceptr,
-        len: usize,
-        stream: &'a Arc<CudaStream>,
-        layout: MatrixLayout,
-    ) -> Result<Self> {
-        Self::checked(
-            Buffer::Raw {
-                ptr,
-                stream,
-                elements: PhantomData,
-            },
-            len,
-            layout,
-        )
+    from_raw! {
+        Buffer,
+        /// A view of `len` elements of type `T` at device address `ptr`, laid out as `layout`,
+        /// for memory that no cudarc value owns (another library's allocation). Products with
+        /// it run on their context's stream, and rgemm orders nothing for it: earlier writes
+        /// to it must be complete, or queued on that same stream, when the product is queued.
+        ///
+        /// # Safety
+        ///
+        /// `ptr` must be the address of `len` initialised elements of `T` in memory of
+        /// `stream`'s CUDA context, aligned for `T`, valid and not written by anyone else for
+        /// `'a`.
     }
 }
 
@@ -510,26 +492,13 @@ impl<'a, T> DeviceViewMut<'a, T> {
         Self::checked(BufferMut::View(view), len, layout)
     }
 
-    /// [`DeviceView::from_raw`], written.
-    ///
-    /// # Safety
-    ///
-    /// As [`DeviceView::from_raw`], and no one else reads or writes the memory for `'a`.
-    pub unsafe fn from_raw(
-        ptr: CUdeviceptr,
-        len: usize,
-        stream: &'a Arc<CudaStream>,
-        layout: MatrixLayout,
-    ) -> Result<Self> {
-        Self::checked(
-            BufferMut::Raw {
-                ptr,
-                stream,
-                elements: PhantomData,
-            },
-            len,
-            layout,
-        )
+    from_raw! {
+        BufferMut,
+        /// [`DeviceView::from_raw`], written.
+        ///
+        /// # Safety
+        ///
+        /// As [`DeviceView::from_raw`], and no one else reads or writes the memory for `'a`.
     }
 }
 

@@ -159,7 +159,8 @@ pub enum Tile {
     Thin,
 }
 
-/// How the grid follows from the shape.
+/// How the grid follows from the shape: the kernel's schedule, which plans the launch
+/// (`Grid::plan`, in `parts/schedule`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Grid {
@@ -170,9 +171,9 @@ pub enum Grid {
     /// (`<fixup>_<accumulator>`) add; a workspace of partial sums.
     StreamK { fixup: &'static str },
     /// Split-K: `ceil(n / cols)` column strips by `splits` slices of K (`Problem::ctas`,
-    /// from the shape and the SM count), 2D; with more than one slice a workspace of `splits`
-    /// planes of C and a second launch (`<fixup>_<accumulator>`, `ceil(m n / 256)` blocks
-    /// of 256 threads) that adds them.
+    /// from the shape and the SM count, [`crate::parts::schedule::split_k_fixup::splits`]),
+    /// 2D; with more than one slice a workspace of `splits` planes of C and a second launch
+    /// (`<fixup>_<accumulator>`, `ceil(m n / 256)` blocks of 256 threads) that adds them.
     SplitK { fixup: &'static str },
     /// Split-K in one launch: the grid of [`Grid::SplitK`] (its slices planned for `per_sm`
     /// blocks resident per SM, [`crate::parts::schedule::decode_split::splits`]), and a workspace of counters
@@ -182,8 +183,8 @@ pub enum Grid {
     SplitKLastBlock { per_sm: u32 },
     /// Split-K over strips of whole block tiles, in one launch: `ceil(m / rows) ceil(n /
     /// cols)` strips (x, row strips first) by `splits` slices of K (y, `Problem::ctas`, from
-    /// [`crate::kernels::simt::few_columns::splits`]), and the workspace of [`Grid::SplitKLastBlock`] with
-    /// one counter per strip.
+    /// [`crate::parts::schedule::split_k_strips::splits`]), and the workspace of
+    /// [`Grid::SplitKLastBlock`] with one counter per strip.
     SplitKStrips,
     /// Persistent: one block per SM (as many as fit, at most one per tile), 1D, each block
     /// looping over the tiles `blockIdx.x, + gridDim.x, ...` in the kernel's own order.
@@ -618,11 +619,11 @@ macro_rules! for_each_kernel {
                 /// One thread per element of C (`naive.rs`).
                 Naive => $crate::kernels::simt::naive::SPEC, $crate::kernels::simt::naive::naive;
                 /// Shared-memory tiling, 8 x 8 tiles (`tiled.rs`).
-                Tiled8 => $crate::kernels::simt::tiled::TILED8, $crate::kernels::simt::tiled::tiled::<_, 8>;
+                Tiled8 => $crate::kernels::simt::tiled::TILED8, $crate::kernels::simt::tiled::tiled8;
                 /// Shared-memory tiling, 16 x 16 tiles (`tiled.rs`).
-                Tiled16 => $crate::kernels::simt::tiled::TILED16, $crate::kernels::simt::tiled::tiled::<_, 16>;
+                Tiled16 => $crate::kernels::simt::tiled::TILED16, $crate::kernels::simt::tiled::tiled16;
                 /// Shared-memory tiling, 32 x 32 tiles (`tiled.rs`).
-                Tiled32 => $crate::kernels::simt::tiled::TILED32, $crate::kernels::simt::tiled::tiled::<_, 32>;
+                Tiled32 => $crate::kernels::simt::tiled::TILED32, $crate::kernels::simt::tiled::tiled32;
                 /// Thread coarsening: 8 elements of a column of C per thread (`coarse.rs`).
                 Coarse => $crate::kernels::simt::coarse::SPEC, $crate::kernels::simt::coarse::coarse;
                 /// 2D register tiling: an 8 x 8 thread tile (`register_tiled.rs`).
@@ -729,6 +730,8 @@ macro_rules! for_each_kernel {
                 /// `dmma_buffered` in K steps of 4, `mma.sync` m16n8k4 (`dmma_k4.rs`; f64, 9.0
                 /// only).
                 DmmaK4 => $crate::kernels::dmma::dmma_k4::SPEC, $crate::kernels::dmma::dmma_k4::dmma_k4;
+                /// `dmma_buffered`'s mainloop on 64 x 64 tiles (`dmma_small_buffered.rs`; f64, 9.0 only).
+                DmmaSmallBuffered => $crate::kernels::dmma::dmma_small_buffered::SPEC, $crate::kernels::dmma::dmma_small_buffered::dmma_small_buffered;
                 /// f32 in TF32 on Hopper's `wgmma`, only when asked: operands packed by a
                 /// first launch (`wgmma_tf32.rs`; `Precision::Tf32`, 9.0 only).
                 WgmmaTf32 => $crate::kernels::tf32::wgmma_tf32::SPEC, $crate::kernels::tf32::wgmma_tf32::wgmma_tf32,

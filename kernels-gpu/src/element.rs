@@ -1,6 +1,6 @@
 //! Element types as the kernels see them: what is loaded from global memory, what it is
 //! widened to for the multiply-add, and what is written to C.
-use crate::device::vector::{Pack2, Pack4};
+use crate::device::vector::{Pack2, Pack4, pack};
 
 /// What a kernel writes to C: its accumulator type, or a 16-bit input type (see [`Narrow`]).
 pub trait Output: Copy + Pack2 + Pack4 {
@@ -89,54 +89,6 @@ pub trait Accumulator:
     fn from_f32(x: f32) -> Self;
     fn is_nan(self) -> bool;
     fn is_finite(self) -> bool;
-    /// `self` rounded to TF32 (see [`crate::device::mma::round_tf32`]); f32 only (f64 traps).
-    fn tf32(self) -> u32;
-    /// A TF32 operand back as this type (exact); f32 only.
-    fn from_tf32(bits: u32) -> Self;
-    /// `D = A B + C` for one 16 x 8 x 8 tile of TF32 operands with f32 accumulators
-    /// ([`crate::device::mma::m16n8k8_tf32`]); f32 only.
-    fn mma_m16n8k8_tf32(a: [u32; 4], b: [u32; 2], c: [Self; 4]) -> [Self; 4];
-    /// `D = A B + C` for one 16 x 8 x 8 tile on the FP64 tensor cores
-    /// ([`crate::device::mma::m16n8k8_f64`], compute capability 9.0); f64 only.
-    fn mma_m16n8k8_f64(a: [Self; 4], b: [Self; 2], c: [Self; 4]) -> [Self; 4];
-    /// `D = A B + C` for one 16 x 8 x 16 tile on the FP64 tensor cores
-    /// ([`crate::device::mma::m16n8k16_f64`]); f64 only.
-    fn mma_m16n8k16_f64(a: [Self; 8], b: [Self; 4], c: [Self; 4]) -> [Self; 4];
-    /// `D = A B + C` for one 16 x 8 x 4 tile on the FP64 tensor cores
-    /// ([`crate::device::mma::m16n8k4_f64`]); f64 only.
-    fn mma_m16n8k4_f64(a: [Self; 2], b: Self, c: [Self; 4]) -> [Self; 4];
-}
-
-/// The TF32 operations of f32, where the module has tensor cores (sm_80 and newer, the
-/// host); traps elsewhere (no kernel of the sm_70 module uses them).
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-mod tf32 {
-    pub use crate::device::mma::{m16n8k8_tf32 as mma, round_tf32 as round};
-}
-#[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
-mod tf32 {
-    pub fn round(_: f32) -> u32 {
-        crate::device::thread::trap()
-    }
-    pub fn mma(_: [u32; 4], _: [u32; 2], _: [f32; 4]) -> [f32; 4] {
-        crate::device::thread::trap()
-    }
-}
-
-/// The FP64 tensor cores, where the module has them (sm_90a, the host).
-#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
-use crate::device::mma::{m16n8k4_f64 as dmma4, m16n8k8_f64 as dmma, m16n8k16_f64 as dmma16};
-#[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
-fn dmma(_: [f64; 4], _: [f64; 2], _: [f64; 4]) -> [f64; 4] {
-    crate::device::thread::trap()
-}
-#[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
-fn dmma16(_: [f64; 8], _: [f64; 4], _: [f64; 4]) -> [f64; 4] {
-    crate::device::thread::trap()
-}
-#[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
-fn dmma4(_: [f64; 2], _: f64, _: [f64; 4]) -> [f64; 4] {
-    crate::device::thread::trap()
 }
 
 impl Accumulator for f32 {
@@ -162,31 +114,6 @@ impl Accumulator for f32 {
     #[inline(always)]
     fn is_finite(self) -> bool {
         f32::is_finite(self)
-    }
-    #[inline(always)]
-    fn tf32(self) -> u32 {
-        tf32::round(self)
-    }
-    #[inline(always)]
-    fn from_tf32(bits: u32) -> Self {
-        f32::from_bits(bits)
-    }
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn mma_m16n8k8_tf32(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
-        tf32::mma(a, b, c)
-    }
-    #[inline(always)]
-    fn mma_m16n8k8_f64(_: [f32; 4], _: [f32; 2], _: [f32; 4]) -> [f32; 4] {
-        crate::device::thread::trap()
-    }
-    #[inline(always)]
-    fn mma_m16n8k16_f64(_: [f32; 8], _: [f32; 4], _: [f32; 4]) -> [f32; 4] {
-        crate::device::thread::trap()
-    }
-    #[inline(always)]
-    fn mma_m16n8k4_f64(_: [f32; 2], _: f32, _: [f32; 4]) -> [f32; 4] {
-        crate::device::thread::trap()
     }
 }
 
@@ -214,37 +141,10 @@ impl Accumulator for f64 {
     fn is_finite(self) -> bool {
         f64::is_finite(self)
     }
-    #[inline(always)]
-    fn tf32(self) -> u32 {
-        crate::device::thread::trap()
-    }
-    #[inline(always)]
-    fn from_tf32(_: u32) -> Self {
-        crate::device::thread::trap()
-    }
-    #[inline(always)]
-    fn mma_m16n8k8_tf32(_: [u32; 4], _: [u32; 2], _: [f64; 4]) -> [f64; 4] {
-        crate::device::thread::trap()
-    }
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn mma_m16n8k8_f64(a: [f64; 4], b: [f64; 2], c: [f64; 4]) -> [f64; 4] {
-        dmma(a, b, c)
-    }
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn mma_m16n8k16_f64(a: [f64; 8], b: [f64; 4], c: [f64; 4]) -> [f64; 4] {
-        dmma16(a, b, c)
-    }
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn mma_m16n8k4_f64(a: [f64; 2], b: f64, c: [f64; 4]) -> [f64; 4] {
-        dmma4(a, b, c)
-    }
 }
 
 /// An input element of A and B.
-pub trait Element: Copy + Pack4 {
+pub trait Element: Copy + Pack4 + 'static {
     type Acc: Accumulator;
     /// What C holds: the accumulator, or for [`Narrow`] inputs the input type.
     type Out: Output;
@@ -259,18 +159,27 @@ pub trait Element: Copy + Pack4 {
     /// copied into shared memory as they are (`cp.async`) instead of widened.
     const IS_ACC: bool;
     fn widen(self) -> Self::Acc;
-    /// The bits of a 16-bit input (tensor-core fragments pack two per 32-bit register).
-    /// Wider types have no tensor-core kernel here: they trap.
+}
+
+/// A 16-bit input on the tensor cores (f16, bf16; C in f32 or in the input type): its bits
+/// in fragments and the `mma.sync` that takes it (and every `wgmma` shape). Kernels on the
+/// 16-bit tensor cores are generic over this, so a wider type has no such kernel.
+pub trait Half: WgmmaInput {
+    /// The bits (tensor-core fragments pack two per 32-bit register).
     fn bits16(self) -> u16;
     /// `D = A B + C` for one 16 x 8 x 16 tile on the tensor cores (`mma.sync.aligned.m16n8k16
     /// .row.col.f32.<type>.<type>.f32`), with the fragments each lane holds as the PTX ISA
-    /// lays them out; see [`crate::device::mma`]. Wider types: traps.
-    fn mma_m16n8k16(a: [u32; 4], b: [u32; 2], c: [Self::Acc; 4]) -> [Self::Acc; 4];
+    /// lays them out; see [`crate::device::mma`].
+    fn mma_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4];
+}
+
+/// An input of Hopper's `wgmma` (16-bit types, and f32 as TF32): the shapes that take it.
+pub trait WgmmaInput: Element<Acc = f32> {
     /// `D += A B` for a 64 x 256 tile and one 32-byte K slice of the operands on Hopper's
     /// tensor cores: K = 16 for 16-bit types (`wgmma.mma_async.m64n256k16`, A MN-major where
     /// `A_MN`, else K-major, and B likewise), K = 8 in TF32 for f32 (`m64n256k8.tf32`, both
     /// K-major: the transposes trap), the f32 entries of TF32 kernels only; see
-    /// [`crate::device::wgmma`]. Other modules and f64: traps.
+    /// [`crate::device::wgmma`]. Modules without `wgmma`: traps.
     ///
     /// # Safety
     /// As `device::wgmma::m64n256k16_bf16`.
@@ -279,8 +188,8 @@ pub trait Element: Copy + Pack4 {
         a: Wgmma,
         b: Wgmma,
     );
-    /// [`Element::wgmma_m64n256`] on a 64 x 128 tile (`wgmma.mma_async.m64n128k16`), 16-bit
-    /// types only: the others trap.
+    /// [`WgmmaInput::wgmma_m64n256`] on a 64 x 128 tile (`wgmma.mma_async.m64n128k16`),
+    /// 16-bit types only: f32 traps.
     ///
     /// # Safety
     /// As `device::wgmma::m64n128k16_bf16`.
@@ -289,8 +198,8 @@ pub trait Element: Copy + Pack4 {
         a: Wgmma,
         b: Wgmma,
     );
-    /// [`Element::wgmma_m64n256`] on a 64 x 64 tile (`wgmma.mma_async.m64n64k16`), 16-bit
-    /// types only: the others trap.
+    /// [`WgmmaInput::wgmma_m64n256`] on a 64 x 64 tile (`wgmma.mma_async.m64n64k16`),
+    /// 16-bit types only: f32 traps.
     ///
     /// # Safety
     /// As `device::wgmma::m64n64k16_bf16`.
@@ -308,17 +217,7 @@ pub type Wgmma = crate::device::wgmma::Descriptor;
 #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
 pub type Wgmma = u64;
 
-/// The tensor-core operations of a type without them: never launched (a kernel's spec lists
-/// the element types it has entry points for), so reaching one is a bug, reported by a trap.
-macro_rules! no_tensor_cores {
-    () => {
-        no_16bit_tensor_cores!();
-        wgmma_shape!(wgmma_m64n256, 128, trap);
-        no_narrow_wgmma!();
-    };
-}
-
-/// The 64 x 128 and 64 x 64 `wgmma`s of a type without them (f32, f64): traps.
+/// The 64 x 128 and 64 x 64 `wgmma`s of f32, which has only TF32's 64 x 256: traps.
 macro_rules! no_narrow_wgmma {
     () => {
         wgmma_shape!(wgmma_m64n128, 64, trap);
@@ -326,7 +225,7 @@ macro_rules! no_narrow_wgmma {
     };
 }
 
-/// One `wgmma` shape of [`Element`], `$method` on `$len` accumulators a thread: `$device`
+/// One `wgmma` shape of [`WgmmaInput`], `$method` on `$len` accumulators a thread: `$device`
 /// in `device::wgmma` (the sm_90a module and the host; the other modules trap), or `trap`
 /// for a type without it.
 macro_rules! wgmma_shape {
@@ -363,42 +262,33 @@ macro_rules! wgmma_shape {
     };
 }
 
-/// The 16-bit fragment operations of a type without them (f32, f64).
-macro_rules! no_16bit_tensor_cores {
-    () => {
-        #[inline(always)]
-        fn bits16(self) -> u16 {
-            crate::device::thread::trap()
-        }
-        #[inline(always)]
-        fn mma_m16n8k16(_: [u32; 4], _: [u32; 2], _: [Self::Acc; 4]) -> [Self::Acc; 4] {
-            crate::device::thread::trap()
-        }
-    };
-}
-
-/// The tensor-core operations of a 16-bit type: `$mma` in `device::mma` (sm_80 and the
-/// host); the sm_70 module has no tensor-core kernel and traps.
+/// The tensor-core operations of 16-bit type `$t`: `$mma` in `device::mma` (sm_80 and the
+/// host; the sm_70 module has no tensor-core kernel and traps), the `wgmma`s in
+/// `device::wgmma`.
 macro_rules! tensor_cores {
-    ($bits:expr, $mma:ident, $wgmma:ident, $wgmma128:ident, $wgmma64:ident) => {
-        #[inline(always)]
-        fn bits16(self) -> u16 {
-            $bits(self)
-        }
-        #[inline(always)]
-        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-        fn mma_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
-            #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
-            return crate::device::mma::$mma(a, b, c);
-            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
-            {
-                let _ = (a, b, c);
-                crate::device::thread::trap()
+    ($t:ty, $bits:expr, $mma:ident, $wgmma:ident, $wgmma128:ident, $wgmma64:ident) => {
+        impl Half for $t {
+            #[inline(always)]
+            fn bits16(self) -> u16 {
+                $bits(self)
+            }
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            fn mma_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+                #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+                return crate::device::mma::$mma(a, b, c);
+                #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
+                {
+                    let _ = (a, b, c);
+                    crate::device::thread::trap()
+                }
             }
         }
-        wgmma_shape!(wgmma_m64n256, 128, $wgmma);
-        wgmma_shape!(wgmma_m64n128, 64, $wgmma128);
-        wgmma_shape!(wgmma_m64n64, 32, $wgmma64);
+        impl WgmmaInput for $t {
+            wgmma_shape!(wgmma_m64n256, 128, $wgmma);
+            wgmma_shape!(wgmma_m64n128, 64, $wgmma128);
+            wgmma_shape!(wgmma_m64n64, 32, $wgmma64);
+        }
     };
 }
 
@@ -419,7 +309,9 @@ impl Element for f32 {
     fn widen(self) -> f32 {
         self
     }
-    no_16bit_tensor_cores!();
+}
+
+impl WgmmaInput for f32 {
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn wgmma_m64n256<const A_MN: bool, const B_MN: bool>(
@@ -456,7 +348,6 @@ impl Element for f64 {
     fn widen(self) -> f64 {
         self
     }
-    no_tensor_cores!();
 }
 
 /// IEEE binary16: Rust's `f16` on the GPU, `half::f16` on the host, where the primitive
@@ -515,14 +406,15 @@ impl Element for F16 {
     fn widen(self) -> f32 {
         binary16::widen(self)
     }
-    tensor_cores!(
-        F16::to_bits,
-        m16n8k16_f16,
-        m64n256k16_f16,
-        m64n128k16_f16,
-        m64n64k16_f16
-    );
 }
+tensor_cores!(
+    F16,
+    F16::to_bits,
+    m16n8k16_f16,
+    m64n256k16_f16,
+    m64n128k16_f16,
+    m64n64k16_f16
+);
 
 /// bfloat16 bits; same layout as the host's `half::bf16`. Widening is exact: the bits are
 /// the top half of an f32.
@@ -547,14 +439,15 @@ impl Element for Bf16 {
     fn widen(self) -> f32 {
         f32::from_bits((self.0 as u32) << 16)
     }
-    tensor_cores!(
-        |x: Bf16| x.0,
-        m16n8k16_bf16,
-        m64n256k16_bf16,
-        m64n128k16_bf16,
-        m64n64k16_bf16
-    );
 }
+tensor_cores!(
+    Bf16,
+    |x: Bf16| x.0,
+    m16n8k16_bf16,
+    m64n256k16_bf16,
+    m64n128k16_bf16,
+    m64n64k16_bf16
+);
 
 impl Bf16 {
     /// `x` rounded to the nearest bfloat16, ties to even: a finite value past the largest
@@ -611,14 +504,15 @@ impl Element for Narrow<F16> {
     fn widen(self) -> f32 {
         binary16::widen(self.0)
     }
-    tensor_cores!(
-        |x: Narrow<F16>| x.0.to_bits(),
-        m16n8k16_f16,
-        m64n256k16_f16,
-        m64n128k16_f16,
-        m64n64k16_f16
-    );
 }
+tensor_cores!(
+    Narrow<F16>,
+    |x: Narrow<F16>| x.0.to_bits(),
+    m16n8k16_f16,
+    m64n256k16_f16,
+    m64n128k16_f16,
+    m64n64k16_f16
+);
 
 impl Element for Narrow<Bf16> {
     type Acc = f32;
@@ -637,11 +531,15 @@ impl Element for Narrow<Bf16> {
     fn widen(self) -> f32 {
         self.0.widen()
     }
-    tensor_cores!(
-        |x: Narrow<Bf16>| x.0.0,
-        m16n8k16_bf16,
-        m64n256k16_bf16,
-        m64n128k16_bf16,
-        m64n64k16_bf16
-    );
 }
+tensor_cores!(
+    Narrow<Bf16>,
+    |x: Narrow<Bf16>| x.0.0,
+    m16n8k16_bf16,
+    m64n256k16_bf16,
+    m64n128k16_bf16,
+    m64n64k16_bf16
+);
+
+pack!(Pack4, 4, Aligned8 => F16, Bf16, Narrow<F16>, Narrow<Bf16>);
+pack!(Pack2, 2, Pair4 => F16, Bf16);

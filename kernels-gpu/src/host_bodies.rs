@@ -11,8 +11,8 @@ use crate::problem::Body;
 /// Names the table's rows: the bodies of [`for_each_kernel!`](crate::for_each_kernel!).
 macro_rules! body_table {
     (
-        fixed { $( $(#[$fdoc:meta])* $fixed:ident => $fspec:path, $fbody:expr $(, $ffix:expr)? ; )* }
-        sized { $( $(#[$sdoc:meta])* $sized:ident => $sspec:path, $sbody:expr ; )* }
+        fixed { $( $(#[$fdoc:meta])* $fixed:ident => $fspec:path, $fbody:path $(, $ffix:path)? ; )* }
+        sized { $( $(#[$sdoc:meta])* $sized:ident => $sspec:path, $sbody:path ; )* }
     ) => {
         /// One kernel of the catalogue, in the order of
         /// [`for_each_kernel!`](crate::for_each_kernel!) (the host's `Kernel` without its
@@ -23,29 +23,34 @@ macro_rules! body_table {
             $( $sized, )*
         }
 
-        fn body_of<D: Element>(id: KernelId) -> Body<D> {
+        fn body_of<D: Element>(id: KernelId) -> Option<Body<D>> {
             match id {
-                $( KernelId::$fixed => $fbody, )*
-                $( KernelId::$sized => $sbody, )*
+                $( KernelId::$fixed => body_table!(@host $fbody), )*
+                $( KernelId::$sized => body_table!(@host $sbody), )*
             }
         }
 
         fn fixup_body_of<D: Element>(id: KernelId) -> Option<Body<D>> {
             match id {
-                $( KernelId::$fixed => body_table!(@some $($ffix)?), )*
+                $( KernelId::$fixed => body_table!(@fixup $($ffix)?), )*
                 $( KernelId::$sized => None, )*
             }
         }
     };
-    (@some) => { None };
-    (@some $f:expr) => { Some($f) };
+    (@fixup) => { None };
+    (@fixup $f:path) => { body_table!(@host $f) };
+    // A body's module of the same name holds its bodies by element type (`entry_points!`).
+    (@host $f:path) => {{
+        use $f as body;
+        body::host::<D>()
+    }};
 }
 crate::for_each_kernel!(body_table);
 
 /// The element types whose kernel bodies this crate compiles for the CPU executor.
 pub trait HostBodies: Element {
-    /// The body of kernel `id`'s (main) launch.
-    fn body(id: KernelId) -> Body<Self>;
+    /// The body of kernel `id`'s (main) launch, where the kernel takes this element type.
+    fn body(id: KernelId) -> Option<Body<Self>>;
     /// The body of kernel `id`'s second launch (a fix-up or a pack), if it has one.
     fn fixup_body(id: KernelId) -> Option<Body<Self>>;
 }
@@ -55,7 +60,7 @@ macro_rules! host_bodies {
         impl HostBodies for $t {
             // Not inlined: a caller in another crate must link to these bodies, not copy them.
             #[inline(never)]
-            fn body(id: KernelId) -> Body<Self> {
+            fn body(id: KernelId) -> Option<Body<Self>> {
                 body_of::<Self>(id)
             }
             #[inline(never)]

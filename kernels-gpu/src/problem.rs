@@ -391,32 +391,62 @@ pub type Body<T> = unsafe fn(Gemm<T>);
 /// batch only ([`Gemm::strided_product`]): the TMA kernels, which never take a batch's
 /// table, keep their code free of its branch.
 macro_rules! entry_points {
-    (strided $body:path; $($name:ident: $elem:ty),* $(,)?) => {
+    (strided $body:ident; $($name:ident: $elem:ty),* $(,)?) => {
         $crate::problem::entry_points!(@move strided_product, $body; $($name: $elem),*);
     };
-    ($body:path; $($name:ident: $elem:ty),* $(,)?) => {
+    ($body:ident; $($name:ident: $elem:ty),* $(,)?) => {
         $crate::problem::entry_points!(@move product, $body; $($name: $elem),*);
     };
-    (@move $to:ident, $body:path; $($name:ident: $elem:ty),*) => {$(
-        #[cfg(target_arch = "nvptx64")]
-        /// # Safety
-        /// `a`, `b` and `c` hold `p.batch` products as `p` lays them out (row-major `m x
-        /// k`, `k x n`, `m x n` unless the kernel's forms say otherwise); the launch
-        /// follows the kernel's spec (`catalogue.rs`), its grid `p.batch` deep.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(
-            a: *const $elem,
-            b: *const $elem,
-            c: *mut <$elem as $crate::element::Element>::Out,
-            workspace: *mut <$elem as $crate::element::Element>::Acc,
-            p: $crate::problem::Problem,
-        ) {
-            let g = $crate::problem::Gemm { a, b, c, workspace, p };
-            let z = $crate::device::thread::block_idx_z();
-            // SAFETY: the body's contract is this entry point's (its `# Safety` refers
-            // here); `$to` moved the operands to this block's product `z` of the batch.
-            unsafe { $body(g.$to(z)) }
+    (@move $to:ident, $body:ident; $($name:ident: $elem:ty),*) => {
+        $(
+            #[cfg(target_arch = "nvptx64")]
+            /// # Safety
+            /// `a`, `b` and `c` hold `p.batch` products as `p` lays them out (row-major `m x
+            /// k`, `k x n`, `m x n` unless the kernel's forms say otherwise); the launch
+            /// follows the kernel's spec (`catalogue.rs`), its grid `p.batch` deep.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $name(
+                a: *const $elem,
+                b: *const $elem,
+                c: *mut <$elem as $crate::element::Element>::Out,
+                workspace: *mut <$elem as $crate::element::Element>::Acc,
+                p: $crate::problem::Problem,
+            ) {
+                let g = $crate::problem::Gemm { a, b, c, workspace, p };
+                let z = $crate::device::thread::block_idx_z();
+                // SAFETY: the body's contract is this entry point's (its `# Safety` refers
+                // here); `$to` moved the operands to this block's product `z` of the batch.
+                unsafe { $body(g.$to(z)) }
+            }
+        )*
+        /// The body for the CPU executor, by element type: only the types it has entry points
+        /// for, so the host compiles no body for a type the kernel does not take.
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub mod $body {
+            /// The entry points' `f16` (the GPU's own type) on the host.
+            #[allow(non_camel_case_types, dead_code)]
+            type f16 = $crate::element::F16;
+            #[allow(unused_imports)]
+            use $crate::element::{Bf16, Narrow};
+
+            /// `super::$body` as a body of `D`, where it has an entry point for `D`.
+            pub fn host<D: $crate::element::Element>() -> Option<$crate::problem::Body<D>> {
+                $(
+                    if core::any::TypeId::of::<D>() == core::any::TypeId::of::<$elem>() {
+                        let body: $crate::problem::Body<$elem> = super::$body;
+                        // SAFETY: `D` is `$elem` (equal type ids), so the two pointer types
+                        // are one type.
+                        return Some(unsafe {
+                            core::mem::transmute::<
+                                $crate::problem::Body<$elem>,
+                                $crate::problem::Body<D>,
+                            >(body)
+                        });
+                    }
+                )*
+                None
+            }
         }
-    )*};
+    };
 }
 pub(crate) use entry_points;

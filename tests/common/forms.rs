@@ -5,7 +5,6 @@
 //! buffer outside every view must come back untouched.
 use crate::{Backend, side};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use rgemm::{Batch, Element, Kernel, Layout, MatrixLayout, MatrixView, MatrixViewMut, Output};
 
 /// One operand's storage: `op` transposed or not, row- or column-major, `pad` extra
@@ -166,16 +165,9 @@ pub fn property<T: Element, O: Output<T>>(
     (general, batches): (bool, bool),
     tolerance: crate::Arith,
 ) -> Result<(), String> {
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
-    runner
-        .run(&case(max_side, batches, general), |case| {
-            one::<T, O>(backend, kernel, &case, tolerance).map_err(TestCaseError::fail)
-        })
-        .map_err(|e| e.to_string())
+    crate::run_cases(cases, &case(max_side, batches, general), |case| {
+        one::<T, O>(backend, kernel, &case, tolerance)
+    })
 }
 
 /// One case: the product on `backend`, the reference on the host, compared.
@@ -328,11 +320,7 @@ pub type MakeTrial<'a> = &'a dyn Fn(String, FormTest) -> libtest_mimic::Trial;
 /// for every other kernel that runs batches, plain batches (`batch_cases` each); with
 /// `auto`, the backend's own choice per type too. `make` wraps a test as a trial of that
 /// backend.
-pub fn trials(
-    make: MakeTrial,
-    (general_cases, batch_cases, max_side): (u32, u32, usize),
-    auto: bool,
-) -> Vec<libtest_mimic::Trial> {
+pub fn trials(make: MakeTrial, counts: (u32, u32, usize), auto: bool) -> Vec<libtest_mimic::Trial> {
     fn of<T: Element, O: Output<T>>(
         make: MakeTrial,
         (general_cases, batch_cases, max_side): (u32, u32, usize),
@@ -389,13 +377,7 @@ pub fn trials(
         }
         out
     }
-    let counts = (general_cases, batch_cases, max_side);
-    let mut all = of::<f32, f32>(make, counts, auto);
-    all.extend(of::<f64, f64>(make, counts, auto));
-    all.extend(of::<rgemm::bf16, f32>(make, counts, auto));
-    all.extend(of::<rgemm::bf16, rgemm::bf16>(make, counts, auto));
-    all.extend(of::<rgemm::f16, rgemm::f16>(make, counts, auto));
-    all
+    each_pairing!(of(make, counts, auto))
 }
 
 /// A check of one bad input: it must give the error `matches` accepts, before any work,
@@ -592,25 +574,6 @@ pub fn error_cases() -> Vec<ErrorCase> {
                 .ok_or_else(|| format!("{got:?} != {want:?}"))
         }),
     ]
-}
-
-/// [`error_cases`] on the CPU executor.
-pub fn errors(be: &Backend) -> Vec<(String, impl FnOnce() -> Result<(), String> + Send + 'static)> {
-    error_cases()
-        .into_iter()
-        .map(|(name, case)| {
-            let be = be.clone();
-            (name.to_string(), move || case(&be))
-        })
-        .collect()
-}
-
-/// [`error_cases`] on the GPU.
-pub fn errors_gpu() -> Vec<libtest_mimic::Trial> {
-    error_cases()
-        .into_iter()
-        .map(|(name, case)| crate::gpu_trial(name, move |ctx| case(&Backend::Gpu(ctx.clone()))))
-        .collect()
 }
 
 /// Whole 128 x 128 tiles and K a multiple of 16 in every layout of A and B (and a

@@ -71,6 +71,19 @@ impl Backend {
     }
 }
 
+/// `$of::<T, O>(args)` for every pairing of input and C types that the forms and lists
+/// cover (f32, f64, bf16 with C in f32 and in bf16, f16 with C in f16), joined.
+macro_rules! each_pairing {
+    ($of:ident($($arg:expr),*)) => {{
+        let mut all = $of::<f32, f32>($($arg),*);
+        all.extend($of::<f64, f64>($($arg),*));
+        all.extend($of::<rgemm::bf16, f32>($($arg),*));
+        all.extend($of::<rgemm::bf16, rgemm::bf16>($($arg),*));
+        all.extend($of::<rgemm::f16, rgemm::f16>($($arg),*));
+        all
+    }};
+}
+
 pub mod forms;
 pub mod lists;
 
@@ -184,6 +197,17 @@ impl Backend {
             }
         }
     }
+}
+
+/// `$each::<T>(args)` for T = f32, f64, f16 and bf16 in turn, up to the first error.
+#[macro_export]
+macro_rules! each_element {
+    ($each:ident($($arg:expr),*)) => {
+        $each::<f32>($($arg),*)
+            .and_then(|()| $each::<f64>($($arg),*))
+            .and_then(|()| $each::<rgemm::f16>($($arg),*))
+            .and_then(|()| $each::<rgemm::bf16>($($arg),*))
+    };
 }
 
 /// One property trial per (kernel or choice, element type) that exists: `$one::<T>(under)`
@@ -353,11 +377,6 @@ pub fn property_as<T: Element, O: Output<T>>(
     cases: u32,
     max_side: usize,
 ) -> Result<(), String> {
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
     let strategy = (
         side(max_side),
         side(max_side),
@@ -365,25 +384,39 @@ pub fn property_as<T: Element, O: Output<T>>(
         any::<u64>(),
         1u32..=32,
     );
+    run_cases(cases, &strategy, |(m, n, k, seed, tile)| {
+        // Half the tensor-core cases with K and N multiples of 8, the shapes their
+        // pipelines (cp.async chunks, TMA) take; the others take their fallback paths.
+        let (n, k) = match under.tensor_cores::<T>() && seed % 2 == 0 {
+            true => (n.next_multiple_of(8), k.next_multiple_of(8)),
+            false => (n, k),
+        };
+        let a = random_matrix::<T>(m, k, seed);
+        let b = random_matrix::<T>(k, n, seed ^ 0x9e37_79b9);
+        let mut c = Matrix::from_vec(m, n, vec![O::from_f64(f64::NAN); m * n]).unwrap();
+        match under {
+            Under::Fixed(kernel) => backend.matmul_into(&a, &b, &mut c, kernel),
+            Under::Dynamic => backend.matmul_into(&a, &b, &mut c, Kernel::TiledDynamic(tile)),
+            Under::Auto => backend.matmul_as(&a, &b).map(|auto| c = auto),
+        }
+        .map_err(fail)?;
+        check_product_with(&a, &b, &c, under.arith::<T>())
+    })
+}
+
+/// Runs `test` on `cases` random values of `strategy` (no failures kept between runs).
+pub fn run_cases<S: Strategy>(
+    cases: u32,
+    strategy: &S,
+    test: impl Fn(S::Value) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
     runner
-        .run(&strategy, |(m, n, k, seed, tile)| {
-            // Half the tensor-core cases with K and N multiples of 8, the shapes their
-            // pipelines (cp.async chunks, TMA) take; the others take their fallback paths.
-            let (n, k) = match under.tensor_cores::<T>() && seed % 2 == 0 {
-                true => (n.next_multiple_of(8), k.next_multiple_of(8)),
-                false => (n, k),
-            };
-            let a = random_matrix::<T>(m, k, seed);
-            let b = random_matrix::<T>(k, n, seed ^ 0x9e37_79b9);
-            let mut c = Matrix::from_vec(m, n, vec![O::from_f64(f64::NAN); m * n]).unwrap();
-            match under {
-                Under::Fixed(kernel) => backend.matmul_into(&a, &b, &mut c, kernel),
-                Under::Dynamic => backend.matmul_into(&a, &b, &mut c, Kernel::TiledDynamic(tile)),
-                Under::Auto => backend.matmul_as(&a, &b).map(|auto| c = auto),
-            }
-            .map_err(|e| TestCaseError::fail(e.to_string()))?;
-            check_product_with(&a, &b, &c, under.arith::<T>()).map_err(TestCaseError::fail)
-        })
+        .run(strategy, |value| test(value).map_err(TestCaseError::fail))
         .map_err(|e| e.to_string())
 }
 
@@ -598,6 +631,33 @@ pub fn exact<T: Element>(
     Ok(())
 }
 
+/// The trials every backend runs, `make` running each test on it: the fixed cases, the
+/// general forms (`forms`: general and batch cases, the largest side) and lists of views
+/// (`lists`: general and plain cases, the largest side), with the backend's own choice too
+/// where `auto`, their bad inputs, and the forms' fixed checks.
+pub fn backend_trials(
+    make: forms::MakeTrial,
+    forms: (u32, u32, usize),
+    lists: (u32, u32, usize),
+    auto: bool,
+) -> Vec<Trial> {
+    let checks: [Case; 3] = [
+        ("forms::aligned_edges", forms::aligned_edges),
+        ("forms::close_planes", forms::close_planes),
+        ("forms::whole_tiles", forms::whole_tiles),
+    ];
+    let fixed = (fixed_cases().into_iter())
+        .chain(forms::error_cases())
+        .chain(lists::error_cases())
+        .chain(checks);
+    let mut trials: Vec<Trial> = fixed
+        .map(|(name, case)| make(name.to_string(), Box::new(case)))
+        .collect();
+    trials.extend(forms::trials(make, forms, auto));
+    trials.extend(lists::trials(make, lists, auto));
+    trials
+}
+
 /// A fixed case: a name and a check on a backend.
 pub type Case = (&'static str, fn(&Backend) -> Result<(), String>);
 
@@ -637,10 +697,7 @@ pub fn fixed_cases() -> Vec<Case> {
                 }
                 Ok(())
             }
-            ints::<f32>(be)?;
-            ints::<f64>(be)?;
-            ints::<rgemm::f16>(be)?;
-            ints::<rgemm::bf16>(be)
+            crate::each_element!(ints(be))
         }),
         ("shapes::persistent_blocks_walk_several_tiles", |be| {
             // More block tiles than blocks: `wgmma_persistent`'s (and `wgmma_128x128`'s)
@@ -783,10 +840,7 @@ pub fn fixed_cases() -> Vec<Case> {
                 }
                 Ok(())
             }
-            ints::<f32>(be)?;
-            ints::<f64>(be)?;
-            ints::<rgemm::f16>(be)?;
-            ints::<rgemm::bf16>(be)
+            crate::each_element!(ints(be))
         }),
         ("types::c_in_input_type_rounds_once_to_nearest_even", |be| {
             // Every kernel with C in f16 / bf16: sums exact in f32 that the 16-bit type

@@ -5,7 +5,6 @@
 //! elements of C's buffers outside the views untouched.
 use crate::forms::{Case, MakeTrial, batched_kernels, case, compare};
 use crate::{Backend, Operands};
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use rgemm::{Batch, Element, Kernel, MatrixLayout, MatrixView, MatrixViewMut, Output};
 
 /// Product `z`'s extra offset in its operand's buffer, in units of `align` elements:
@@ -102,16 +101,9 @@ pub fn property<T: Element, O: Output<T>>(
     general: bool,
     tolerance: crate::Arith,
 ) -> Result<(), String> {
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
-    runner
-        .run(&case(max_side, true, general), |case| {
-            one::<T, O>(backend, kernel, &case, tolerance).map_err(TestCaseError::fail)
-        })
-        .map_err(|e| e.to_string())
+    crate::run_cases(cases, &case(max_side, true, general), |case| {
+        one::<T, O>(backend, kernel, &case, tolerance)
+    })
 }
 
 /// The list trials of one backend: every kernel that runs batches and reads operands
@@ -119,11 +111,7 @@ pub fn property<T: Element, O: Output<T>>(
 /// form it computes (`general_cases`; plain lists, `plain_cases`, for the kernels without
 /// the general forms), each element type and both kinds of 16-bit C; with `auto`, the
 /// backend's own choice too.
-pub fn trials(
-    make: MakeTrial,
-    (general_cases, plain_cases, max_side): (u32, u32, usize),
-    auto: bool,
-) -> Vec<libtest_mimic::Trial> {
+pub fn trials(make: MakeTrial, counts: (u32, u32, usize), auto: bool) -> Vec<libtest_mimic::Trial> {
     fn of<T: Element, O: Output<T>>(
         make: MakeTrial,
         (general_cases, plain_cases, max_side): (u32, u32, usize),
@@ -156,13 +144,7 @@ pub fn trials(
         }
         out
     }
-    let counts = (general_cases, plain_cases, max_side);
-    let mut all = of::<f32, f32>(make, counts, auto);
-    all.extend(of::<f64, f64>(make, counts, auto));
-    all.extend(of::<rgemm::bf16, f32>(make, counts, auto));
-    all.extend(of::<rgemm::bf16, rgemm::bf16>(make, counts, auto));
-    all.extend(of::<rgemm::f16, rgemm::f16>(make, counts, auto));
-    all
+    each_pairing!(of(make, counts, auto))
 }
 
 /// Runs a list of f32 products (A's, B's and C's views over buffers of their own, `lens`

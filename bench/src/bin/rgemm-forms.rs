@@ -8,7 +8,7 @@
 mod common;
 
 use clap::Parser;
-use rgemm::{Batch, Context, Cublas, Element, Kernel, Matrix, MatrixLayout, Output, Scalar};
+use rgemm::{Batch, Context, Cublas, Element, Kernel, Matrix, MatrixLayout, Output};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -41,11 +41,6 @@ struct Form {
     batch: usize,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// Times `form` with `kernel` (None: the rule's choice) and with cuBLAS; returns (kernel
 /// that ran, ours ms, cuBLAS ms, max relative difference).
 fn run<T: Element, O: Output<T>>(
@@ -74,10 +69,7 @@ fn run<T: Element, O: Output<T>>(
     })?;
     let (mut ours, mut theirs) = (ctx.upload(&c0)?, ctx.upload(&c0)?);
     let batch = Batch::strided(count, (sa, sb, sc));
-    let (alpha, beta) = (
-        <T::Out as Scalar>::from_f64(form.scalars.0),
-        <T::Out as Scalar>::from_f64(form.scalars.1),
-    );
+    let (alpha, beta) = common::scalars::<T>(form.scalars);
     let mut ran = String::new();
     let mut call = |c: &mut rgemm::DeviceMatrix<O>| -> rgemm::Result<()> {
         let mut g = ctx
@@ -88,19 +80,13 @@ fn run<T: Element, O: Output<T>>(
         if let Some(kernel) = kernel {
             g = g.kernel(kernel);
         }
-        if let Some(plan) = g.run()? {
-            ran = plan.kernel.to_string();
-        }
+        common::note_kernel(g.run()?, &mut ran);
         Ok(())
     };
+    let cublas = common::cublas_into(blas, (alpha, beta), (&da, la), (&db, lb), (lc, batch));
     // One product each from the same C for the comparison, then the timings.
     call(&mut ours)?;
-    blas.gemm_views(
-        (alpha, beta),
-        (&da.view_as(la)?, &db.view_as(lb)?),
-        &mut theirs.view_mut_as(lc)?,
-        batch,
-    )?;
+    cublas(&mut theirs)?;
     let (x, y) = (ctx.download(&ours)?, ctx.download(&theirs)?);
     let scale = y
         .as_slice()
@@ -114,18 +100,9 @@ fn run<T: Element, O: Output<T>>(
         .map(|(a, b)| (a.to_f64() - b.to_f64()).abs())
         .fold(0.0, f64::max)
         / scale.max(f64::MIN_POSITIVE);
-    let ms = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
-        call(&mut ours)
-    })?);
-    let cublas = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
-        blas.gemm_views(
-            (alpha, beta),
-            (&da.view_as(la)?, &db.view_as(lb)?),
-            &mut theirs.view_mut_as(lc)?,
-            batch,
-        )
-    })?);
-    Ok((ran, ms, cublas, diff))
+    let ms = common::median_ms(ctx, 10, || call(&mut ours))?;
+    let cublas_ms = common::median_ms(ctx, 10, || cublas(&mut theirs))?;
+    Ok((ran, ms, cublas_ms, diff))
 }
 
 /// Times the plain product `m x n x k` (a batch of `count`) as `ctx` chooses its kernel,
@@ -150,28 +127,32 @@ fn chosen<T: Element, O: Output<T>>(
         let g = ctx
             .gemm(a.view_as(la)?, b.view_as(lb)?, c.view_mut_as(lc)?)
             .batch(batch);
-        if let Some(plan) = g.run()? {
-            ran = plan.kernel.to_string();
-        }
+        common::note_kernel(g.run()?, &mut ran);
         Ok(())
     };
     call(&mut c)?; // the rule, or the tuner's timing on scratch buffers
-    let ms = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
-        call(&mut c)
-    })?);
-    let (one, zero) = (
-        <T::Out as Scalar>::from_f64(1.0),
-        <T::Out as Scalar>::from_f64(0.0),
-    );
-    let cublas = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
-        blas.gemm_views(
-            (one, zero),
-            (&a.view_as(la)?, &b.view_as(lb)?),
-            &mut c.view_mut_as(lc)?,
-            batch,
-        )
-    })?);
+    let ms = common::median_ms(ctx, 10, || call(&mut c))?;
+    let one = common::scalars::<T>((1.0, 0.0));
+    let cublas = common::cublas_into(&blas, one, (&a, la), (&b, lb), (lc, batch));
+    let cublas = common::median_ms(ctx, 10, || cublas(&mut c))?;
     Ok((ran, ms, cublas))
+}
+
+/// Times each of `shapes` with the rule's choice (`ctx`) and the tuner's (`tuned`), and
+/// hands both to `row`.
+fn rule_and_tuned<T: Element, O: Output<T>>(
+    (ctx, tuned): (&Context, &Context),
+    shapes: impl IntoIterator<Item = (usize, usize, usize, usize)>,
+    mut row: impl FnMut((usize, usize, usize, usize), (String, f64, f64), (String, f64, f64)),
+) -> rgemm::Result<()> {
+    for shape in shapes {
+        row(
+            shape,
+            chosen::<T, O>(ctx, shape)?,
+            chosen::<T, O>(tuned, shape)?,
+        );
+    }
+    Ok(())
 }
 
 /// The rule's choice against the tuner's on the same shapes, each against cuBLAS.
@@ -245,14 +226,11 @@ fn rule_against_tuned(
             t.1
         );
     };
-    for shape in square.into_iter().chain(practice) {
-        let (r, t) = (
-            chosen::<f32, f32>(ctx, shape)?,
-            chosen::<f32, f32>(tuned, shape)?,
-        );
-        one("f32", shape, r, t);
-    }
-    for shape in [
+    let pair = (ctx, tuned);
+    rule_and_tuned::<f32, f32>(pair, square.into_iter().chain(practice), |s, r, t| {
+        one("f32", s, r, t)
+    })?;
+    let f64_shapes = [
         (1024, 1024, 1024, 1),
         (4096, 4096, 4096, 1),
         (4096, 4096, 14336, 1),
@@ -262,14 +240,9 @@ fn rule_against_tuned(
         (4096, 64, 4096, 1),
         (8192, 64, 8192, 1),
         (512, 512, 512, 64),
-    ] {
-        let (r, t) = (
-            chosen::<f64, f64>(ctx, shape)?,
-            chosen::<f64, f64>(tuned, shape)?,
-        );
-        one("f64", shape, r, t);
-    }
-    for shape in [
+    ];
+    rule_and_tuned::<f64, f64>(pair, f64_shapes, |s, r, t| one("f64", s, r, t))?;
+    let bf16_shapes = [
         (1024, 1024, 1024, 1),
         (4096, 4096, 4096, 1),
         (4096, 4096, 14336, 1),
@@ -279,13 +252,8 @@ fn rule_against_tuned(
         (4096, 16, 4096, 1),
         (512, 512, 512, 64),
         (128, 128, 128, 512),
-    ] {
-        let (r, t) = (
-            chosen::<rgemm::bf16, f32>(ctx, shape)?,
-            chosen::<rgemm::bf16, f32>(tuned, shape)?,
-        );
-        one("bf16", shape, r, t);
-    }
+    ];
+    rule_and_tuned::<rgemm::bf16, f32>(pair, bf16_shapes, |s, r, t| one("bf16", s, r, t))?;
     Ok(())
 }
 
@@ -319,15 +287,10 @@ fn main() -> ExitCode {
 /// Every table, printed as it is finished; returns the rows as CSV.
 fn all_forms(ctx: &Context, device: usize) -> rgemm::Result<String> {
     let blas = Cublas::new(ctx)?;
-    let props = ctx.props().clone();
-    let mut md = String::new();
-    let mut csv = String::from(
-        "type,form,shape,batch,kernel,ms,tflops,cublas_ms,cublas_tflops,pct_cublas,max_rel_diff\n",
-    );
-    let _ = writeln!(
-        md,
-        "GPU: {} ({} SMs); medians of 10 after 3 warm-ups, CUDA events; cuBLAS: cublasGemmStridedBatchedEx on the same views\n",
-        props.name, props.multiprocessors
+    let (mut md, mut csv) = common::report_and_csv(
+        ctx,
+        "type,form,shape,batch,kernel,ms,tflops,cublas_ms,cublas_tflops,pct_cublas,max_rel_diff",
+        "cuBLAS: cublasGemmStridedBatchedEx on the same views",
     );
     let _ = writeln!(
         md,

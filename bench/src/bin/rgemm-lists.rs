@@ -10,7 +10,7 @@
 mod common;
 
 use clap::Parser;
-use rgemm::{Batch, Context, Cublas, DeviceMatrix, Element, Matrix, MatrixLayout, Output, Scalar};
+use rgemm::{Batch, Context, Cublas, DeviceMatrix, Element, Matrix, MatrixLayout, Output};
 use std::fmt::Write as _;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -30,11 +30,6 @@ use std::time::Instant;
 struct Args {
     #[command(flatten)]
     target: common::Target,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// What one row measured: kernels (list, strided), ms of ours as a list, cuBLAS's list,
@@ -73,10 +68,7 @@ fn measure<T: Element, O: Output<T>>(
             .collect::<rgemm::Result<Vec<_>>>()
     };
     let (mut ours, mut theirs) = (zeros()?, zeros()?);
-    let (one, zero) = (
-        <T::Out as Scalar>::from_f64(1.0),
-        <T::Out as Scalar>::from_f64(0.0),
-    );
+    let (one, zero) = common::scalars::<T>((1.0, 0.0));
     let mut kernel = String::new();
     let mut list = |c: &mut [DeviceMatrix<O>]| -> rgemm::Result<()> {
         let plan = ctx
@@ -88,9 +80,7 @@ fn measure<T: Element, O: Output<T>>(
                 c.iter_mut().map(|x| x.view_mut()),
             )
             .run()?;
-        if let Some(plan) = plan {
-            kernel = plan.kernel.to_string();
-        }
+        common::note_kernel(plan, &mut kernel);
         Ok(())
     };
     let cublas_list = |c: &mut [DeviceMatrix<O>]| -> rgemm::Result<()> {
@@ -113,12 +103,8 @@ fn measure<T: Element, O: Output<T>>(
             worst = worst.max((p.to_f64() - q.to_f64()).abs());
         }
     }
-    let ms_list = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
-        list(&mut ours)
-    })?);
-    let ms_cublas_list = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
-        cublas_list(&mut theirs)
-    })?);
+    let ms_list = common::median_ms(ctx, 10, || list(&mut ours))?;
+    let ms_cublas_list = common::median_ms(ctx, 10, || cublas_list(&mut theirs))?;
     // Host time of one list call: the checks, the table, the queueing.
     let mut host = Vec::new();
     for _ in 0..20 {
@@ -138,22 +124,12 @@ fn measure<T: Element, O: Output<T>>(
         let g = ctx
             .gemm(da.view_as(la)?, db.view_as(l)?, c.view_mut_as(l)?)
             .batch(batch);
-        if let Some(plan) = g.run()? {
-            strided_kernel = plan.kernel.to_string();
-        }
+        common::note_kernel(g.run()?, &mut strided_kernel);
         Ok(())
     };
-    let ms_strided = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
-        strided(&mut dc)
-    })?);
-    let ms_cublas_strided = median(rgemm::internals::time_ms(ctx.stream(), 3, 10, || {
-        blas.gemm_views(
-            (one, zero),
-            (&da.view_as(la)?, &db.view_as(l)?),
-            &mut dc.view_mut_as(l)?,
-            batch,
-        )
-    })?);
+    let ms_strided = common::median_ms(ctx, 10, || strided(&mut dc))?;
+    let cublas = common::cublas_into(blas, (one, zero), (&da, la), (&db, l), (l, batch));
+    let ms_cublas_strided = common::median_ms(ctx, 10, || cublas(&mut dc))?;
     Ok(Measured {
         kernel,
         strided_kernel,
@@ -162,7 +138,7 @@ fn measure<T: Element, O: Output<T>>(
         strided: ms_strided,
         cublas_strided: ms_cublas_strided,
         diff: worst / scale.max(f64::MIN_POSITIVE),
-        host_us: median(host),
+        host_us: common::median(host),
     })
 }
 
@@ -174,15 +150,10 @@ fn main() -> ExitCode {
 /// The table, printed when finished; returns its rows as CSV.
 fn run(ctx: &Context) -> rgemm::Result<String> {
     let blas = Cublas::new(ctx)?;
-    let props = ctx.props().clone();
-    let mut md = String::new();
-    let mut csv = String::from(
-        "type,form,count,shape,kernel,list_ms,list_tflops,cublas_list_tflops,pct_cublas_list,strided_kernel,strided_tflops,cublas_strided_tflops,list_pct_of_strided,max_rel_diff,host_us\n",
-    );
-    let _ = writeln!(
-        md,
-        "GPU: {} ({} SMs); medians of 10 after 3 warm-ups, CUDA events; every product's A, B and C in buffers of their own; cuBLAS: cublasGemmBatchedEx on the same buffers (pointer arrays copied each call), and cublasGemmStridedBatchedEx on the same products as one strided batch\n",
-        props.name, props.multiprocessors
+    let (mut md, mut csv) = common::report_and_csv(
+        ctx,
+        "type,form,count,shape,kernel,list_ms,list_tflops,cublas_list_tflops,pct_cublas_list,strided_kernel,strided_tflops,cublas_strided_tflops,list_pct_of_strided,max_rel_diff,host_us",
+        "every product's A, B and C in buffers of their own; cuBLAS: cublasGemmBatchedEx on the same buffers (pointer arrays copied each call), and cublasGemmStridedBatchedEx on the same products as one strided batch",
     );
     let _ = writeln!(
         md,

@@ -11,7 +11,7 @@
 mod common;
 
 use clap::Parser;
-use rgemm::{Batch, Context, Cublas, Element, Kernel, Matrix, MatrixLayout, Scalar};
+use rgemm::{Batch, Context, Cublas, Element, Kernel, Matrix, MatrixLayout};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -52,17 +52,9 @@ struct Args {
     device: usize,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn probe<T: Element>(ctx: &Context, args: &Args) -> rgemm::Result<()> {
     let (m, n, k, count) = (args.m, args.n, args.k, args.batch);
-    let (one, beta) = (
-        <T::Out as Scalar>::from_f64(1.0),
-        <T::Out as Scalar>::from_f64(args.beta),
-    );
+    let (one, beta) = common::scalars::<T>((1.0, args.beta));
     let blas = Cublas::new(ctx)?;
     let (la, lb, lc) = (
         MatrixLayout::row_major(m, k),
@@ -83,12 +75,12 @@ fn probe<T: Element>(ctx: &Context, args: &Args) -> rgemm::Result<()> {
         if let Some(kernel) = args.kernel {
             g = g.kernel(kernel);
         }
-        if let Some(plan) = g.run()? {
-            ran = plan.kernel.to_string();
-        }
+        common::note_kernel(g.run()?, &mut ran);
         Ok(())
     };
-    let back_to_back = |f: &mut dyn FnMut() -> rgemm::Result<()>| -> rgemm::Result<f64> {
+    // Both ways: the median ms with events, and the us a call back to back.
+    let two_ways = |f: &mut dyn FnMut() -> rgemm::Result<()>| -> rgemm::Result<(f64, f64)> {
+        let events = common::median_ms(ctx, args.reps, &mut *f)?;
         for _ in 0..5 {
             f()?;
         }
@@ -98,30 +90,12 @@ fn probe<T: Element>(ctx: &Context, args: &Args) -> rgemm::Result<()> {
             f()?;
         }
         ctx.synchronize()?;
-        Ok(start.elapsed().as_secs_f64() * 1e6 / 200.0)
+        Ok((events, start.elapsed().as_secs_f64() * 1e6 / 200.0))
     };
-    let t_ours = median(rgemm::internals::time_ms(
-        ctx.stream(),
-        3,
-        args.reps,
-        &mut ours,
-    )?);
-    let q_ours = back_to_back(&mut ours)?;
-    let mut theirs = || {
-        blas.gemm_views(
-            (one, beta),
-            (&a.view_as(la)?, &b.view_as(lb)?),
-            &mut c2.view_mut_as(lc)?,
-            batch,
-        )
-    };
-    let t_blas = median(rgemm::internals::time_ms(
-        ctx.stream(),
-        3,
-        args.reps,
-        &mut theirs,
-    )?);
-    let q_blas = back_to_back(&mut theirs)?;
+    let (t_ours, q_ours) = two_ways(&mut ours)?;
+    let cublas = common::cublas_into(&blas, (one, beta), (&a, la), (&b, lb), (lc, batch));
+    let mut theirs = || cublas(&mut c2);
+    let (t_blas, q_blas) = two_ways(&mut theirs)?;
     let flops = 2.0 * (m * n * k * count) as f64;
     println!(
         "{} {count} x {m}x{n}x{k} beta {} {ran}: {t_ours:.4} ms {:.1} TFLOP/s, cuBLAS {t_blas:.4} ms {:.1}, {:.1}% | back to back {q_ours:.1} against {q_blas:.1} us a call, {:.1}%",

@@ -30,6 +30,21 @@ impl<T: Copy> Shared<T> {
     }
 }
 
+/// The kernels' view of the buffers `(a, b, c, workspace)` as element type `D` sees them.
+fn gemm_of<D: rgemm_kernels::element::Element, T, O>(
+    (a, b, c, w): (*const T, *const T, *mut O, *mut u128),
+    p: rgemm_kernels::problem::Problem,
+) -> Shared<Gemm<D>> {
+    let (a, b, c, workspace) = (a.cast(), b.cast(), c.cast(), w.cast());
+    Shared(Gemm {
+        a,
+        b,
+        c,
+        workspace,
+        p,
+    })
+}
+
 fn region<T>(data: &[T]) -> GlobalRegion {
     GlobalRegion {
         addr: data.as_ptr() as usize,
@@ -263,22 +278,33 @@ impl CpuExecutor {
             }
         }
         globals.push(region(&workspace));
-        let gemm = Shared(Gemm::<O::Device> {
-            a: a.cast(),
-            b: b.cast(),
-            c: c.cast(),
-            workspace: workspace.as_mut_ptr().cast(),
-            p: launches.problem,
-        });
+        let at = workspace.as_mut_ptr();
+        let gemm = gemm_of::<O::Device, _, _>((a, b, c, at), launches.problem);
         let name = kernel.entry_for::<T, O>();
-        let body = O::Device::body(kernel.id());
+        // (The kernel's element types were checked against its spec: a body exists.)
+        let body = O::Device::body(kernel.id()).ok_or_else(|| Error::UnsupportedKernel {
+            kernel: kernel.to_string(),
+            device: "the CPU executor".into(),
+            reason: format!("it has no body for {}", T::NAME),
+        })?;
         let pack_config = launches.pack_config(a as u64);
-        if let (Some(config), Some(pack)) = (pack_config, O::Device::fixup_body(kernel.id())) {
+        // The second launch runs the entry named by C's type (`Output::Second`), on the same
+        // buffers: C and the workspace are its own types, A and B it reads as stored.
+        let second = gemm_of::<O::Second, _, _>((a, b, c, at), launches.problem);
+        let second_body = O::Second::fixup_body(kernel.id());
+        if (launches.fixup.is_some() || pack_config.is_some()) && second_body.is_none() {
+            return Err(Error::UnsupportedKernel {
+                kernel: kernel.to_string(),
+                device: "the CPU executor".into(),
+                reason: format!("it has no second-launch body for C of {}", O::SUFFIX),
+            });
+        }
+        if let (Some(config), Some(pack)) = (pack_config, second_body) {
             let name = kernel.fixup_entry_for::<T, O>().unwrap_or_default();
             self.launch(&CpuLaunch::of(&name, &config, &globals), &move || {
                 // SAFETY: as below; the pack reads the caller's A and B and writes the
                 // workspace, which `launches` sized for it.
-                unsafe { pack(gemm.get().this_product()) }
+                unsafe { pack(second.get().this_product()) }
             })?;
         }
         let main = Shared(Gemm::<O::Device> {
@@ -297,11 +323,11 @@ impl CpuExecutor {
                 unsafe { body(main.get().this_product()) }
             },
         )?;
-        if let (Some(cfg), Some(fixup)) = (launches.fixup, O::Device::fixup_body(kernel.id())) {
+        if let (Some(cfg), Some(fixup)) = (launches.fixup, second_body) {
             let name = kernel.fixup_entry_for::<T, O>().unwrap_or_default();
             self.launch(&CpuLaunch::of(&name, &cfg, &globals), &move || {
                 // SAFETY: as above; the main launch wrote the parts it adds.
-                unsafe { fixup(gemm.get().this_product()) }
+                unsafe { fixup(second.get().this_product()) }
             })?;
         }
         Ok(())

@@ -10,32 +10,47 @@ pub trait Pack4: Copy {
     fn pack(v: [Self; 4]) -> Self::Packed;
 }
 
-macro_rules! pack4 {
-    ($($name:ident: $align:literal => $($t:ty),+;)*) => {$(
-        #[doc = concat!("Four elements aligned to ", stringify!($align), " bytes.")]
-        #[derive(Clone, Copy)]
-        #[repr(C, align($align))]
-        pub struct $name<T>(pub [T; 4]);
-        $(impl Pack4 for $t {
-            type Packed = $name<$t>;
+/// `$pack` (`Pack4` or `Pack2`: groups of `$n`) for each `$t`, packed as `$packed<$t>` (the
+/// element types' own files use it for theirs, so this file names no element type).
+macro_rules! pack {
+    ($pack:ident, $n:literal, $packed:ident => $($t:ty),+) => {$(
+        impl $crate::device::vector::$pack for $t {
+            type Packed = $crate::device::vector::$packed<$t>;
             #[inline(always)]
-            fn unpack(p: Self::Packed) -> [Self; 4] {
+            fn unpack(p: Self::Packed) -> [Self; $n] {
                 p.0
             }
             #[inline(always)]
-            fn pack(v: [Self; 4]) -> Self::Packed {
-                $name(v)
+            fn pack(v: [Self; $n]) -> Self::Packed {
+                $crate::device::vector::$packed(v)
             }
-        })+
+        }
+    )+};
+}
+pub(crate) use pack;
+
+/// Packed groups: `$n` elements aligned to `$align` bytes.
+macro_rules! groups {
+    ($($name:ident: $n:literal, $align:literal, $what:literal;)*) => {$(
+        #[doc = concat!($n, " elements aligned to ", $align, " bytes (", $what, ").")]
+        #[derive(Clone, Copy)]
+        #[repr(C, align($align))]
+        pub struct $name<T>(pub [T; $n]);
     )*};
 }
 
-pack4! {
-    Aligned8: 8 => crate::element::F16, crate::element::Bf16, crate::element::Narrow<crate::element::F16>,
-        crate::element::Narrow<crate::element::Bf16>;
-    Aligned16: 16 => f32;
-    Aligned32: 32 => f64;
+groups! {
+    Aligned8: 4, 8, "16-bit types";
+    Aligned16: 4, 16, "f32";
+    Aligned32: 4, 32, "f64";
+    Pair4: 2, 4, "16-bit types";
+    Pair8: 2, 8, "f32";
+    Pair16: 2, 16, "f64";
 }
+pack!(Pack4, 4, Aligned16 => f32);
+pack!(Pack4, 4, Aligned32 => f64);
+pack!(Pack2, 2, Pair8 => f32);
+pack!(Pack2, 2, Pair16 => f64);
 
 /// An output type with a packed, two-element-aligned pair of itself (4 bytes for 16-bit
 /// types, 8 for f32, 16 for f64).
@@ -43,32 +58,6 @@ pub trait Pack2: Copy {
     type Packed: Copy;
     fn unpack(p: Self::Packed) -> [Self; 2];
     fn pack(v: [Self; 2]) -> Self::Packed;
-}
-
-macro_rules! pack2 {
-    ($($name:ident: $align:literal => $($t:ty),+;)*) => {$(
-        #[doc = concat!("Two elements aligned to ", stringify!($align), " bytes.")]
-        #[derive(Clone, Copy)]
-        #[repr(C, align($align))]
-        pub struct $name<T>(pub [T; 2]);
-        $(impl Pack2 for $t {
-            type Packed = $name<$t>;
-            #[inline(always)]
-            fn unpack(p: Self::Packed) -> [Self; 2] {
-                p.0
-            }
-            #[inline(always)]
-            fn pack(v: [Self; 2]) -> Self::Packed {
-                $name(v)
-            }
-        })+
-    )*};
-}
-
-pack2! {
-    Pair4: 4 => crate::element::F16, crate::element::Bf16;
-    Pair8: 8 => f32;
-    Pair16: 16 => f64;
 }
 
 /// Reads a packed value: aligned on the GPU; on the host, where buffers are only

@@ -1,6 +1,8 @@
 //! What the measuring binaries share: the GPU they need, and the CSV file they fill.
 use clap::Args;
-use rgemm::Context;
+use rgemm::{
+    Batch, Context, Cublas, DeviceMatrix, Element, LaunchPlan, MatrixLayout, Output, Scalar,
+};
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -76,5 +78,66 @@ impl Csv {
             return ExitCode::FAILURE;
         }
         ExitCode::SUCCESS
+    }
+}
+
+/// The upper median (of 10 timings, the 6th fastest).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The median ms of `reps` timed calls of `work` on `ctx`'s stream, after 3 untimed ones.
+pub fn median_ms(
+    ctx: &Context,
+    reps: usize,
+    work: impl FnMut() -> rgemm::Result<()>,
+) -> rgemm::Result<f64> {
+    Ok(median(rgemm::internals::time_ms(
+        ctx.stream(),
+        3,
+        reps,
+        work,
+    )?))
+}
+
+/// `(alpha, beta)` in `T`'s scalar type.
+pub fn scalars<T: Element>((alpha, beta): (f64, f64)) -> (T::Out, T::Out) {
+    (
+        <T::Out as Scalar>::from_f64(alpha),
+        <T::Out as Scalar>::from_f64(beta),
+    )
+}
+
+/// Keeps the name of the kernel that ran, if one did.
+pub fn note_kernel(plan: Option<LaunchPlan>, ran: &mut String) {
+    if let Some(plan) = plan {
+        *ran = plan.kernel.to_string();
+    }
+}
+
+/// A markdown report and a CSV of `columns`, the report opened by the GPU's name and how
+/// it was measured (`setup`, after the timing common to the tables).
+pub fn report_and_csv(ctx: &Context, columns: &str, setup: &str) -> (String, String) {
+    let props = ctx.props();
+    let md = format!(
+        "GPU: {} ({} SMs); medians of 10 after 3 warm-ups, CUDA events; {setup}\n\n",
+        props.name, props.multiprocessors
+    );
+    (md, format!("{columns}\n"))
+}
+
+/// cuBLAS's strided-batched product (`gemm_views`) of `a` and `b` as `la` and `lb`, into
+/// whichever C it is given, as `lc`.
+pub fn cublas_into<'a, T: Element, O: Output<T>>(
+    blas: &'a Cublas,
+    scalars: (T::Out, T::Out),
+    (a, la): (&'a DeviceMatrix<T>, MatrixLayout),
+    (b, lb): (&'a DeviceMatrix<T>, MatrixLayout),
+    (lc, batch): (MatrixLayout, Batch),
+) -> impl Fn(&mut DeviceMatrix<O>) -> rgemm::Result<()> + 'a {
+    move |c| {
+        let (va, vb) = (a.view_as(la)?, b.view_as(lb)?);
+        blas.gemm_views(scalars, (&va, &vb), &mut c.view_mut_as(lc)?, batch)
     }
 }

@@ -11,8 +11,10 @@
 //! the slices in K order, so the result does not depend on timing.
 //!
 //! Launch rules ([`SPEC`]): 128 threads; grid `ceil(n / 128) x splits` (`Problem::ctas`, from
-//! the shape and the SM count); shared `4 x 8 x 128` f32; workspace `splits x m x n` f32
-//! where `splits > 1`; f32, f16, bf16 (any compute capability: SIMT).
+//! the shape and the SM count: the schedule
+//! [`split_k_fixup`](crate::parts::schedule::split_k_fixup)); shared `4 x 8 x 128` f32;
+//! workspace `splits x m x n` f32 where `splits > 1`; f32, f16, bf16 (any compute
+//! capability: SIMT).
 use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{
@@ -25,6 +27,8 @@ use crate::device::vector::aligned4;
 use crate::element::{Accumulator, Element};
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
+use crate::parts::schedule::k_slice;
+use crate::parts::schedule::split_k_fixup::add_slices;
 use crate::problem::{Gemm, entry_points};
 
 const WARPS: u32 = 4;
@@ -35,19 +39,6 @@ pub const STRIP: u32 = 32 * COLS;
 /// Rows of C per pass over B: 8 x 4 accumulators a thread keep the registers (and so the
 /// loads in flight per SM) where they should be; M from 9 to 16 takes two passes.
 pub const ROWS: u32 = 8;
-/// Threads of the fix-up launch.
-pub const FIXUP_THREADS: u32 = 256;
-
-/// Slices of K for an `m x k` A (elements of `elem_bytes`) over `strips` column strips on
-/// `sms` SMs: about four blocks per SM in all, each slice at least 256 K rows, and the
-/// slices' sums (written and read once more) at most an eighth of B's bytes.
-pub fn splits((m, k): (usize, usize), strips: usize, elem_bytes: usize, sms: usize) -> usize {
-    let wanted = (4 * sms).div_ceil(strips.max(1));
-    let by_k = k / 256;
-    let by_traffic = k * elem_bytes / (64 * m.max(1));
-    wanted.min(by_k).min(by_traffic).max(1)
-}
-
 pub const SPEC: KernelSpec = KernelSpec {
     name: "decode",
     file: file!(),
@@ -172,9 +163,7 @@ pub unsafe fn decode<T: Element>(g: Gemm<T>) {
     let (a, b, c, m, n, k) = g.plain();
     let splits = g.p.ctas.max(1);
     let (strip, split) = (block_idx_x(), block_idx_y());
-    let chunk = k.div_ceil(splits).next_multiple_of(UNROLL);
-    let k_lo = (split * chunk).min(k);
-    let k_hi = (k_lo + chunk).min(k);
+    let (k_lo, k_hi) = k_slice(k, splits, split, UNROLL);
     let tid = thread_idx_x();
     let (warp, lane) = (tid / 32, tid % 32);
     // This warp's K rows: a contiguous quarter of the block's slice, from a multiple of 8
@@ -239,24 +228,12 @@ pub unsafe fn decode<T: Element>(g: Gemm<T>) {
 /// Adds the `splits` slices' sums of each element of C in K order and writes C.
 ///
 /// # Safety
-/// After `decode` with the same problem; `FIXUP_THREADS` threads per block, grid
-/// `ceil(m n / FIXUP_THREADS)`.
+/// As [`add_slices`], after `decode` with the same problem.
 #[inline(always)]
 pub unsafe fn decode_fixup<T: Element>(g: Gemm<T>) {
-    let (_, _, c, m, n, _) = g.plain();
-    let plane = m as usize * n as usize;
-    let i = block_idx_x() as usize * FIXUP_THREADS as usize + thread_idx_x() as usize;
-    if i >= plane {
-        return;
-    }
-    let mut sum = T::Acc::ZERO;
-    for s in 0..g.p.ctas.max(1) as usize {
-        // SAFETY: s < splits and i < m n: inside the `splits x m x n` workspace that `decode` wrote
-        // in the launch before (this fn's contract).
-        sum = sum + unsafe { load(g.workspace.cast_const(), s * plane + i) };
-    }
-    // SAFETY: i < m n is inside C; one thread per element.
-    unsafe { store(c, i, T::out(sum)) };
+    // SAFETY: the fix-up launch of `Grid::SplitK` (FIXUP_THREADS threads a block, `ceil(m n /
+    // FIXUP_THREADS)` blocks) follows `decode`, which wrote every plane: `add_slices`' contract.
+    unsafe { add_slices(g) }
 }
 
 entry_points!(decode; decode_f32: f32, decode_f16: f16, decode_bf16: Bf16, decode_f16_f16: Narrow<f16>, decode_bf16_bf16: Narrow<Bf16>);

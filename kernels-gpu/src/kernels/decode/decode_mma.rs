@@ -19,7 +19,7 @@ use crate::catalogue::PtxFacts;
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
 };
-use crate::element::Element;
+use crate::element::Half;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::decode::mma_strip::{self, PIPES, ROWS};
@@ -66,7 +66,7 @@ pub const SPEC: KernelSpec = KernelSpec {
 /// # Safety
 /// As [`mma_strip::product`].
 #[inline(always)]
-pub unsafe fn decode_mma<T: Element>(g: Gemm<T>) {
+pub unsafe fn decode_mma<T: Half>(g: Gemm<T>) {
     // SAFETY: `product`'s contract is this fn's, which the entry point's contract and SPEC's launch
     // meet: 128 threads, `ceil(n / 256) x splits` blocks, PIPES + 4 accumulators, counters zero.
     unsafe { mma_strip::product(g) }

@@ -34,7 +34,7 @@ use crate::device::mbarrier;
 use crate::device::shared::{SharedArena, shared_address};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, sync_warp, thread_idx_x};
 use crate::device::tma::{self, MAP_BYTES};
-use crate::element::{Accumulator, Element};
+use crate::element::Half;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::decode::mma_strip::{ROWS, product};
@@ -114,7 +114,7 @@ fn swizzled(base: u32, row: u32, chunk: u32) -> u32 {
 /// See the entry points; the launch follows the launch rules (`Problem::ctas` = splits, the
 /// counters zero, the tensor maps in the workspace where TMA can read A and B).
 #[inline(always)]
-pub unsafe fn decode_tma<T: Element>(g: Gemm<T>) {
+pub unsafe fn decode_tma<T: Half>(g: Gemm<T>) {
     // The split-K's counters and planes follow the tensor maps.
     let split_k = Gemm {
         workspace: g
@@ -192,7 +192,7 @@ pub unsafe fn decode_tma<T: Element>(g: Gemm<T>) {
     let (gr, tq) = (lane / 4, lane % 4);
     let mut it = 0;
     for pass in 0..passes {
-        let mut acc = [[T::Acc::ZERO; 4]; 8];
+        let mut acc = [[0.0; 4]; 8];
         for _ in 0..phases {
             let s = it % STAGES;
             // SAFETY: `full(s)` was initialised and published by the barrier above.

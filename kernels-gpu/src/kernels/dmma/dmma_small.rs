@@ -7,9 +7,8 @@
 use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
-use crate::element::Element;
 use crate::parts::mma::schemes::Dmma;
-use crate::parts::mma::wide_tile;
+use crate::parts::mma::wide_tile::{self, Steps16};
 use crate::problem::{Gemm, entry_points};
 
 pub const SPEC: KernelSpec = KernelSpec {
@@ -26,12 +25,12 @@ pub const SPEC: KernelSpec = KernelSpec {
 /// # Safety
 /// See the entry points; 128 threads per block; T is f64.
 #[inline(always)]
-pub unsafe fn dmma_small<T: Element>(gemm: Gemm<T>) {
+pub unsafe fn dmma_small(gemm: Gemm<f64>) {
     // SAFETY: the entry point's contract holds, with T f64 (the only entry); the launch follows
     // SPEC (`wide_tile::spec`): 128 threads = `threads(64, 64, 2)`, one block per 64 x 64 tile and
     // `shared_elements` for the strided f64 stages, what `wide_tile::strided` needs (it picks
     // `A_T`, `B_T` from the problem's layout itself).
-    unsafe { wide_tile::strided::<T, Dmma<true>, Dmma<true>, 64, 64, 16, 3, 2, false>(gemm) }
+    unsafe { wide_tile::strided::<f64, Dmma, Dmma, Steps16, 64, 64, 16, 3, 2>(gemm) }
 }
 
 entry_points!(dmma_small; dmma_small_f64: f64);

@@ -8,7 +8,7 @@
 use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{KernelSpec, PerAcc};
-use crate::element::Element;
+use crate::element::Half;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::mma::async_pipeline::pipelined;
@@ -36,7 +36,7 @@ pub const SPEC: KernelSpec = KernelSpec {
 /// # Safety
 /// See the entry points; 256 threads per block; T is f16 or bf16.
 #[inline(always)]
-pub unsafe fn mma_deep128<T: Element>(gemm: Gemm<T>) {
+pub unsafe fn mma_deep128<T: Half>(gemm: Gemm<T>) {
     // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries); the launch
     // follows SPEC (`tensor_spec`): 256 threads, one block per 128 x 128 tile and 3 stages of BK =
     // 64 for a 128-wide tile, what `pipelined` needs (its `one_stage` fallback takes less).

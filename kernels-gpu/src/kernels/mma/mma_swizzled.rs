@@ -37,7 +37,7 @@ use crate::device::async_copy::{commit_group, copy16_or_zero_at, wait_group};
 use crate::device::ldmatrix;
 use crate::device::shared::{SharedArena, shared_address};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
-use crate::element::{Accumulator, Element};
+use crate::element::Half;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::mma::async_pipeline::chunked;
@@ -97,7 +97,7 @@ const fn swizzled(row: u32, chunk: u32, row_bytes: u32) -> u32 {
 /// See the entry points; 256 threads per block; T is f16 or bf16; the launch provides
 /// [`SPEC`]'s shared memory.
 #[inline(always)]
-pub unsafe fn mma_swizzled<T: Element>(gemm: Gemm<T>) {
+pub unsafe fn mma_swizzled<T: Half>(gemm: Gemm<T>) {
     let (a, b, c, m, n, k) = gemm.plain();
     if !chunked(a, b, n, k) {
         // SAFETY: the entry point's contract holds with T f16 or bf16; the launch's 256 threads and
@@ -159,7 +159,7 @@ pub unsafe fn mma_swizzled<T: Element>(gemm: Gemm<T>) {
         copies.phase(STAGES - 1, STAGES - 1);
     }
     commit_group();
-    let mut acc = [[[T::Acc::ZERO; 4]; NT]; MT];
+    let mut acc = [[[0.0; 4]; NT]; MT];
     let mut next = load(base, 0);
     // Phase p's stage is p % STAGES; at its last K step the copies of phase p + STAGES
     // go into that same stage.

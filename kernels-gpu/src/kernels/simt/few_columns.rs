@@ -27,9 +27,10 @@
 //! read 8 consecutive rows, 36 elements apart: distinct banks.
 //!
 //! Launch rules ([`SPEC`]): 128 threads; grid `ceil(m / 128) ceil(n / 32) x splits`
-//! (`Problem::ctas`, [`splits`]); shared [`SHARED`] accumulators; workspace (accumulator
-//! units) [`counters`] counters, zero at launch, then `splits` planes of [`STRIP_ELEMENTS`]
-//! per strip where `splits > 1`; f32, f64 (compute capability 8.0+: `cp.async`).
+//! (`Problem::ctas`, [`splits`](crate::parts::schedule::split_k_strips::splits)); shared
+//! [`SHARED`] accumulators; workspace (accumulator units) [`counters`] counters, zero at
+//! launch, then `splits` planes of a strip's elements per strip where `splits > 1`; f32, f64
+//! (compute capability 8.0+: `cp.async`).
 use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{
@@ -41,7 +42,9 @@ use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_dim_x, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::vector::rows_in_chunks;
 use crate::element::{Accumulator, Element};
+use crate::parts::schedule::k_slice;
 use crate::parts::schedule::split_k::last_to_arrive;
+use crate::parts::schedule::split_k_strips::{counters, origin, strip_elements};
 use crate::problem::{Gemm, entry_points};
 
 pub const THREADS: u32 = 128;
@@ -50,7 +53,7 @@ pub const ROWS: u32 = 128;
 pub const COLS: u32 = 32;
 /// Elements of a strip; half of a thread's share of them; planes the last block adds per
 /// round trip.
-pub const STRIP_ELEMENTS: usize = (ROWS * COLS) as usize;
+const STRIP_ELEMENTS: usize = strip_elements((ROWS, COLS));
 const HALF: usize = (ROWS * COLS / THREADS / 2) as usize;
 const GROUP: usize = 4;
 /// K steps per stage, and stages: one in flight while one is read. Two stages of 23 KiB
@@ -67,23 +70,6 @@ const STAGE: u32 = ROWS * A_LEN + KC * B_LEN;
 /// 64 f32 or 32 f64, that is 256 bytes), and 4 for the last-block flag.
 pub const SHARED: u32 = STAGES * STAGE + 4;
 const _: () = assert!(THREADS * 64 <= STAGES * STAGE);
-
-/// Slices of K for an `m x n x k` product where `resident` blocks fit on the GPU at once:
-/// as many as keep the grid to one wave, each slice at least 256 K steps (8 stages), and
-/// the slices' sums at most an eighth of A's bytes.
-pub fn splits((m, n, k): (usize, usize, usize), resident: usize) -> usize {
-    let strips = m.div_ceil(ROWS as usize) * n.div_ceil(COLS as usize);
-    let wanted = resident / strips.max(1);
-    let by_k = k / 256;
-    let by_traffic = k / (8 * n.max(1).next_multiple_of(COLS as usize));
-    wanted.min(by_k).min(by_traffic).max(1)
-}
-
-/// Counters at the start of the workspace (one per strip), rounded up to 16 bytes of f32:
-/// where the slices' planes begin.
-pub fn counters(m: usize, n: usize) -> usize {
-    (m.div_ceil(ROWS as usize) * n.div_ceil(COLS as usize)).next_multiple_of(4)
-}
 
 pub const SPEC: KernelSpec = KernelSpec {
     name: "few_columns",
@@ -286,11 +272,8 @@ pub unsafe fn few_columns<T: Element>(g: Gemm<T>) {
     let (a, b, c, m, n, k) = g.plain();
     let splits = g.p.ctas.max(1);
     let (strip, split) = (block_idx_x(), block_idx_y());
-    let row_strips = m.div_ceil(ROWS).max(1);
-    let (row0, col0) = (strip % row_strips * ROWS, strip / row_strips * COLS);
-    let chunk = k.div_ceil(splits).next_multiple_of(KC);
-    let k0 = (split * chunk).min(k);
-    let k1 = (k0 + chunk).min(k);
+    let (row0, col0) = origin(strip, m, (ROWS, COLS));
+    let (k0, k1) = k_slice(k, splits, split, KC);
     let tid = thread_idx_x();
     // SAFETY: the launch provides SHARED accumulators (at least as many elements of T).
     let mut inputs = unsafe { SharedArena::<T>::launch_sized() };
@@ -334,7 +317,8 @@ pub unsafe fn few_columns<T: Element>(g: Gemm<T>) {
     // of the strip's elements, so that a thread's elements lie at fixed offsets from one
     // address (C's order took a register pair per element through the rendezvous).
     let planes = g.workspace.wrapping_add(
-        counters(m as usize, n as usize) + (strip * splits) as usize * STRIP_ELEMENTS,
+        counters((m as usize, n as usize), (ROWS, COLS))
+            + (strip * splits) as usize * STRIP_ELEMENTS,
     );
     for i in 0..ROWS * COLS / THREADS {
         let e = tid + i * THREADS;

@@ -81,17 +81,23 @@ pub const TILED_DYN: KernelSpec = tiled_spec(
     Shared::Squares { tiles: 2 },
 );
 
-/// Tile width known at compile time: the inner loop unrolls.
-///
-/// # Safety
-/// See the entry points; block is `TILE x TILE`.
-#[inline(always)]
-pub unsafe fn tiled<T: Element, const TILE: u32>(g: Gemm<T>) {
-    // SAFETY: the entry point's contract, and the launch follows SPEC (`fixed_width`): a
-    // `TILE x TILE` block and one stage of `2 TILE^2` accumulators, `tiled_body`'s contract for
-    // `tile = TILE`.
-    unsafe { tiled_body(g, TILE) }
+/// `tiled` bodies of a tile width known at compile time: the inner loop unrolls.
+macro_rules! fixed_tiled {
+    ($($name:ident = $tile:literal),*) => {$(
+        /// Tile width known at compile time: the inner loop unrolls.
+        ///
+        /// # Safety
+        #[doc = concat!("See the entry points; block is ", $tile, " x ", $tile, ".")]
+        #[inline(always)]
+        pub unsafe fn $name<T: Element>(g: Gemm<T>) {
+            // SAFETY: the entry point's contract, and the launch follows the spec
+            // (`fixed_width`): a `TILE x TILE` block and one stage of `2 TILE^2` accumulators,
+            // `tiled_body`'s contract for this tile.
+            unsafe { tiled_body(g, $tile) }
+        }
+    )*};
 }
+fixed_tiled!(tiled8 = 8, tiled16 = 16, tiled32 = 32);
 
 /// Tile width chosen at launch (the textbook's run-time `TILE_WIDTH`, with shared memory
 /// sized at launch). The block must be `tile x tile` (`Problem::tile`).
@@ -168,11 +174,11 @@ unsafe fn tiled_body<T: Element>(g: Gemm<T>, tile: u32) {
     }
 }
 
-entry_points!(tiled::<_, 8>;
+entry_points!(tiled8;
     tiled8_f32: f32, tiled8_f64: f64, tiled8_f16: f16, tiled8_bf16: Bf16, tiled8_f16_f16: Narrow<f16>, tiled8_bf16_bf16: Narrow<Bf16>);
-entry_points!(tiled::<_, 16>;
+entry_points!(tiled16;
     tiled16_f32: f32, tiled16_f64: f64, tiled16_f16: f16, tiled16_bf16: Bf16, tiled16_f16_f16: Narrow<f16>, tiled16_bf16_bf16: Narrow<Bf16>);
-entry_points!(tiled::<_, 32>;
+entry_points!(tiled32;
     tiled32_f32: f32, tiled32_f64: f64, tiled32_f16: f16, tiled32_bf16: Bf16, tiled32_f16_f16: Narrow<f16>, tiled32_bf16_bf16: Narrow<Bf16>);
 entry_points!(tiled_dyn;
     tiled_dyn_f32: f32, tiled_dyn_f64: f64, tiled_dyn_f16: f16, tiled_dyn_bf16: Bf16, tiled_dyn_f16_f16: Narrow<f16>, tiled_dyn_bf16_bf16: Narrow<Bf16>);

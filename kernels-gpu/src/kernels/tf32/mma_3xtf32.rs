@@ -22,10 +22,9 @@
 use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
-use crate::element::{Accumulator, Element};
+use crate::device::mma::{m16n8k8_tf32, round_tf32};
 use crate::parts::mma::schemes::Tf32;
-use crate::parts::mma::wide_tile;
-use crate::parts::mma::wide_tile::Scheme;
+use crate::parts::mma::wide_tile::{self, Scheme, Steps8};
 use crate::problem::{Gemm, entry_points};
 
 /// `mma_tf32`'s tile and pipeline.
@@ -49,24 +48,29 @@ pub struct Tf32x3;
 
 impl Scheme for Tf32x3 {
     const REPAIR: bool = true;
-    type Frag<A: Accumulator> = [u32; 2];
+    type Acc = f32;
+    type Frag = [u32; 2];
     #[inline(always)]
-    fn prepare<A: Accumulator>(x: A) -> [u32; 2] {
+    fn prepare(x: f32) -> [u32; 2] {
         // (Not `wgmma_tf32::split_tf32`: its range fix-ups, here in the mainloop, halved the
         // speed, H200: 17.5 TFLOP/s at 4096^3 against 30.9.)
-        let big = x.tf32();
-        let rest = x - A::from_tf32(big);
-        let small = if rest.is_finite() { rest.tf32() } else { 0 };
+        let big = round_tf32(x);
+        let rest = x - f32::from_bits(big);
+        let small = if rest.is_finite() {
+            round_tf32(rest)
+        } else {
+            0
+        };
         [big, small]
     }
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn mma<A: Accumulator>(a: [[u32; 2]; 4], b: [[u32; 2]; 2], c: [A; 4]) -> [A; 4] {
+    fn mma(a: [[u32; 2]; 4], b: [[u32; 2]; 2], c: [f32; 4]) -> [f32; 4] {
         let (a_big, a_small) = (a.map(|x| x[0]), a.map(|x| x[1]));
         let (b_big, b_small) = (b.map(|x| x[0]), b.map(|x| x[1]));
-        let p = A::mma_m16n8k8_tf32(a_small, b_big, [A::ZERO; 4]);
-        let p = A::mma_m16n8k8_tf32(a_big, b_small, p);
-        let p = A::mma_m16n8k8_tf32(a_big, b_big, p);
+        let p = m16n8k8_tf32(a_small, b_big, [0.0; 4]);
+        let p = m16n8k8_tf32(a_big, b_small, p);
+        let p = m16n8k8_tf32(a_big, b_big, p);
         [c[0] + p[0], c[1] + p[1], c[2] + p[2], c[3] + p[3]]
     }
 }
@@ -74,13 +78,13 @@ impl Scheme for Tf32x3 {
 /// # Safety
 /// See the entry points; 256 threads per block; T is f32.
 #[inline(always)]
-pub unsafe fn mma_3xtf32<T: Element>(gemm: Gemm<T>) {
+pub unsafe fn mma_3xtf32(gemm: Gemm<f32>) {
     // SAFETY: the entry point's contract holds, with T f32 (the only entry); the launch follows
     // SPEC (`wide_tile::spec`): 256 threads = `threads(128, 128, 4)`, one block per 128 x 128 tile,
     // `shared_elements(128, 128, 32, 3, 4, false)`; SPEC is not strided, so the problem is
     // row-major: `A_T` and `B_T` false.
     unsafe {
-        wide_tile::pipelined::<T, Tf32x3, Tf32, 128, BN, BK, DEPTH, 4, false, false, false>(gemm)
+        wide_tile::pipelined::<f32, Tf32x3, Tf32, Steps8, 128, BN, BK, DEPTH, 4, false, false>(gemm)
     }
 }
 

@@ -8,9 +8,8 @@
 use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
-use crate::element::Element;
 use crate::parts::mma::schemes::Tf32;
-use crate::parts::mma::wide_tile;
+use crate::parts::mma::wide_tile::{self, Steps8};
 use crate::problem::{Gemm, entry_points};
 
 const BN: u32 = 128;
@@ -31,13 +30,13 @@ pub const SPEC: KernelSpec = KernelSpec {
 /// # Safety
 /// See the entry points; 256 threads per block; T is f32.
 #[inline(always)]
-pub unsafe fn mma_tf32<T: Element>(gemm: Gemm<T>) {
+pub unsafe fn mma_tf32(gemm: Gemm<f32>) {
     // SAFETY: the entry point's contract holds, with T f32 (the only entry); the launch follows
     // SPEC (`wide_tile::spec`): 256 threads = `threads(128, 128, 4)`, one block per 128 x 128 tile,
     // `shared_elements(128, 128, 32, 3, 4, false)`; SPEC is not strided, so the problem is
     // row-major: `A_T` and `B_T` false.
     unsafe {
-        wide_tile::pipelined::<T, Tf32, Tf32, 128, BN, BK, DEPTH, 4, false, false, false>(gemm)
+        wide_tile::pipelined::<f32, Tf32, Tf32, Steps8, 128, BN, BK, DEPTH, 4, false, false>(gemm)
     }
 }
 

@@ -93,11 +93,11 @@ pub const SPEC: KernelSpec = KernelSpec {
 /// # Safety
 /// As `wgmma_tf32::pack_tf32`, with twice its shared bytes.
 #[inline(always)]
-pub unsafe fn pack_3xtf32<T: Element>(gemm: Gemm<T>) {
+pub unsafe fn pack_3xtf32(gemm: Gemm<f32>) {
     // SAFETY: `pack::<T, 2>` needs the pack launch of 32 x 8 threads with 2 x PACK_SHARED bytes
     // (two parts), T f32, the caller's problem and a `Packing::bytes` workspace: this fn's
     // contract.
-    unsafe { pack::<T, 2>(gemm) }
+    unsafe { pack::<f32, 2>(gemm) }
 }
 
 /// The stages, their mbarriers, and the verdict (an mbarrier and two words) in shared

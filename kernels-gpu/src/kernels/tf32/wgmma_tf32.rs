@@ -33,7 +33,6 @@
 use crate::catalogue::PtxFact::{Barriers, Count, Lacks, Lines};
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{Elem, Grid, KernelSpec, Pack, Precision, Shared, TensorMaps};
-use crate::element::Element;
 use crate::parts::wgmma::tf32_pack::pack;
 #[cfg(doc)]
 use crate::parts::wgmma::tf32_pack::{PACK_SHARED, Packing};
@@ -83,12 +82,12 @@ pub const SPEC: KernelSpec = KernelSpec {
 /// See the entry points; 384 threads per block; T is f32; the workspace holds the maps and
 /// the operands [`pack_tf32`] wrote for this problem (the block is [`Packing::problem`]).
 #[inline(always)]
-pub unsafe fn wgmma_tf32<T: Element>(gemm: Gemm<T>) {
+pub unsafe fn wgmma_tf32(gemm: Gemm<f32>) {
     // SAFETY: the entry point's contract holds, with T f32 (the only entry), and the workspace
     // holds the maps and packed operands (this fn's contract); the launch follows SPEC: 384
     // threads, a persistent grid, its stages' shared bytes: `warp_specialised`'s contract (TF32
     // maps are always present).
-    unsafe { warp_specialised::<T, true, [f32; 128], STAGES>(gemm) }
+    unsafe { warp_specialised::<f32, true, [f32; 128], STAGES>(gemm) }
 }
 
 /// The pack launch: block `(x, y, z)` writes a 64 x 64 square of product `z`'s packed B^T
@@ -100,10 +99,10 @@ pub unsafe fn wgmma_tf32<T: Element>(gemm: Gemm<T>) {
 /// See the entry points; 32 x 8 threads, [`PACK_SHARED`] bytes; T is f32; the block is the
 /// caller's problem, the workspace [`Packing::bytes`] long.
 #[inline(always)]
-pub unsafe fn pack_tf32<T: Element>(gemm: Gemm<T>) {
+pub unsafe fn pack_tf32(gemm: Gemm<f32>) {
     // SAFETY: `pack::<T, 1>` needs the pack launch of 32 x 8 threads with PACK_SHARED bytes (one
     // part), T f32, the caller's problem and a `Packing::bytes` workspace: this fn's contract.
-    unsafe { pack::<T, 1>(gemm) }
+    unsafe { pack::<f32, 1>(gemm) }
 }
 entry_points!(strided wgmma_tf32; wgmma_tf32_f32: f32);
 entry_points!(strided pack_tf32; pack_tf32_f32: f32);

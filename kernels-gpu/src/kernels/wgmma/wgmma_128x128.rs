@@ -19,7 +19,7 @@
 //! stages of 32 KiB, 1 KiB to align them and 12 mbarriers (197,728 bytes), the two tensor
 //! maps in the workspace; only in the sm_90a module; f16, bf16.
 use crate::catalogue::{Grid, KernelSpec};
-use crate::element::Element;
+use crate::element::Half;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::wgmma::warp_specialised::{spec, warp_specialised};
@@ -41,7 +41,7 @@ pub const SPEC: KernelSpec = spec(
 /// See the entry points; 384 threads per block; T is f16 or bf16; the launch provides the
 /// spec's shared bytes and, where TMA can read A and B, their tensor maps in the workspace.
 #[inline(always)]
-pub unsafe fn wgmma_128x128<T: Element>(gemm: Gemm<T>) {
+pub unsafe fn wgmma_128x128<T: Half>(gemm: Gemm<T>) {
     // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries); the launch
     // follows SPEC (`warp_specialised::spec`): 384 threads, a persistent grid,
     // `stages_shared(128, 6)` bytes, and the host writes A's and B's tensor maps into the workspace

@@ -25,9 +25,9 @@ use crate::device::async_copy::{commit_group, copy16_or_zero, wait_group};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::wgmma::{self};
-use crate::element::Element;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
+use crate::element::{Element, Half};
 use crate::parts::mma::async_pipeline::chunked;
 use crate::parts::mma::fragments::Ldmatrix;
 use crate::parts::mma::one_stage::one_stage;
@@ -126,7 +126,7 @@ unsafe fn copy_phase<T: Element>(
 /// See the entry points; 256 threads per block; T is f16 or bf16; the launch provides the
 /// spec's shared bytes.
 #[inline(always)]
-pub unsafe fn wgmma_async<T: Element>(gemm: Gemm<T>) {
+pub unsafe fn wgmma_async<T: Half>(gemm: Gemm<T>) {
     let (a, b, _, m, n, k) = gemm.plain();
     if !chunked(a, b, n, k) {
         // SAFETY: the entry point's contract holds with T f16 or bf16; the launch's 256 threads and

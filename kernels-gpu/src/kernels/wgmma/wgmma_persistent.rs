@@ -11,7 +11,7 @@
 //! Launch rules ([`SPEC`]): as `wgmma_tma`, with a 1D grid of `min(tiles of the whole batch,
 //! SMs)` blocks.
 use crate::catalogue::{Grid, KernelSpec};
-use crate::element::Element;
+use crate::element::Half;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::wgmma::warp_specialised::{spec, warp_specialised};
@@ -28,7 +28,7 @@ pub const SPEC: KernelSpec = spec(
 /// # Safety
 /// See the entry points; 384 threads per block; T is f16 or bf16; as `wgmma_tma`.
 #[inline(always)]
-pub unsafe fn wgmma_persistent<T: Element>(gemm: Gemm<T>) {
+pub unsafe fn wgmma_persistent<T: Half>(gemm: Gemm<T>) {
     // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries); the launch
     // follows SPEC (`warp_specialised::spec`): 384 threads, a persistent grid,
     // `stages_shared(256, 4)` bytes, and the host writes A's and B's tensor maps into the workspace

@@ -29,7 +29,7 @@
 //! 48 KiB, 1 KiB to align them and the 8 mbarriers (197,696 bytes), the two tensor maps in
 //! the workspace; only in the sm_90a module; f16, bf16.
 use crate::catalogue::{Grid, KernelSpec};
-use crate::element::Element;
+use crate::element::Half;
 #[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::wgmma::warp_specialised::{spec, warp_specialised};
@@ -47,7 +47,7 @@ pub const SPEC: KernelSpec = spec(
 /// See the entry points; 384 threads per block; T is f16 or bf16; the launch provides the
 /// spec's shared bytes and, where TMA can read A and B, their tensor maps in the workspace.
 #[inline(always)]
-pub unsafe fn wgmma_tma<T: Element>(gemm: Gemm<T>) {
+pub unsafe fn wgmma_tma<T: Half>(gemm: Gemm<T>) {
     // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries); the launch
     // follows SPEC (`warp_specialised::spec`): 384 threads, one block per 128 x 256 tile,
     // `stages_shared(256, 4)` bytes, and the host writes A's and B's tensor maps into the workspace

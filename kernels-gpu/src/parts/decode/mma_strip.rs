@@ -8,7 +8,7 @@ use crate::device::ldmatrix;
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, sync_warp, thread_idx_x};
 use crate::device::vector::aligned16;
-use crate::element::{Accumulator, Element};
+use crate::element::Half;
 use crate::parts::schedule::decode_split::{STRIP, WARPS};
 use crate::parts::schedule::split_k::{PASS_ROWS, Slices};
 use crate::problem::Gemm;
@@ -33,7 +33,7 @@ const _: () = assert!(WARPS * ROWS * STRIP <= PIPES);
 /// # Safety
 /// `a` holds `m x k` elements.
 #[inline(always)]
-unsafe fn a_fragment<T: Element>(
+unsafe fn a_fragment<T: Half>(
     a: *const T,
     (m, k): (u32, u32),
     (row0, kq, k1): (u32, u32, u32),
@@ -67,14 +67,14 @@ unsafe fn a_fragment<T: Element>(
 /// # Safety
 /// As the kernel; every thread of the block calls it.
 #[inline(always)]
-unsafe fn pass<T: Element>(
+unsafe fn pass<T: Half>(
     (a, b): (*const T, *const T),
     (m, n, k): (u32, u32, u32),
     (row0, col0, k0, k1): (u32, u32, u32, u32),
     (pipe, lane): (&SharedTile<T>, u32),
     (sums, warp): (&SharedTile<T::Acc>, u32),
 ) {
-    let mut acc = [[T::Acc::ZERO; 4]; TILES];
+    let mut acc = [[0.0; 4]; TILES];
     // One K step of 16 from the stage at row `slot` of the pipe.
     let mut step = |slot: u32, kq: u32| {
         // SAFETY: `a_fragment`'s point: `a` is the product's m x k A (the kernel's contract), and
@@ -158,7 +158,7 @@ unsafe fn pass<T: Element>(
 /// See the entry points; the launch follows the launch rules (`Problem::ctas` = splits, the
 /// counters zero).
 #[inline(always)]
-pub unsafe fn product<T: Element>(g: Gemm<T>) {
+pub unsafe fn product<T: Half>(g: Gemm<T>) {
     let (a, b, _, m, n, k) = g.plain();
     let splits = g.p.ctas.max(1);
     let (strip, split) = (block_idx_x(), block_idx_y());

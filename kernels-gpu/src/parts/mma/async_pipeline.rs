@@ -5,7 +5,7 @@ use crate::device::async_copy::{commit_group, wait_group};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::vector::rows_in_chunks;
-use crate::element::{Accumulator, Element};
+use crate::element::{Element, Half};
 use crate::parts::mma::fragments::Ldmatrix;
 use crate::parts::mma::one_stage::one_stage;
 use crate::parts::mma::tensor_tile;
@@ -82,7 +82,7 @@ pub(crate) fn chunked<T>(a: *const T, b: *const T, n: u32, k: u32) -> bool {
 /// `STAGES` stages of shared memory for a `BN`-wide tile.
 #[inline(always)]
 pub(crate) unsafe fn pipelined<
-    T: Element,
+    T: Half,
     const BN: u32,
     const NT: usize,
     const BK: u32,
@@ -122,7 +122,7 @@ pub(crate) unsafe fn pipelined<
         }
         commit_group();
     }
-    let mut acc = [[[T::Acc::ZERO; 4]; NT]; MT];
+    let mut acc = [[[0.0; 4]; NT]; MT];
     for phase in 0..phases {
         // This thread's copies of `phase` have landed; the barrier then says everyone's
         // have, and that everyone is done reading the stage the next copies overwrite.

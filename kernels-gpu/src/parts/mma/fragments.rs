@@ -2,7 +2,7 @@
 //! element by element ([`SharedLoads`]) or by `ldmatrix` ([`Ldmatrix`]).
 use crate::device::ldmatrix;
 use crate::device::shared::SharedTile;
-use crate::element::Element;
+use crate::element::{Element, Half};
 use crate::parts::mma::tensor_tile::{Fragments, Lane, MT, Stage};
 /// `ldmatrix` of four 8 x 8 matrices: A's fragments.
 pub const LDMATRIX: &str = "ldmatrix.sync.aligned.m8n8.x4.shared.b16";
@@ -11,7 +11,7 @@ pub const LDMATRIX_TRANS: &str = "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 
 /// Two 16-bit elements as one fragment register, the first in the low half.
 #[inline(always)]
-fn pack<T: Element>(lo: T, hi: T) -> u32 {
+fn pack<T: Half>(lo: T, hi: T) -> u32 {
     lo.bits16() as u32 | (hi.bits16() as u32) << 16
 }
 
@@ -23,7 +23,7 @@ impl Fragments for SharedLoads {
     /// As [`Fragments::load`]: the stage is complete (a barrier since its last store), and
     /// every lane of the warp calls it.
     #[inline(always)]
-    unsafe fn load<T: Element, const NT: usize>(
+    unsafe fn load<T: Half, const NT: usize>(
         stage: &Stage<T>,
         kk: u32,
         me: Lane,

@@ -3,7 +3,7 @@
 //! kernels take it where their copies cannot read the operands.
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
-use crate::element::{Accumulator, Element};
+use crate::element::Half;
 use crate::parts::mma::tensor_tile;
 use crate::parts::mma::tensor_tile::{BK, BM, Fragments, Lane, MT, PAD, Stage, THREADS};
 use crate::problem::Gemm;
@@ -14,7 +14,7 @@ use crate::problem::Gemm;
 /// See the entry points; 256 threads per block (more only meet the barriers); T is f16 or bf16; the launch provides one
 /// stage of shared memory for a `BN`-wide tile.
 #[inline(always)]
-pub unsafe fn one_stage<T: Element, F: Fragments, const BN: u32, const NT: usize>(gemm: Gemm<T>) {
+pub unsafe fn one_stage<T: Half, F: Fragments, const BN: u32, const NT: usize>(gemm: Gemm<T>) {
     let at = (block_idx_y() * BM, block_idx_x() * BN);
     // SAFETY: `one_stage_tile`'s contract is this one's, passed on whole (same launch, threads,
     // element type and shared stage); `at` is this block's own tile of the grid.
@@ -26,7 +26,7 @@ pub unsafe fn one_stage<T: Element, F: Fragments, const BN: u32, const NT: usize
 /// # Safety
 /// As [`one_stage`].
 #[inline(always)]
-pub unsafe fn one_stage_tile<T: Element, F: Fragments, const BN: u32, const NT: usize>(
+pub unsafe fn one_stage_tile<T: Half, F: Fragments, const BN: u32, const NT: usize>(
     gemm: Gemm<T>,
     (row0, col0): (u32, u32),
 ) {
@@ -44,7 +44,7 @@ pub unsafe fn one_stage_tile<T: Element, F: Fragments, const BN: u32, const NT: 
     // Threads past the tile's 256 (a warp-specialised kernel's producers, which come here
     // when TMA cannot read the inputs) only meet the barriers.
     let works = tid < THREADS;
-    let mut acc = [[[T::Acc::ZERO; 4]; NT]; MT];
+    let mut acc = [[[0.0; 4]; NT]; MT];
     for phase in 0..k.div_ceil(BK) {
         let k0 = phase * BK;
         let vector = interior && k0 + BK <= k;

@@ -15,7 +15,7 @@ use crate::device::global::{load4_or_zeros, store, store4};
 use crate::device::shared::SharedTile;
 use crate::device::shuffle;
 use crate::device::vector::aligned4;
-use crate::element::{Element, Output};
+use crate::element::{Element, Half, Output};
 
 pub const BM: u32 = 128;
 pub const BK: u32 = 32;
@@ -77,7 +77,7 @@ pub trait Fragments {
     /// # Safety
     /// The stage is complete (a barrier since its last store); every lane of the warp calls
     /// it.
-    unsafe fn load<T: Element, const NT: usize>(
+    unsafe fn load<T: Half, const NT: usize>(
         stage: &Stage<T>,
         kk: u32,
         me: Lane,
@@ -92,7 +92,7 @@ pub trait Fragments {
 /// As [`Fragments::load`].
 #[inline(always)]
 pub unsafe fn multiply<
-    T: Element,
+    T: Half,
     F: Fragments,
     const NT: usize,
     const STAGE_K: u32,
@@ -128,7 +128,7 @@ pub unsafe fn multiply<
 
 /// The warp tile's `mma` of one K step of 16: every m16 tile by every n8 tile.
 #[inline(always)]
-pub fn mma_step<T: Element, const NT: usize>(
+pub fn mma_step<T: Half, const NT: usize>(
     acc: &mut Accumulators<T::Acc, NT>,
     (af, bf): (&[[u32; 4]; MT], &[[u32; 2]; NT]),
 ) {

@@ -1,6 +1,8 @@
 //! The block tile of the tensor-core kernels whose fragments hold one 32- or 64-bit element
 //! per register (`mma.sync` m16n8k8: f64 on the FP64 tensor cores, f32 as TF32): `dmma`,
-//! `mma_tf32`, `mma_3xtf32`. They differ only in what a K step of 8 multiplies ([`Scheme`]).
+//! `mma_tf32`, `mma_3xtf32`. They differ in what a K step multiplies ([`Scheme`]) and in
+//! their mainloop ([`Mainloop`]: K steps of 8 or 16, a register-buffered loop for interior
+//! blocks).
 //!
 //! A block computes a BM x BN tile of C with (BM / 16 MT) x (BN / 32) warps, each a
 //! 16 MT x 32 warp tile of MT x 4 m16n8 tiles, stepping BK along K. A and B go from global to
@@ -17,7 +19,7 @@
 //! The f64 kernels ([`strided`]) compute every form (leading dimensions, transposes,
 //! alpha/beta: one mainloop per pair of orientations, chosen per launch); the TF32 ones
 //! ([`pipelined`]) the row-major, dense product. `dmma_buffered` adds a second mainloop
-//! ([`buffered`]: fragments double-buffered in registers across stages) for the blocks
+//! ([`Buffered`]: fragments double-buffered in registers across stages) for the blocks
 //! whose tiles lie wholly inside A and B, and takes its tiles in groups of rows.
 use crate::catalogue::{
     Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
@@ -113,36 +115,156 @@ pub const fn spec(
     }
 }
 
-/// What one K step of 8 multiplies: a fragment element as the tensor cores take it, and the
-/// `mma` (or `mma`s) of one 16 x 8 tile.
+/// What one K step of 8 multiplies: the accumulator it adds into, a fragment element as the
+/// tensor cores take it, and the `mma` (or `mma`s) of one 16 x 8 tile.
 pub trait Scheme {
     /// Whether a NaN sum may be an artefact of the scheme (3xTF32's Inf x 0 cross terms), to
     /// be recomputed with the kernel's repair scheme.
     const REPAIR: bool;
-    /// Whether K steps go 16 at a time ([`Scheme::mma16`], one instruction) rather than 8.
-    const K16: bool = false;
-    /// Whether the buffered mainloop goes 4 at a time ([`buffered4`], [`Scheme::mma4`]).
-    const K4: bool = false;
-    type Frag<A: Accumulator>: Copy;
-    fn prepare<A: Accumulator>(x: A) -> Self::Frag<A>;
-    fn mma<A: Accumulator>(a: [Self::Frag<A>; 4], b: [Self::Frag<A>; 2], c: [A; 4]) -> [A; 4];
+    /// The accumulator type: the kernel's element type is the one whose accumulator this is.
+    type Acc: Accumulator;
+    type Frag: Copy;
+    fn prepare(x: Self::Acc) -> Self::Frag;
+    fn mma(a: [Self::Frag; 4], b: [Self::Frag; 2], c: [Self::Acc; 4]) -> [Self::Acc; 4];
+}
+
+/// A scheme with one instruction for a K step of 16 (two steps of 8 summed as one).
+pub trait Step16: Scheme {
     /// Two K steps: A's and B's fragments of the first, then of the second.
+    fn mma16(a: [Self::Frag; 8], b: [Self::Frag; 4], c: [Self::Acc; 4]) -> [Self::Acc; 4];
+}
+
+/// A scheme with an instruction for half a K step (m16n8k4): A's fragment (rows g, g + 8
+/// of column t) and B's (row t, column g).
+pub trait Step4: Scheme {
+    fn mma4(a: [Self::Frag; 2], b: Self::Frag, c: [Self::Acc; 4]) -> [Self::Acc; 4];
+}
+
+/// The wide tile's mainloop variants: how a stage's K steps are multiplied
+/// ([`Mainloop::multiply`]), and whether blocks whose tiles lie wholly inside A and B run a
+/// register-buffered loop instead ([`Mainloop::buffered`], tiles taken in groups of rows).
+/// Each variant is bounded by the instructions its loops issue, so a variant its scheme
+/// cannot run does not compile.
+pub trait Mainloop<S: Scheme> {
+    /// Whether interior blocks run [`Mainloop::buffered`], and the grid walks its tiles in
+    /// groups of rows.
+    const BUFFERED: bool = false;
+    /// Whether interior blocks run in a function of their own, away from the edge blocks'
+    /// checked copies.
+    const APART: bool = false;
+
+    /// The `mma`s of one stage.
+    ///
+    /// # Safety
+    /// The stage is complete (a wait and a barrier since its copies); every lane of the warp
+    /// calls it.
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn mma16<A: Accumulator>(a: [Self::Frag<A>; 8], b: [Self::Frag<A>; 4], c: [A; 4]) -> [A; 4] {
-        let low = Self::mma([a[0], a[1], a[2], a[3]], [b[0], b[1]], c);
-        Self::mma([a[4], a[5], a[6], a[7]], [b[2], b[3]], low)
+    unsafe fn multiply<
+        T: Element<Acc = S::Acc>,
+        const BK: u32,
+        const MT: usize,
+        const A_T: bool,
+        const B_T: bool,
+    >(
+        stage: &Stage<T>,
+        acc: &mut Accumulators<T::Acc, MT>,
+        me: Lane,
+    ) {
+        // SAFETY: the contract is `multiply`'s.
+        unsafe { multiply::<T, S, BK, MT, A_T, B_T>(stage, acc, me) }
     }
-    /// Half a K step, 4 at a time ([`buffered4`]: m16n8k4): A's fragment (rows g, g + 8 of
-    /// column t) and B's (row t, column g). Only the FP64 scheme has it.
+
+    /// The mainloop of an interior block.
+    ///
+    /// # Safety
+    /// As the mainloop of `pipelined`: `stage(s)` is slot `s`; `first` starts the copies
+    /// of phase `p < DEPTH` into a slot, `copy` those of a later phase; every thread of the
+    /// block runs it.
     #[inline(always)]
-    fn mma4<A: Accumulator>(_: [Self::Frag<A>; 2], _: Self::Frag<A>, _: [A; 4]) -> [A; 4] {
-        crate::device::thread::trap()
+    unsafe fn buffered<
+        T: Element<Acc = S::Acc>,
+        const BK: u32,
+        const DEPTH: u32,
+        const MT: usize,
+        const A_T: bool,
+        const B_T: bool,
+    >(
+        acc: &mut Accumulators<T::Acc, MT>,
+        at: (
+            &impl Fn(u32) -> Stage<T>,
+            &impl Fn(&Stage<T>, u32),
+            &impl Fn(&Stage<T>, u32),
+        ),
+        phases: u32,
+        me: Lane,
+    ) {
+        // SAFETY: the contract is `buffered`'s.
+        unsafe { buffered::<T, S, BK, DEPTH, MT, A_T, B_T>(acc, at, phases, me) }
     }
 }
 
-/// A warp's accumulators.
-type Accumulators<A, const MT: usize> = [[[A; 4]; NT]; MT];
+/// K steps of 8, every block through the one mainloop (`dmma`, the TF32 kernels).
+pub struct Steps8;
+impl<S: Scheme> Mainloop<S> for Steps8 {}
+
+/// K steps of 16, one instruction each ([`Step16`]: `dmma_warps`, `dmma_small`).
+pub struct Steps16;
+impl<S: Step16> Mainloop<S> for Steps16 {
+    #[inline(always)]
+    unsafe fn multiply<
+        T: Element<Acc = S::Acc>,
+        const BK: u32,
+        const MT: usize,
+        const A_T: bool,
+        const B_T: bool,
+    >(
+        stage: &Stage<T>,
+        acc: &mut Accumulators<T::Acc, MT>,
+        me: Lane,
+    ) {
+        // SAFETY: the contract is `multiply16`'s.
+        unsafe { multiply16::<T, S, BK, MT, A_T, B_T>(stage, acc, me) }
+    }
+}
+
+/// K steps of 8, interior blocks with fragments double-buffered in registers
+/// (`dmma_buffered`).
+pub struct Buffered;
+impl<S: Scheme> Mainloop<S> for Buffered {
+    const BUFFERED: bool = true;
+}
+
+/// [`Buffered`] with the interior blocks' loop in K steps of 4 ([`Step4`]), in a function of
+/// their own (`dmma_k4`).
+pub struct Buffered4;
+impl<S: Step4> Mainloop<S> for Buffered4 {
+    const BUFFERED: bool = true;
+    const APART: bool = true;
+    #[inline(always)]
+    unsafe fn buffered<
+        T: Element<Acc = S::Acc>,
+        const BK: u32,
+        const DEPTH: u32,
+        const MT: usize,
+        const A_T: bool,
+        const B_T: bool,
+    >(
+        acc: &mut Accumulators<T::Acc, MT>,
+        at: (
+            &impl Fn(u32) -> Stage<T>,
+            &impl Fn(&Stage<T>, u32),
+            &impl Fn(&Stage<T>, u32),
+        ),
+        phases: u32,
+        me: Lane,
+    ) {
+        // SAFETY: the contract is `buffered4`'s.
+        unsafe { buffered4::<T, S, BK, DEPTH, MT, A_T, B_T>(acc, at, phases, me) }
+    }
+}
+
+/// A warp's accumulators: MT m16 tiles by 4 n8 tiles.
+pub type Accumulators<A, const MT: usize> = [[[A; 4]; NT]; MT];
 
 /// The multiply of one stage, as the mainloop takes it.
 type Multiply<'a, T, const MT: usize> =
@@ -150,7 +272,7 @@ type Multiply<'a, T, const MT: usize> =
 
 /// One stage of the tiles in shared memory.
 #[derive(Clone, Copy)]
-struct Stage<T> {
+pub struct Stage<T> {
     a: SharedTile<T>,
     b: SharedTile<T>,
 }
@@ -162,7 +284,7 @@ impl<T: Element> Stage<T> {
     /// # Safety
     /// Inside the stage; the stage is complete (a wait and a barrier since its copies).
     #[inline(always)]
-    unsafe fn a_at<S: Scheme, const A_T: bool>(&self, r: u32, k: u32) -> S::Frag<T::Acc> {
+    unsafe fn a_at<S: Scheme<Acc = T::Acc>, const A_T: bool>(&self, r: u32, k: u32) -> S::Frag {
         let x = match A_T {
             // SAFETY: `get`'s points: (r, k) lies in A's BM x (BK + PAD_A) tile (this contract),
             // which is complete and unwritten until the next barrier.
@@ -179,7 +301,7 @@ impl<T: Element> Stage<T> {
     /// # Safety
     /// As [`Stage::a_at`].
     #[inline(always)]
-    unsafe fn b_at<S: Scheme, const B_T: bool>(&self, k: u32, c: u32) -> S::Frag<T::Acc> {
+    unsafe fn b_at<S: Scheme<Acc = T::Acc>, const B_T: bool>(&self, k: u32, c: u32) -> S::Frag {
         let x = match B_T {
             // SAFETY: `get`'s points: (k, c) lies in B's BK x (BN + pad) tile (this contract),
             // which is complete and unwritten until the next barrier.
@@ -306,7 +428,7 @@ fn grouped(bm: u32, bn: u32) -> (u32, u32) {
 
 /// Where a warp's lane works: its warp tile's origin and `(g, t)`.
 #[derive(Clone, Copy)]
-struct Lane {
+pub struct Lane {
     row: u32,
     col: u32,
     g: u32,
@@ -328,7 +450,7 @@ struct Lane {
 #[inline(always)]
 unsafe fn multiply<
     T: Element,
-    S: Scheme,
+    S: Scheme<Acc = T::Acc>,
     const BK: u32,
     const MT: usize,
     const A_T: bool,
@@ -338,36 +460,6 @@ unsafe fn multiply<
     acc: &mut Accumulators<T::Acc, MT>,
     me: Lane,
 ) {
-    if S::K16 {
-        // SAFETY: `a_at`'s points: rows r + 8 (q % 2) < row + 16 MT <= BM and K kk + t + 4 (q / 2)
-        // < kk + 16 <= BK lie in the stage, which is complete (this contract).
-        let ga = |r: u32, kk: u32| unsafe { stage.a_at::<S, A_T>(r, kk) };
-        // SAFETY: `b_at`'s points: K kk + t + 4 q < kk + 16 <= BK and column col + 8 j + g < col +
-        // 32 <= BN lie in the stage, which is complete (this contract).
-        let gb = |kk: u32, c: u32| unsafe { stage.b_at::<S, B_T>(kk, c) };
-        let Lane { row, col, g, t } = me;
-        for step in 0..BK / 16 {
-            let kk = 16 * step;
-            let mut bf = [[S::prepare(T::Acc::ZERO); 4]; NT];
-            for j in 0..NT {
-                let n = col + 8 * j as u32 + g;
-                for q in 0..4 {
-                    bf[j][q] = gb(kk + t + 4 * q as u32, n);
-                }
-            }
-            for i in 0..MT {
-                let r = row + 16 * i as u32 + g;
-                let mut af = [S::prepare(T::Acc::ZERO); 8];
-                for q in 0..8 {
-                    af[q] = ga(r + 8 * (q as u32 % 2), kk + t + 4 * (q as u32 / 2));
-                }
-                for j in 0..NT {
-                    acc[i][j] = S::mma16(af, bf[j], acc[i][j]);
-                }
-            }
-        }
-        return;
-    }
     for step in 0..BK / 8 {
         let reads = StepReads {
             stage,
@@ -382,6 +474,52 @@ unsafe fn multiply<
             let af = unsafe { reads.a::<S, A_T>(i) };
             for j in 0..NT {
                 acc[i][j] = S::mma(af, bf[j], acc[i][j]);
+            }
+        }
+    }
+}
+
+/// [`multiply`] in K steps of 16, one instruction each ([`Step16::mma16`]).
+///
+/// # Safety
+/// As [`multiply`].
+#[inline(always)]
+unsafe fn multiply16<
+    T: Element,
+    S: Step16<Acc = T::Acc>,
+    const BK: u32,
+    const MT: usize,
+    const A_T: bool,
+    const B_T: bool,
+>(
+    stage: &Stage<T>,
+    acc: &mut Accumulators<T::Acc, MT>,
+    me: Lane,
+) {
+    // SAFETY: `a_at`'s points: rows r + 8 (q % 2) < row + 16 MT <= BM and K kk + t + 4 (q / 2)
+    // < kk + 16 <= BK lie in the stage, which is complete (this contract).
+    let ga = |r: u32, kk: u32| unsafe { stage.a_at::<S, A_T>(r, kk) };
+    // SAFETY: `b_at`'s points: K kk + t + 4 q < kk + 16 <= BK and column col + 8 j + g < col +
+    // 32 <= BN lie in the stage, which is complete (this contract).
+    let gb = |kk: u32, c: u32| unsafe { stage.b_at::<S, B_T>(kk, c) };
+    let Lane { row, col, g, t } = me;
+    for step in 0..BK / 16 {
+        let kk = 16 * step;
+        let mut bf = [[S::prepare(T::Acc::ZERO); 4]; NT];
+        for j in 0..NT {
+            let n = col + 8 * j as u32 + g;
+            for q in 0..4 {
+                bf[j][q] = gb(kk + t + 4 * q as u32, n);
+            }
+        }
+        for i in 0..MT {
+            let r = row + 16 * i as u32 + g;
+            let mut af = [S::prepare(T::Acc::ZERO); 8];
+            for q in 0..8 {
+                af[q] = ga(r + 8 * (q as u32 % 2), kk + t + 4 * (q as u32 / 2));
+            }
+            for j in 0..NT {
+                acc[i][j] = S::mma16(af, bf[j], acc[i][j]);
             }
         }
     }
@@ -410,7 +548,7 @@ impl<T: Element> StepReads<'_, T> {
     /// # Safety
     /// As [`multiply`].
     #[inline(always)]
-    unsafe fn a<S: Scheme, const A_T: bool>(&self, i: usize) -> [S::Frag<T::Acc>; 4] {
+    unsafe fn a<S: Scheme<Acc = T::Acc>, const A_T: bool>(&self, i: usize) -> [S::Frag; 4] {
         let (kk, Lane { row, g, t, .. }) = (self.kk, self.me);
         // SAFETY: `a_at`'s points: rows r, r + 8 < row + 16 MT <= BM and K kk + t (+ 4) < kk + 8 <=
         // BK lie in the stage, which is complete (`multiply`'s contract, this one's).
@@ -429,7 +567,7 @@ impl<T: Element> StepReads<'_, T> {
     /// # Safety
     /// As [`multiply`].
     #[inline(always)]
-    unsafe fn b<S: Scheme, const B_T: bool>(&self) -> [[S::Frag<T::Acc>; 2]; NT] {
+    unsafe fn b<S: Scheme<Acc = T::Acc>, const B_T: bool>(&self) -> [[S::Frag; 2]; NT] {
         let (kk, Lane { col, g, t, .. }) = (self.kk, self.me);
         // SAFETY: `b_at`'s points: K kk + t (+ 4) < kk + 8 <= BK and column col + 8 j + g < col +
         // 32 <= BN lie in the stage, which is complete (`multiply`'s contract, this one's).
@@ -522,7 +660,7 @@ fn next_stage<T: Element, const DEPTH: u32>(
 #[inline(always)]
 unsafe fn buffered<
     T: Element,
-    S: Scheme,
+    S: Scheme<Acc = T::Acc>,
     const BK: u32,
     const DEPTH: u32,
     const MT: usize,
@@ -585,7 +723,7 @@ unsafe fn buffered<
     }
 }
 
-/// [`buffered`] in K steps of 4 (`mma.sync` m16n8k4, [`Scheme::mma4`]): a step's fragments
+/// [`buffered`] in K steps of 4 (`mma.sync` m16n8k4, [`Step4::mma4`]): a step's fragments
 /// are half of a K step of 8's (per m16 tile 2 of A, per n8 tile 1 of B: 24 registers, not
 /// 48), so two steps' are held whole. Each step's `mma`s issue after all of the next step's
 /// loads, into registers no `mma` in flight reads: `buffered` reloads each A fragment into
@@ -597,7 +735,7 @@ unsafe fn buffered<
 #[inline(always)]
 unsafe fn buffered4<
     T: Element,
-    S: Scheme,
+    S: Step4<Acc = T::Acc>,
     const BK: u32,
     const DEPTH: u32,
     const MT: usize,
@@ -619,7 +757,7 @@ unsafe fn buffered4<
     // Step `kk..kk + 4` of a stage: A's fragment of each m16 tile, B's of each n8 tile.
     let reads = |st: &Stage<T>, kk: u32| {
         let Lane { row, col, g, t } = me;
-        let a: [[S::Frag<T::Acc>; 2]; MT] = core::array::from_fn(|i| {
+        let a: [[S::Frag; 2]; MT] = core::array::from_fn(|i| {
             let r = row + 16 * i as u32 + g;
             // SAFETY: `a_at`'s points: rows r, r + 8 < BM and K kk + t < BK in the stage, which is
             // complete (`start_stages` or `next_stage` waited and met the barrier for it).
@@ -630,7 +768,7 @@ unsafe fn buffered4<
                 ]
             }
         });
-        let b: [S::Frag<T::Acc>; NT] = core::array::from_fn(|j| {
+        let b: [S::Frag; NT] = core::array::from_fn(|j| {
             // SAFETY: as above: K kk + t < BK and column col + 8 j + g < BN, B in the same stage.
             unsafe { st.b_at::<S, B_T>(kk + t, col + 8 * j as u32 + g) }
         });
@@ -665,14 +803,14 @@ unsafe fn buffered4<
 #[inline(always)]
 pub unsafe fn strided<
     T: Element,
-    S: Scheme,
-    R: Scheme,
+    S: Scheme<Acc = T::Acc>,
+    R: Scheme<Acc = T::Acc>,
+    L: Mainloop<S>,
     const BM: u32,
     const BN: u32,
     const BK: u32,
     const DEPTH: u32,
     const MT: usize,
-    const BUFFERED: bool,
 >(
     gemm: Gemm<T>,
 ) {
@@ -681,16 +819,10 @@ pub unsafe fn strided<
     // (matched on its strides); the strided `shared_elements` hold either orientation.
     unsafe {
         match (st.a_t, st.b_t) {
-            (false, false) => {
-                pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, false, false, BUFFERED>(gemm)
-            }
-            (true, false) => {
-                pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, true, false, BUFFERED>(gemm)
-            }
-            (false, true) => {
-                pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, false, true, BUFFERED>(gemm)
-            }
-            (true, true) => pipelined::<T, S, R, BM, BN, BK, DEPTH, MT, true, true, BUFFERED>(gemm),
+            (false, false) => pipelined::<T, S, R, L, BM, BN, BK, DEPTH, MT, false, false>(gemm),
+            (true, false) => pipelined::<T, S, R, L, BM, BN, BK, DEPTH, MT, true, false>(gemm),
+            (false, true) => pipelined::<T, S, R, L, BM, BN, BK, DEPTH, MT, false, true>(gemm),
+            (true, true) => pipelined::<T, S, R, L, BM, BN, BK, DEPTH, MT, true, true>(gemm),
         }
     }
 }
@@ -710,8 +842,9 @@ pub unsafe fn strided<
 #[inline(always)]
 pub unsafe fn pipelined<
     T: Element,
-    S: Scheme,
-    R: Scheme,
+    S: Scheme<Acc = T::Acc>,
+    R: Scheme<Acc = T::Acc>,
+    L: Mainloop<S>,
     const BM: u32,
     const BN: u32,
     const BK: u32,
@@ -719,24 +852,26 @@ pub unsafe fn pipelined<
     const MT: usize,
     const A_T: bool,
     const B_T: bool,
-    const BUFFERED: bool,
 >(
     gemm: Gemm<T>,
 ) {
-    if BUFFERED && S::K4 && interior_block::<T, BM, BN, BK, MT, A_T, B_T>(&gemm, grouped(BM, BN)) {
+    if L::BUFFERED
+        && L::APART
+        && interior_block::<T, BM, BN, BK, MT, A_T, B_T>(&gemm, grouped(BM, BN))
+    {
         // `dmma_k4`'s interior blocks run in a function of their own, so that the edge
         // blocks' checked copies do not crowd the buffered loop's registers (compiled
         // together: 255 registers, 35 of 51 fragment loads waiting on a `DMMA`; alone: 234,
         // and 12-18).
         // SAFETY: `interior_k4`'s points: this contract, and `interior_block` just said the block
-        // at `grouped` (the origin `pipelined_body` takes when BUFFERED) is interior.
-        return unsafe { interior_k4::<T, S, R, BM, BN, BK, DEPTH, MT, A_T, B_T>(gemm) };
+        // at `grouped` (the origin `pipelined_body` takes when buffered) is interior.
+        return unsafe { interior_k4::<T, S, R, L, BM, BN, BK, DEPTH, MT, A_T, B_T>(gemm) };
     }
     // SAFETY: `pipelined_body`'s contract is this one's; INTERIOR false claims nothing more.
-    unsafe { pipelined_body::<T, S, R, BM, BN, BK, DEPTH, MT, A_T, B_T, BUFFERED, false>(gemm) }
+    unsafe { pipelined_body::<T, S, R, L, BM, BN, BK, DEPTH, MT, A_T, B_T, false>(gemm) }
 }
 
-/// [`pipelined`] of a `K4` scheme for a block that [`interior_block`] says is interior, not
+/// [`pipelined`] of a [`Buffered4`] mainloop for a block that [`interior_block`] says is interior, not
 /// inlined.
 ///
 /// # Safety
@@ -744,8 +879,9 @@ pub unsafe fn pipelined<
 #[inline(never)]
 unsafe fn interior_k4<
     T: Element,
-    S: Scheme,
-    R: Scheme,
+    S: Scheme<Acc = T::Acc>,
+    R: Scheme<Acc = T::Acc>,
+    L: Mainloop<S>,
     const BM: u32,
     const BN: u32,
     const BK: u32,
@@ -756,9 +892,9 @@ unsafe fn interior_k4<
 >(
     gemm: Gemm<T>,
 ) {
-    // SAFETY: `pipelined_body`'s contract is this one's; INTERIOR (with BUFFERED) is this
+    // SAFETY: `pipelined_body`'s contract is this one's; INTERIOR (with a buffered mainloop) is this
     // contract's interior block.
-    unsafe { pipelined_body::<T, S, R, BM, BN, BK, DEPTH, MT, A_T, B_T, true, true>(gemm) }
+    unsafe { pipelined_body::<T, S, R, L, BM, BN, BK, DEPTH, MT, A_T, B_T, true>(gemm) }
 }
 
 /// [`pipelined`]'s body; `INTERIOR`: the block is interior (the buffered mainloop only).
@@ -768,8 +904,9 @@ unsafe fn interior_k4<
 #[inline(always)]
 unsafe fn pipelined_body<
     T: Element,
-    S: Scheme,
-    R: Scheme,
+    S: Scheme<Acc = T::Acc>,
+    R: Scheme<Acc = T::Acc>,
+    L: Mainloop<S>,
     const BM: u32,
     const BN: u32,
     const BK: u32,
@@ -777,7 +914,6 @@ unsafe fn pipelined_body<
     const MT: usize,
     const A_T: bool,
     const B_T: bool,
-    const BUFFERED: bool,
     const INTERIOR: bool,
 >(
     gemm: Gemm<T>,
@@ -803,7 +939,7 @@ unsafe fn pipelined_body<
         g: (tid % 32) / 4,
         t: tid % 4,
     };
-    let (row0, col0) = match BUFFERED {
+    let (row0, col0) = match L::BUFFERED {
         true => grouped(BM, BN),
         false => (block_idx_y() * BM, block_idx_x() * BN),
     };
@@ -891,9 +1027,9 @@ unsafe fn pipelined_body<
         true => whole_tiles::<T, BN, BK>(threads),
     };
     let interior = whole && chunked && row0 + BM <= m && col0 + BN <= n;
-    // (A `K4` kernel's interior blocks come here with `INTERIOR`: its other blocks, the
+    // (A [`Buffered4`] kernel's interior blocks come here with `INTERIOR`: its other blocks, the
     // edges, take the plain mainloop.)
-    if BUFFERED && (INTERIOR || interior && !S::K4) {
+    if L::BUFFERED && (INTERIOR || interior && !L::APART) {
         // A K that is not a multiple of BK: its last, partial stage goes first (phase 0,
         // copied with checks in the prologue), so every copy inside the loop is whole.
         let tail = !k.is_multiple_of(BK) as u32;
@@ -917,19 +1053,14 @@ unsafe fn pipelined_body<
             }
         };
         let at = (&stage, &first, &whole);
-        match S::K4 {
-            // SAFETY: `buffered4`'s points: `stage(s)` is slot s, `first` copies phases < DEPTH
-            // with checks, `whole` later ones (above); the branch is block-uniform, so every thread
-            // is here.
-            true => unsafe { buffered4::<T, S, BK, DEPTH, MT, A_T, B_T>(&mut acc, at, phases, me) },
-            // SAFETY: as above, `buffered`'s (the same points).
-            false => unsafe { buffered::<T, S, BK, DEPTH, MT, A_T, B_T>(&mut acc, at, phases, me) },
-        }
+        // SAFETY: the mainloop's points: `stage(s)` is slot s, `first` copies phases < DEPTH with
+        // checks, `whole` later ones (above); the branch is block-uniform, so every thread is here.
+        unsafe { L::buffered::<T, BK, DEPTH, MT, A_T, B_T>(&mut acc, at, phases, me) };
     } else {
         // SAFETY: `multiply`'s points: `mainloop` calls it on a stage after its wait and barrier;
         // every thread of the block (whole warps) runs the mainloop.
         mainloop(&mut acc, &|s, acc| unsafe {
-            multiply::<T, S, BK, MT, A_T, B_T>(s, acc, me)
+            L::multiply::<T, BK, MT, A_T, B_T>(s, acc, me)
         });
     }
     if S::REPAIR {

@@ -2,6 +2,8 @@
 //! 16-byte chunk of a row of B) and a slice of K, with as many slices per strip as keep the
 //! grid to one wave. The decode kernels on `cp.async`, `mma.sync` and TMA share it, and the
 //! host sizes their grids and workspaces with it.
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::parts::schedule::plan::{Plan, PlanInput};
 pub(crate) const WARPS: u32 = 4;
 pub(crate) const THREADS: u32 = 32 * WARPS;
 /// Columns per lane: one 16-byte chunk of a row of B.
@@ -27,4 +29,32 @@ pub fn splits((m, k): (usize, usize), strips: usize, (sms, per_sm): (usize, usiz
 /// rounded up to 16 bytes: where the slices' planes begin.
 pub fn counters(m: usize, strips: usize, rows: usize) -> usize {
     (m.div_ceil(rows.max(1)) * strips).next_multiple_of(4)
+}
+
+/// The launch: `strips x splits` blocks (strips of the tile's columns, slices planned for
+/// `per_sm` blocks per SM); the workspace after the tensor maps: with more than one slice,
+/// the counters (zero at launch) then `splits` planes of C.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn plan(input: &PlanInput, per_sm: u32) -> Plan {
+    use Plan;
+    let (m, n, k) = input.mnk;
+    let (rows, cols) = input.tile;
+    let strips = n.div_ceil(cols as usize);
+    let splits = splits((m, k), strips, (input.sms as usize, per_sm as usize));
+    let maps = input.maps;
+    let zeroed = if splits > 1 {
+        counters(m, strips, rows as usize)
+    } else {
+        0
+    };
+    let workspace = if splits > 1 {
+        maps + zeroed + splits * m * n
+    } else {
+        maps
+    };
+    Plan {
+        ctas: Some(splits as u32),
+        zeroed: (maps, zeroed),
+        ..Plan::single((strips, splits, input.batch), workspace)
+    }
 }

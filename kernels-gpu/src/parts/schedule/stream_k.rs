@@ -6,6 +6,8 @@
 use crate::device::global::load;
 use crate::device::thread::{block_idx_x, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::parts::schedule::plan::{FixupLaunch, Overflow, Plan, PlanInput, Unplannable};
 use crate::parts::simt::async_stages::tile_product;
 use crate::parts::simt::block_tile::{Block, PairedLanes, ThreadMap, ThreadTile, epilogue_on};
 use crate::problem::{COut, Gemm};
@@ -120,6 +122,37 @@ impl Schedule {
         let tiles_n = self.tiles_n.max(1); // 0 only for an empty C, which never launches
         Block::new::<T, BM, BN>(g, (tile / tiles_n, tile % tiles_n))
     }
+}
+
+/// The launch of one wave of `ctas` = SMs x resident blocks: `whole + ctas` blocks (`whole`
+/// if nothing is split), and where tiles are split the fix-up (`split * fixup_chunks`
+/// blocks) and `SLOTS_PER_CTA * ctas` tiles of workspace.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn plan(input: &PlanInput) -> Result<Plan, Unplannable> {
+    let (rows, cols) = input.tile;
+    let mnk = input.mnk32();
+    let ctas = (input.sms * input.per_sm).max(1);
+    if !Schedule::fits(mnk, ctas, (rows, cols)) {
+        let mnk = input.mnk;
+        let count = Overflow::TilesAndPhases { ctas };
+        return Err(Unplannable { mnk, count });
+    }
+    let s = Schedule::new(mnk, ctas, (rows, cols));
+    let fixup = (s.split > 0).then(|| FixupLaunch {
+        blocks: s.split * fixup_chunks((rows, cols)),
+        threads: FIXUP_THREADS,
+    });
+    let workspace = match fixup {
+        Some(_) => (SLOTS_PER_CTA * ctas) as usize * (rows * cols) as usize,
+        None => 0,
+    };
+    let sharing = if s.split > 0 { ctas } else { 0 };
+    let grid = (s.whole as usize + sharing as usize, 1, input.batch);
+    Ok(Plan {
+        ctas: Some(ctas),
+        fixup,
+        ..Plan::single(grid, workspace)
+    })
 }
 
 /// The stream-K kernel on `BM x BN` block tiles (`(BM / 8) * (BN / 8)` threads), aligned

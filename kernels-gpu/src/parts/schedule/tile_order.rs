@@ -1,7 +1,10 @@
-//! The order of the Hopper kernels' block tiles: one per block on a grid of tiles, or on a
-//! persistent grid every `gridDim.x`-th tile, grouped by rows for L2.
+//! The order of block tiles: one per block on a grid of tiles (every kernel's unless its
+//! spec says otherwise), or, for the Hopper kernels, on a persistent grid every
+//! `gridDim.x`-th tile, grouped by rows for L2.
 use crate::device::thread::{block_idx_x, block_idx_y, block_idx_z, grid_dim_x};
 use crate::element::Element;
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::parts::schedule::plan::{Overflow, Plan, PlanInput, Unplannable};
 use crate::parts::wgmma::warpgroup::BM;
 use crate::problem::Gemm;
 /// Rows of block tiles a persistent grid walks through together (column by column within
@@ -78,4 +81,38 @@ impl TileOrder {
         }
         gemm.strided_product(z)
     }
+}
+
+/// A grid of tiles: `ceil(n / cols) x ceil(m / rows)` blocks, the batch deep; the workspace
+/// holds the tensor maps, if any.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn plan_tiles(input: &PlanInput) -> Plan {
+    let (m, n, _) = input.mnk;
+    let (rows, cols) = input.tile;
+    let grid = (
+        n.div_ceil(cols as usize),
+        m.div_ceil(rows as usize),
+        input.batch,
+    );
+    Plan::single(grid, input.maps)
+}
+
+/// A persistent grid: as many blocks as are resident at once, at most one per tile of the
+/// whole batch, 1 deep; the kernels count those tiles in 32 bits.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn plan_persistent(input: &PlanInput) -> Result<Plan, Unplannable> {
+    let (m, n, _) = input.mnk;
+    let (rows, cols) = input.tile;
+    let batch = input.batch;
+    let tiles = n.div_ceil(cols as usize) * m.div_ceil(rows as usize) * batch as usize;
+    if tiles > u32::MAX as usize {
+        let mnk = input.mnk;
+        let count = Overflow::BatchTiles { batch, tiles };
+        return Err(Unplannable { mnk, count });
+    }
+    let resident = (input.sms * input.per_sm).max(1);
+    Ok(Plan::single(
+        (tiles.min(resident as usize), 1, 1),
+        input.maps,
+    ))
 }

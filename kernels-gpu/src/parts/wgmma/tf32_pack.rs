@@ -3,11 +3,12 @@
 //! the layout their tensor maps read.
 use crate::catalogue::TensorMaps;
 use crate::device::global::{load, store};
+use crate::device::mma::round_tf32;
 use crate::device::shared::SharedArena;
 use crate::device::thread::{
     block_idx_x, block_idx_y, block_idx_z, sync_threads, thread_idx_x, thread_idx_y,
 };
-use crate::element::{Accumulator, Element};
+use crate::element::Element;
 use crate::problem::{Gemm, Problem, TRANSPOSED_B};
 
 /// Threads of a pack block (32 x 8) and the side of its square of elements (16 a thread,
@@ -114,7 +115,7 @@ impl Packing {
 /// # Safety
 /// As [`pack_tf32`], with `PARTS x PACK_SHARED` shared bytes.
 #[inline(always)]
-pub(crate) unsafe fn pack<T: Element, const PARTS: u32>(gemm: Gemm<T>) {
+pub(crate) unsafe fn pack<T: Element<Acc = f32>, const PARTS: u32>(gemm: Gemm<T>) {
     let p = gemm.p;
     let (s, pack) = (p.strides(), Packing::of(&p, PARTS));
     let (tx, ty) = (thread_idx_x(), thread_idx_y());
@@ -166,7 +167,7 @@ pub(crate) unsafe fn pack<T: Element, const PARTS: u32>(gemm: Gemm<T>) {
         }
     };
     // All 16 loads in flight before the first store.
-    let mut x = [T::Acc::ZERO; (SIDE * SIDE / 256) as usize];
+    let mut x = [0.0f32; (SIDE * SIDE / 256) as usize];
     for (e, x) in x.iter_mut().enumerate() {
         let (r, q) = place(e as u32);
         let (gr, gq) = (r0 + r, q0 + q);
@@ -182,7 +183,7 @@ pub(crate) unsafe fn pack<T: Element, const PARTS: u32>(gemm: Gemm<T>) {
         if PARTS == 1 {
             // SAFETY: `set`'s points: (r, q) < (SIDE, SIDE) in the SIDE x (SIDE + 1) tile; `place`
             // gives each thread and `e` its own element; nobody reads it before the barrier below.
-            unsafe { big.set(r, q, x.tf32()) };
+            unsafe { big.set(r, q, round_tf32(x)) };
         } else {
             let [hi, lo] = split_tf32(x);
             // SAFETY: as above, for `big` and `small` (also SIDE x (SIDE + 1) with PARTS = 2).
@@ -222,12 +223,16 @@ pub(crate) unsafe fn pack<T: Element, const PARTS: u32>(gemm: Gemm<T>) {
 /// magnitude: one less in the bits is one TF32 step nearer zero, Inf's bits less one step
 /// the largest TF32).
 #[inline(always)]
-pub(crate) fn split_tf32<A: Accumulator>(x: A) -> [u32; 2] {
-    let rounded = x.tf32();
-    let past = !A::from_tf32(rounded).is_finite() && x.is_finite();
+pub(crate) fn split_tf32(x: f32) -> [u32; 2] {
+    let rounded = round_tf32(x);
+    let past = !f32::from_bits(rounded).is_finite() && x.is_finite();
     let big = rounded - 0x2000 * past as u32;
-    let rest = x - A::from_tf32(big);
-    let small = if rest.is_finite() { rest.tf32() } else { 0 };
-    let over = past && !(A::from_tf32(big) + A::from_tf32(small)).is_finite();
+    let rest = x - f32::from_bits(big);
+    let small = if rest.is_finite() {
+        round_tf32(rest)
+    } else {
+        0
+    };
+    let over = past && !(f32::from_bits(big) + f32::from_bits(small)).is_finite();
     [big, small - 0x2000 * over as u32]
 }

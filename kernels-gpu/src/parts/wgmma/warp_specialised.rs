@@ -14,7 +14,7 @@ use crate::device::shared::{SharedArena, shared_address};
 use crate::device::thread::{sync_threads, thread_idx_x};
 use crate::device::tma::{self, MAP_BYTES};
 use crate::device::wgmma;
-use crate::element::Element;
+use crate::element::{Element, Half, WgmmaInput};
 use crate::parts::mma::fragments::Ldmatrix;
 use crate::parts::mma::one_stage::one_stage_tile;
 use crate::parts::schedule::tile_order::TileOrder;
@@ -183,37 +183,17 @@ pub(crate) const fn stage_k<T>() -> u32 {
 /// workspace.
 #[inline(always)]
 pub(crate) unsafe fn warp_specialised<
-    T: Element,
+    T: StageInput,
     const PERSISTENT: bool,
     W: WarpgroupTile,
     const N: u32,
 >(
     gemm: Gemm<T>,
 ) {
-    let (a, b, _, m, n, k) = gemm.plain();
+    let (_, _, _, m, n, k) = gemm.plain();
     let order = TileOrder::of_width(PERSISTENT, (m, n), gemm.p.batch, W::COLS);
-    let elem = size_of::<T>() as u64;
-    // (TF32's packed operands always have maps.)
-    if !T::IS_ACC && !tma::reads(&gemm.p, (a as u64, b as u64), elem) {
-        // Dense, row-major `C = A B` only (the host makes maps for every other form). In
-        // halves of 128 columns (or one 64-column tile): 64 accumulators a thread, which fit
-        // the launch bounds' 168 registers (the whole 256-column tile's 128 spilled).
-        for i in 0..order.len() {
-            let (z, row0, col0) = order.at(i);
-            let product = order.product(&gemm, z);
-            if W::COLS == 64 {
-                // SAFETY: `one_stage_tile`'s points: dense row-major operands (the host makes maps
-                // for every other form); 384 threads; f16/bf16 (!IS_ACC); the shared bytes hold its
-                // stage; the branches are launch-uniform, so every thread is here.
-                unsafe { one_stage_tile::<T, Ldmatrix, 64, 2>(product, (row0, col0)) };
-            }
-            for half in 0..W::COLS / 128 {
-                let at = (row0, col0 + half * 128);
-                // SAFETY: as above, on a 128-wide half, whose one stage the spec's shared bytes
-                // hold too.
-                unsafe { one_stage_tile::<T, Ldmatrix, { BN / 2 }, 4>(product, at) };
-            }
-        }
+    // SAFETY: `without_tma`'s contract is this one's.
+    if unsafe { T::without_tma::<W>(&gemm, order) } {
         return;
     }
     let tid = thread_idx_x();
@@ -248,30 +228,104 @@ pub(crate) unsafe fn warp_specialised<
         let (z, row0, col0) = order.at(i);
         let out = order.product(&gemm, z).c_out();
         let at = (row0 + warpgroup * 64, col0);
-        // A row-major A is K-major, a row-major B MN-major; each transpose swaps its
-        // operand. (The match is per tile and the epilogue after it: one copy of it.)
+        // (The orientation is chosen per tile and the epilogue follows: one copy of it.)
         let run = (pipe, warpgroup, phases, &mut it);
-        // SAFETY: `mainloop`'s point: `produce` fills the stages for the same `order` and `phases`,
-        // counted by `it` as here, loading A and B in the orientation each arm multiplies.
-        let acc: W = unsafe {
-            match (strides.a_t, strides.b_t) {
-                // TF32: A and B^T, K-major both (the other arms would trap).
-                _ if T::IS_ACC => W::from_tf32(mainloop_tf32(run)),
-                (false, false) => mainloop::<T, false, true, W, N>(run),
-                (false, true) => mainloop::<T, false, false, W, N>(run),
-                (true, false) => mainloop::<T, true, true, W, N>(run),
-                (true, true) => mainloop::<T, true, false, W, N>(run),
-            }
-        };
+        // SAFETY: `consume`'s point: `produce` fills the stages for the same `order` and `phases`,
+        // counted by `it` as here, loading A and B in the orientation it multiplies.
+        let acc: W = unsafe { T::consume::<W, N>(run, (strides.a_t, strides.b_t)) };
         // SAFETY: `epilogue`'s points: C of product z, m x n at ldc (the entry points' contract);
         // rows at.0 .. + 64 of this tile are this warpgroup's only; all its threads get here.
         unsafe { acc.store::<T>(&out, (m, n), at, t % 128) };
     }
 }
 
+/// What a consumer warpgroup multiplies, by element type: 16-bit operands in either
+/// orientation from shared memory (and, where TMA cannot read them, a one-stage loop
+/// without it), f32 as TF32 with A from registers, both operands K-major in maps the host
+/// always makes (it packs them).
+pub(crate) trait StageInput: WgmmaInput {
+    /// Runs the whole product without TMA where TMA cannot read it, and says whether it did.
+    ///
+    /// # Safety
+    /// As [`warp_specialised`], whose launch this is.
+    unsafe fn without_tma<W: WarpgroupTile>(gemm: &Gemm<Self>, order: TileOrder) -> bool;
+    /// A consumer warpgroup's mainloop over one tile, for A and B transposed as `(a_t, b_t)`.
+    ///
+    /// # Safety
+    /// As [`mainloop`].
+    unsafe fn consume<W: WarpgroupTile, const N: u32>(
+        run: (Pipe<N>, u32, u32, &mut u32),
+        transposed: (bool, bool),
+    ) -> W;
+}
+
+impl<T: Half> StageInput for T {
+    #[inline(always)]
+    unsafe fn without_tma<W: WarpgroupTile>(gemm: &Gemm<T>, order: TileOrder) -> bool {
+        let (a, b, ..) = gemm.plain();
+        if tma::reads(&gemm.p, (a as u64, b as u64), size_of::<T>() as u64) {
+            return false;
+        }
+        // Dense, row-major `C = A B` only (the host makes maps for every other form). In
+        // halves of 128 columns (or one 64-column tile): 64 accumulators a thread, which fit
+        // the launch bounds' 168 registers (the whole 256-column tile's 128 spilled).
+        for i in 0..order.len() {
+            let (z, row0, col0) = order.at(i);
+            let product = order.product(gemm, z);
+            if W::COLS == 64 {
+                // SAFETY: `one_stage_tile`'s points: dense row-major operands (the host makes maps
+                // for every other form); 384 threads; f16/bf16; the shared bytes hold its stage;
+                // the branches are launch-uniform, so every thread is here.
+                unsafe { one_stage_tile::<T, Ldmatrix, 64, 2>(product, (row0, col0)) };
+            }
+            for half in 0..W::COLS / 128 {
+                let at = (row0, col0 + half * 128);
+                // SAFETY: as above, on a 128-wide half, whose one stage the spec's shared bytes
+                // hold too.
+                unsafe { one_stage_tile::<T, Ldmatrix, { BN / 2 }, 4>(product, at) };
+            }
+        }
+        true
+    }
+
+    #[inline(always)]
+    unsafe fn consume<W: WarpgroupTile, const N: u32>(
+        run: (Pipe<N>, u32, u32, &mut u32),
+        transposed: (bool, bool),
+    ) -> W {
+        // A row-major A is K-major, a row-major B MN-major; each transpose swaps its operand.
+        // SAFETY: `mainloop`'s contract is this one's, each arm the orientation `produce`
+        // loaded.
+        unsafe {
+            match transposed {
+                (false, false) => mainloop::<T, false, true, W, N>(run),
+                (false, true) => mainloop::<T, false, false, W, N>(run),
+                (true, false) => mainloop::<T, true, true, W, N>(run),
+                (true, true) => mainloop::<T, true, false, W, N>(run),
+            }
+        }
+    }
+}
+
+impl StageInput for f32 {
+    #[inline(always)]
+    unsafe fn without_tma<W: WarpgroupTile>(_: &Gemm<f32>, _: TileOrder) -> bool {
+        false
+    }
+
+    #[inline(always)]
+    unsafe fn consume<W: WarpgroupTile, const N: u32>(
+        run: (Pipe<N>, u32, u32, &mut u32),
+        _: (bool, bool),
+    ) -> W {
+        // SAFETY: `mainloop_tf32`'s contract is this one's: A and B^T, both K-major.
+        W::from_tf32(unsafe { mainloop_tf32(run) })
+    }
+}
+
 /// The `N` stages and their mbarriers in shared memory.
 #[derive(Clone, Copy)]
-struct Pipe<const N: u32> {
+pub(crate) struct Pipe<const N: u32> {
     a_all: *mut u8,
     b_all: *mut u8,
     bars: StageBarriers<N>,
@@ -501,7 +555,7 @@ unsafe fn tf32_fragments(rows: u32, lane: u32, half: u32) -> [[u32; 4]; 2] {
 /// The producer fills the stages as [`produce`] does, for the same tiles.
 #[inline(always)]
 unsafe fn mainloop<
-    T: Element,
+    T: WgmmaInput,
     const A_MN: bool,
     const B_MN: bool,
     W: WarpgroupTile,

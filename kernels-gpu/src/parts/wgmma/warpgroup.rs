@@ -4,7 +4,7 @@
 //! `m64n256k16`, `m64n128k16` or `m64n64k16`).
 use crate::device::shared::shared_address;
 use crate::device::wgmma::{self, Descriptor, Swizzle};
-use crate::element::Element;
+use crate::element::{Element, WgmmaInput};
 use crate::parts::wgmma::epilogue::epilogue;
 use crate::problem::COut;
 pub(crate) const BM: u32 = 128;
@@ -63,7 +63,7 @@ impl<const A_MN: bool, const B_MN: bool> Descriptors<A_MN, B_MN> {
     /// # Safety
     /// As [`Element::wgmma_m64n256`]: the stage is complete and visible to `wgmma`.
     #[inline(always)]
-    pub(crate) unsafe fn multiply<T: Element, W: WarpgroupTile>(&self, acc: &mut W, s: u32) {
+    pub(crate) unsafe fn multiply<T: WgmmaInput, W: WarpgroupTile>(&self, acc: &mut W, s: u32) {
         wgmma::fence(acc);
         for step in 0..BK / 16 {
             let a_k = self.a.advanced(s * A_STAGE + Self::step(A_MN) * step);
@@ -122,7 +122,7 @@ pub(crate) trait WarpgroupTile: wgmma::Accumulators + Sized {
     ///
     /// # Safety
     /// As [`Element::wgmma_m64n256`].
-    unsafe fn mma<T: Element, const A_MN: bool, const B_MN: bool>(
+    unsafe fn mma<T: WgmmaInput, const A_MN: bool, const B_MN: bool>(
         &mut self,
         a: Descriptor,
         b: Descriptor,
@@ -156,7 +156,7 @@ macro_rules! warpgroup_tile {
             /// # Safety
             /// As [`WarpgroupTile::mma`] (the contract of `T`'s `wgmma` of this shape).
             #[inline(always)]
-            unsafe fn mma<T: Element, const A_MN: bool, const B_MN: bool>(
+            unsafe fn mma<T: WgmmaInput, const A_MN: bool, const B_MN: bool>(
                 &mut self,
                 a: Descriptor,
                 b: Descriptor,
