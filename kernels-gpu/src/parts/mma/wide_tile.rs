@@ -29,7 +29,7 @@ use crate::device::shared::{SharedArena, SharedTile, shared_address};
 use crate::device::thread::{
     block_idx_x, block_idx_y, grid_dim_x, grid_dim_y, sync_threads, thread_idx_x,
 };
-use crate::device::vector::aligned16;
+use crate::device::vector::{aligned16, rows_in_chunks};
 use crate::element::{Accumulator, Element};
 use crate::parts::mma::async_pipeline;
 use crate::problem::{COut, Gemm};
@@ -920,17 +920,7 @@ unsafe fn pipelined_body<
 ) {
     let (a, b, _, m, n, k) = gemm.plain();
     let st = gemm.p.strides();
-    // Each operand's rows as stored, and whether they come in whole, aligned chunks.
-    let (a_cols, b_cols) = (if A_T { m } else { k }, if B_T { k } else { n });
-    // (`device::vector::rows_in_chunks` says the same; calling it changed these kernels'
-    // PTX, whose figures were measured with this closure, so it stays until the next
-    // measurement. The whole-tile copies below are `SharedTile::copy_rows` without its
-    // zero-filled columns, likewise. `chunked_operands` too, and `interior_block` below.)
-    let chunk = 16 / size_of::<T>() as u32;
-    let fits = |p: *const T, cols: u32, ld: u32| {
-        cols.is_multiple_of(chunk) && ld.is_multiple_of(chunk) && aligned16(p)
-    };
-    let chunked = fits(a, a_cols, st.lda) && fits(b, b_cols, st.ldb);
+    let chunked = chunked_operands::<T, A_T, B_T>(&gemm);
     let tid = thread_idx_x();
     let warp = tid / 32;
     let me = Lane {
@@ -964,9 +954,9 @@ unsafe fn pipelined_body<
         a: a_all.window(s * a_rows, a_rows),
         b: b_all.window(s * b_rows, b_rows),
     };
-    // SAFETY: `copy_tile`'s points: where `chunked`, `fits` checked cols, ld and alignment; the
-    // `threads(BM, BN, MT)` threads of the launch; called only on a stage nobody reads until a wait
-    // and barrier (the prologue's, or past the barrier after its last reader).
+    // SAFETY: `copy_tile`'s points: where `chunked`, `chunked_operands` checked cols, ld and
+    // alignment; the `threads(BM, BN, MT)` threads of the launch; called only on a stage nobody
+    // reads until a wait and barrier (the prologue's, or past the barrier after its last reader).
     let copy = |s: &Stage<T>, k0: u32| unsafe {
         let me = (tid, threads(BM, BN, MT));
         match A_T {
@@ -1019,14 +1009,7 @@ unsafe fn pipelined_body<
     // then the buffered mainloop (with the checked copies' state live across it, it
     // spilled 480 bytes at 255 registers, 59 `LDL`s a phase; without, 238 and none).
     let threads = threads(BM, BN, MT);
-    let whole = match A_T {
-        false => whole_tiles::<T, BM, BK>(threads),
-        true => whole_tiles::<T, BK, BM>(threads),
-    } && match B_T {
-        false => whole_tiles::<T, BK, BN>(threads),
-        true => whole_tiles::<T, BN, BK>(threads),
-    };
-    let interior = whole && chunked && row0 + BM <= m && col0 + BN <= n;
+    let interior = interior_block::<T, BM, BN, BK, MT, A_T, B_T>(&gemm, (row0, col0));
     // (A [`Buffered4`] kernel's interior blocks come here with `INTERIOR`: its other blocks, the
     // edges, take the plain mainloop.)
     if L::BUFFERED && (INTERIOR || interior && !L::APART) {
@@ -1038,7 +1021,7 @@ unsafe fn pipelined_body<
             false => (phase - tail) * BK,
         };
         let first = |s: &Stage<T>, phase: u32| copy(s, k0(phase));
-        // SAFETY: `copy_whole`'s points: `interior` (or INTERIOR: `interior_block`, the same test)
+        // SAFETY: `copy_whole`'s points: `interior` (`interior_block`; or INTERIOR, the same test)
         // says chunked, whole tiles, block inside M and N; its phases (>= DEPTH) satisfy k0 + BK <=
         // k; `next_stage` refills a slot past the barrier after its last reader.
         let whole = |s: &Stage<T>, phase: u32| unsafe {
@@ -1109,7 +1092,7 @@ unsafe fn pipelined_body<
 
 /// Whether the block at `(row0, col0)` runs [`pipelined`]'s buffered mainloop: its tiles
 /// lie inside A and B (and C) at every phase, in whole aligned 16-byte chunks that the
-/// block's threads copy in whole rows. (The same test as the kernel's `interior`.)
+/// block's threads copy in whole rows.
 #[inline(always)]
 fn interior_block<
     T: Element,
@@ -1142,12 +1125,9 @@ fn interior_block<
 fn chunked_operands<T: Element, const A_T: bool, const B_T: bool>(gemm: &Gemm<T>) -> bool {
     let (a, b, _, m, n, k) = gemm.plain();
     let st = gemm.p.strides();
+    // Each operand's rows as stored.
     let (a_cols, b_cols) = (if A_T { m } else { k }, if B_T { k } else { n });
-    let chunk = 16 / size_of::<T>() as u32;
-    let fits = |p: *const T, cols: u32, ld: u32| {
-        cols.is_multiple_of(chunk) && ld.is_multiple_of(chunk) && aligned16(p)
-    };
-    fits(a, a_cols, st.lda) && fits(b, b_cols, st.ldb)
+    rows_in_chunks(a, a_cols, st.lda) && rows_in_chunks(b, b_cols, st.ldb)
 }
 
 /// Writes the warp's accumulators to `out`'s C (rows g, g + 8 and columns 2t, 2t + 1 of
