@@ -12,7 +12,6 @@ use crate::kernels::{Kernel, MAX_DIM, Precision};
 use crate::normalize::{DeviceLists, Indexed, Normalized};
 use crate::reference::{check_output_shape, product_dims};
 use crate::view::{Batch, DeviceView, DeviceViewMut, MatrixView, MatrixViewMut};
-use rgemm_kernels::problem::Problem;
 
 /// `C = alpha op(A) op(B) + beta C` on the CPU, each product's sums in f64 and then rounded
 /// to C's type: the reference every form of the product is tested against. With `beta = 0`
@@ -237,9 +236,8 @@ impl<'c, 'v, T: Element, O: Output<T>> GemmCall<'c, 'v, T, O> {
         Indexed::new((&a, &b, &c), scalars)
     }
 
-    /// Whole dense row-major matrices laid out for the kernels: the plain problem even where
-    /// a dimension is 0, where their views' leading dimension of 1 would make it a strided
-    /// product, which fewer kernels compute.
+    /// Whole dense row-major matrices laid out for the kernels ([`Normalized::whole`]), their
+    /// shapes checked.
     fn whole(&self) -> Result<Normalized> {
         let (a, b, c) = (self.a[0].layout, self.b[0].layout, self.c[0].layout);
         let (m, n, k) = product_dims(a.shape(), b.shape())?;
@@ -255,13 +253,7 @@ impl<'c, 'v, T: Element, O: Output<T>> GemmCall<'c, 'v, T, O> {
                 reason: format!("each dimension must be at most {MAX_DIM}"),
             });
         };
-        Ok(Normalized {
-            problem: Problem::row_major(m32, n32, k32),
-            swapped: false,
-            offsets: (0, 0, 0),
-            nothing: m == 0 || n == 0,
-            table: None,
-        })
+        Ok(Normalized::whole((m32, n32, k32)))
     }
 
     /// Prepares the product and queues it unless there is nothing to do: what it runs as,

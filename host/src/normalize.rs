@@ -28,6 +28,19 @@ pub struct Normalized {
 }
 
 impl Normalized {
+    /// Whole dense row-major matrices, `C = A B` of `m x k` by `k x n`: the plain problem,
+    /// even where a dimension is 0 (where views' leading dimension of 1 would make it a
+    /// strided product, which fewer kernels compute).
+    pub fn whole((m, n, k): (u32, u32, u32)) -> Self {
+        Self {
+            problem: Problem::row_major(m, n, k),
+            swapped: false,
+            offsets: (0, 0, 0),
+            nothing: m == 0 || n == 0,
+            table: None,
+        }
+    }
+
     /// Checks the views against their buffers (`lens`: elements of A's, B's and C's) and the
     /// batch, and lays the product out for the kernels. Errors before any work.
     pub fn new(
