@@ -210,6 +210,17 @@ pub enum Shared {
     Elements(u32),
 }
 
+impl Shared {
+    /// `stages` unpadded stages of `bk` K steps.
+    pub const fn stages(stages: u32, bk: u32) -> Shared {
+        Shared::Stages {
+            stages,
+            bk,
+            a_pad: 0,
+        }
+    }
+}
+
 /// Whether `matmul`'s automatic choice considers the kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -473,6 +484,100 @@ impl TensorMaps {
 }
 
 impl KernelSpec {
+    /// A kernel of `threads` on block tiles `tile`, a grid of tiles, with the plain defaults
+    /// that the `with_*` methods change: no shared memory, no launch bounds, every element
+    /// type, the CUDA cores, IEEE arithmetic, dense row-major operands only, always a
+    /// candidate, run by the CPU executor, no PTX facts.
+    pub const fn new(
+        (name, file): (&'static str, &'static str),
+        idea: &'static str,
+        arch: Arch,
+        threads: Threads,
+        tile: Tile,
+    ) -> KernelSpec {
+        KernelSpec {
+            name,
+            file,
+            idea,
+            arch,
+            threads,
+            tile,
+            grid: Grid::Tiles,
+            shared: Shared::None,
+            min_blocks_per_sm: PerAcc::NONE,
+            elements: ALL_ELEMENTS,
+            candidate: Candidate::Always,
+            cpu: true,
+            tensor_cores: false,
+            tma: None,
+            precision: Precision::Exact,
+            strided: false,
+            ptx: &[],
+        }
+    }
+
+    /// This spec for a kernel that reads the general product ([`KernelSpec::strided`]).
+    pub const fn general(self) -> KernelSpec {
+        KernelSpec {
+            strided: true,
+            ..self
+        }
+    }
+
+    /// This spec for a kernel that multiplies on the tensor cores.
+    pub const fn on_tensor_cores(self) -> KernelSpec {
+        KernelSpec {
+            tensor_cores: true,
+            ..self
+        }
+    }
+
+    /// This spec with its dynamic shared memory.
+    pub const fn with_shared(self, shared: Shared) -> KernelSpec {
+        KernelSpec { shared, ..self }
+    }
+
+    /// This spec for these element types only.
+    pub const fn with_elements(self, elements: &'static [Elem]) -> KernelSpec {
+        KernelSpec { elements, ..self }
+    }
+
+    /// This spec with its launch bounds.
+    pub const fn with_blocks_per_sm(self, min_blocks_per_sm: PerAcc<Option<u32>>) -> KernelSpec {
+        KernelSpec {
+            min_blocks_per_sm,
+            ..self
+        }
+    }
+
+    /// This spec, considered by `matmul`'s automatic choice as `candidate` says.
+    pub const fn with_candidate(self, candidate: Candidate) -> KernelSpec {
+        KernelSpec { candidate, ..self }
+    }
+
+    /// This spec with inputs read through tensor maps.
+    pub const fn with_tma(self, tma: TensorMaps) -> KernelSpec {
+        KernelSpec {
+            tma: Some(tma),
+            ..self
+        }
+    }
+
+    /// This spec for a kernel that multiplies f32 in `precision` (only where asked).
+    pub const fn with_precision(self, precision: Precision) -> KernelSpec {
+        KernelSpec { precision, ..self }
+    }
+
+    /// This spec with the PTX facts its kernel declares.
+    pub const fn with_ptx(self, ptx: &'static [PtxFacts]) -> KernelSpec {
+        KernelSpec { ptx, ..self }
+    }
+
+    /// This spec on another grid (a part's tile on a stream-K or split-K schedule).
+    pub const fn with_grid(self, grid: Grid) -> KernelSpec {
+        KernelSpec { grid, ..self }
+    }
+
     /// Whether it computes a strided batch in one launch: kernels with a grid of block tiles
     /// (grid `z` = the batch; the entry points move A, B and C to their product, and tensor
     /// maps have the batch as their third dimension), and persistent ones, whose blocks walk

@@ -391,6 +391,12 @@ pub type Body<T> = unsafe fn(Gemm<T>);
 /// batch only ([`Gemm::strided_product`]): the TMA kernels, which never take a batch's
 /// table, keep their code free of its branch.
 macro_rules! entry_points {
+    (@declared $body:ident; strided entries $($name:ident: $elem:ty),+ $(,)? $(;)?) => {
+        $crate::problem::entry_points!(strided $body; $($name: $elem),+);
+    };
+    (@declared $body:ident; entries $($name:ident: $elem:ty),+ $(,)? $(;)?) => {
+        $crate::problem::entry_points!($body; $($name: $elem),+);
+    };
     (strided $body:ident; $($name:ident: $elem:ty),* $(,)?) => {
         $crate::problem::entry_points!(@move strided_product, $body; $($name: $elem),*);
     };
@@ -426,8 +432,9 @@ macro_rules! entry_points {
             /// The entry points' `f16` (the GPU's own type) on the host.
             #[allow(non_camel_case_types, dead_code)]
             type f16 = $crate::element::F16;
+            /// The element types as the kernel's file names them.
             #[allow(unused_imports)]
-            use $crate::element::{Bf16, Narrow};
+            use super::*;
 
             /// `super::$body` as a body of `D`, where it has an entry point for `D`.
             pub fn host<D: $crate::element::Element>() -> Option<$crate::problem::Body<D>> {
@@ -450,3 +457,55 @@ macro_rules! entry_points {
     };
 }
 pub(crate) use entry_points;
+
+/// Declares a kernel that is one part's body with its parameters: its spec, the body and its
+/// entry points, in one place.
+///
+/// ```ignore
+/// kernel! {
+///     SPEC = wide_tile::spec(..).with_ptx(..);
+///     fn dmma(Gemm<f64>) = wide_tile::strided::<f64, Dmma, Dmma, Steps8, 128, 64, 16, 3, 4>;
+///     entries dmma_f64: f64;
+/// }
+/// ```
+///
+/// The body's safety rests on the spec: a comment above the declaration says why the launch
+/// the spec describes (threads, grid, shared memory, workspace) is the one the part needs.
+/// `strided entries` declares the entries as `entry_points!(strided ..)` does. A kernel with
+/// its own body declares `fn name;` and writes `name` beside the declaration, its safety
+/// contract in its `# Safety`.
+macro_rules! kernel {
+    (
+        $(#[$spec_attr:meta])*
+        $spec:ident = $spec_value:expr;
+        $(#[$attr:meta])*
+        fn $body:ident $(<$t:ident: $bound:path>)? ($gemm:ty) = $part:expr;
+        $($entries:tt)+
+    ) => {
+        $(#[$spec_attr])*
+        pub const $spec: $crate::catalogue::KernelSpec = $spec_value;
+
+        $(#[$attr])*
+        /// # Safety
+        /// See the entry points; the launch follows the spec declared with it.
+        #[inline(always)]
+        pub unsafe fn $body $(<$t: $bound>)? (gemm: $gemm) {
+            // SAFETY: the entry point's contract holds and the launch follows the spec, which
+            // gives the part what its contract asks (the comment at the declaration says how).
+            unsafe { $part(gemm) }
+        }
+
+        $crate::problem::entry_points!(@declared $body; $($entries)+);
+    };
+    (
+        $(#[$spec_attr:meta])*
+        $spec:ident = $spec_value:expr;
+        fn $body:ident;
+        $($entries:tt)+
+    ) => {
+        $(#[$spec_attr])*
+        pub const $spec: $crate::catalogue::KernelSpec = $spec_value;
+        $crate::problem::entry_points!(@declared $body; $($entries)+);
+    };
+}
+pub(crate) use kernel;

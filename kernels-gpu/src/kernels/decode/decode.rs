@@ -17,19 +17,16 @@
 //! capability: SIMT).
 use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
-use crate::catalogue::{
-    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
-};
+use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, Shared, Threads, Tile};
 use crate::device::global::{load, load4, load4_or_zeros, store};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_dim_x, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::vector::aligned4;
 use crate::element::{Accumulator, Element};
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::schedule::k_slice;
 use crate::parts::schedule::split_k_fixup::add_slices;
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, entry_points, kernel};
 
 const WARPS: u32 = 4;
 const THREADS: u32 = 32 * WARPS;
@@ -39,32 +36,16 @@ pub const STRIP: u32 = 32 * COLS;
 /// Rows of C per pass over B: 8 x 4 accumulators a thread keep the registers (and so the
 /// loads in flight per SM) where they should be; M from 9 to 16 takes two passes.
 pub const ROWS: u32 = 8;
-pub const SPEC: KernelSpec = KernelSpec {
-    name: "decode",
-    file: file!(),
-    idea: "decode products (M <= 16): B read once per 8 rows of C, 8-byte loads 8 K rows ahead, K split over the warps of a block and over blocks (their slices added in K order by `decode_fixup_f32`)",
-    arch: Arch::Sm70,
-    threads: Threads::Fixed(THREADS, 1),
-    tile: Tile::Fixed {
-        rows: ROWS,
-        cols: STRIP,
-    },
-    grid: Grid::SplitK {
-        fixup: "decode_fixup",
-    },
-    shared: Shared::Elements(WARPS * ROWS * STRIP),
-    // No launch bounds: capped at 6 blocks per SM (85 registers) it spilled 548 bytes and
-    // ran slower at M >= 8; uncapped it takes 182 (A's loads of 8 K rows hoisted).
-    min_blocks_per_sm: PerAcc::NONE,
-    elements: &[Elem::F32, Elem::F16, Elem::Bf16],
-    candidate: Candidate::WhenSideAtMost(16),
-    cpu: true,
-    tensor_cores: false,
-    tma: None,
-    precision: Precision::Exact,
-    strided: false,
-    ptx: &[PtxFacts::all(&[Barriers(2)])],
-};
+// No launch bounds: capped at 6 blocks per SM (85 registers) it spilled 548 bytes and ran slower
+// at M >= 8; uncapped it takes 182 (A's loads of 8 K rows hoisted).
+kernel! {
+    SPEC = KernelSpec::new(("decode", file!()), "decode products (M <= 16): B read once per 8 rows of C, 8-byte loads 8 K rows ahead, K split over the warps of a block and over blocks (their slices added in K order by `decode_fixup_f32`)",
+        Arch::Sm70, Threads::Fixed(THREADS, 1), Tile::Fixed { rows: ROWS, cols: STRIP })
+        .with_grid(Grid::SplitK { fixup: "decode_fixup" }).with_shared(Shared::Elements(WARPS * ROWS * STRIP))
+        .with_elements(&[Elem::F32, Elem::F16, Elem::Bf16]).with_candidate(Candidate::WhenSideAtMost(16)).with_ptx(&[PtxFacts::all(&[Barriers(2)])]);
+    fn decode;
+    entries decode_f32: f32, decode_f16: f16, decode_bf16: Bf16, decode_f16_f16: Narrow<f16>, decode_bf16_bf16: Narrow<Bf16>;
+}
 
 /// K rows of B a lane loads before using them: 8 loads of 8 bytes in flight per thread.
 const UNROLL: u32 = 8;
@@ -236,6 +217,5 @@ pub unsafe fn decode_fixup<T: Element>(g: Gemm<T>) {
     unsafe { add_slices(g) }
 }
 
-entry_points!(decode; decode_f32: f32, decode_f16: f16, decode_bf16: Bf16, decode_f16_f16: Narrow<f16>, decode_bf16_bf16: Narrow<Bf16>);
 // f16 and bf16 products accumulate in f32: one fix-up.
 entry_points!(decode_fixup; decode_fixup_f32: f32, decode_fixup_f16_f16: Narrow<f16>, decode_fixup_bf16_bf16: Narrow<Bf16>);

@@ -23,22 +23,20 @@
 //! [`counters`]`(m, strips)`
 //! counters, zero at launch, then `splits` planes of `m x n` where `splits > 1`; f16, bf16
 //! (compute capability 8.0+: `cp.async`).
-use crate::catalogue::PtxFact::{Barriers, Has, Lacks};
+use crate::catalogue::PtxFact::{Barriers, Has};
 use crate::catalogue::PtxFacts;
-use crate::catalogue::{
-    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
-};
+use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, Shared, Threads, Tile};
 use crate::device::async_copy::{commit_group, pipeline, wait_group};
 use crate::device::global::{load, load_volatile, load4, load4_or_zeros, store};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
 use crate::device::vector::{aligned4, aligned16};
 use crate::element::{Accumulator, Element};
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
+use crate::parts::schedule::decode_split::LAST_BLOCK_STREAMED;
 use crate::parts::schedule::decode_split::{LANE_COLS, RESIDENT, STRIP, THREADS, WARPS, counters};
 use crate::parts::schedule::split_k::last_to_arrive;
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
 /// K rows per stage of a warp's pipeline, and its stages.
 const STAGE_ROWS: u32 = 8;
@@ -51,44 +49,17 @@ pub const ROWS: u32 = 4;
 const PIPES: u32 = WARPS * STAGES * STAGE_ROWS * STRIP / 2;
 const _: () = assert!(WARPS * ROWS * STRIP <= PIPES);
 
-pub const SPEC: KernelSpec = KernelSpec {
-    name: "decode_async",
-    file: file!(),
-    idea: "`decode` with B streamed through shared memory by `cp.async` (80 KiB in flight per block, no registers held), a grid of one wave, and one launch: the last block of each strip adds the K slices in order",
-    arch: Arch::Sm80,
-    threads: Threads::Fixed(THREADS, 1),
-    tile: Tile::Fixed {
-        rows: ROWS,
-        cols: STRIP,
-    },
-    grid: Grid::SplitKLastBlock {
-        per_sm: RESIDENT as u32,
-    },
-    shared: Shared::Elements(PIPES + 4),
-    // No launch bounds: capped at 3 blocks per SM (168 registers) it ran at half the speed.
-    min_blocks_per_sm: PerAcc::NONE,
-    elements: &[Elem::F16, Elem::Bf16],
-    candidate: Candidate::WhenSideAtMost(16),
-    cpu: true,
-    tensor_cores: false,
-    tma: None,
-    precision: Precision::Exact,
-    strided: false,
-    ptx: &[
-        PtxFacts::all(&[
-            Barriers(7),
-            Has("cp.async.cg.shared.global"),
-            Has("cp.async.wait_group 4"),
-            Has("cp.async.wait_group 0"),
-            Has("atom.acq_rel.gpu.global.add.u32"),
-            Has("fence.acq_rel.gpu"),
-            Has("ld.volatile.global"),
-            Lacks(".local"),
-            Lacks("call"),
-        ]),
-        PtxFacts::only(&["f16_f16"], &[Has("cvt.rn.f16.f32")]),
-    ],
-};
+// No launch bounds: capped at 3 blocks per SM (168 registers) it ran at half the speed.
+kernel! {
+    SPEC = KernelSpec::new(("decode_async", file!()), "`decode` with B streamed through shared memory by `cp.async` (80 KiB in flight per block, no registers held), a grid of one wave, and one launch: the last block of each strip adds the K slices in order",
+        Arch::Sm80, Threads::Fixed(THREADS, 1), Tile::Fixed { rows: ROWS, cols: STRIP })
+        .with_grid(Grid::SplitKLastBlock { per_sm: RESIDENT as u32 }).with_shared(Shared::Elements(PIPES + 4))
+        .with_elements(&[Elem::F16, Elem::Bf16]).with_candidate(Candidate::WhenSideAtMost(16))
+        .with_ptx(&[PtxFacts::all(&[Barriers(7), Has("fence.acq_rel.gpu"), Has("ld.volatile.global"), Has("cp.async.wait_group 4"), Has("cp.async.wait_group 0")]),
+            LAST_BLOCK_STREAMED, PtxFacts::only(&["f16_f16"], &[Has("cvt.rn.f16.f32")])]);
+    fn decode_async;
+    entries decode_async_f16: f16, decode_async_bf16: Bf16, decode_async_f16_f16: Narrow<f16>, decode_async_bf16_bf16: Narrow<Bf16>;
+}
 
 /// This warp's share of one pass: rows `row0..row0 + MR` (those below `m`) of C, the
 /// lane's 8 columns from `col`, K rows `k0..k1`, B through the warp's `pipe` (`STAGES x
@@ -323,5 +294,3 @@ pub unsafe fn decode_async<T: Element>(g: Gemm<T>) {
         pass_no += 1;
     }
 }
-
-entry_points!(decode_async; decode_async_f16: f16, decode_async_bf16: Bf16, decode_async_f16_f16: Narrow<f16>, decode_async_bf16_bf16: Narrow<Bf16>);

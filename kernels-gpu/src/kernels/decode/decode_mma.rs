@@ -14,54 +14,26 @@
 //! Launch rules ([`SPEC`]): 128 threads; grid `ceil(n / 256) x splits` (as `decode_async`,
 //! [`crate::parts::schedule::decode_split::splits`]); shared 99 KiB + 16 bytes; the workspace of
 //! `decode_async` with passes of 16 rows; f16, bf16 (compute capability 8.0+).
-use crate::catalogue::PtxFact::{Barriers, Has, Lacks};
+use crate::catalogue::PtxFact::{Barriers, Has};
 use crate::catalogue::PtxFacts;
-use crate::catalogue::{
-    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
-};
+use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, Shared, Threads, Tile};
 use crate::element::Half;
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::decode::mma_strip::{self, PIPES, ROWS};
 use crate::parts::mma::fragments::LDMATRIX_TRANS;
 use crate::parts::mma::tensor_tile::MMA_16BIT;
-use crate::parts::schedule::decode_split::{RESIDENT, STRIP, WARPS};
-use crate::problem::{Gemm, entry_points};
+use crate::parts::schedule::decode_split::{LAST_BLOCK_STREAMED, RESIDENT, STRIP, WARPS};
+use crate::problem::{Gemm, kernel};
 
-pub const SPEC: KernelSpec = KernelSpec {
-    name: "decode_mma",
-    file: file!(),
-    idea: "`decode_async` on the tensor cores: `mma.sync` m16n8k16 on up to 16 rows of C, B fragments by `ldmatrix.trans` from the `cp.async` pipelines",
-    arch: Arch::Sm80,
-    threads: Threads::Fixed(WARPS * 32, 1),
-    tile: Tile::Fixed {
-        rows: ROWS,
-        cols: STRIP,
-    },
-    grid: Grid::SplitKLastBlock {
-        per_sm: RESIDENT as u32,
-    },
-    shared: Shared::Elements(PIPES + 4),
-    min_blocks_per_sm: PerAcc::NONE,
-    elements: &[Elem::F16, Elem::Bf16],
-    candidate: Candidate::WhenSideAtMost(16),
-    cpu: true,
-    tensor_cores: true,
-    tma: None,
-    precision: Precision::Exact,
-    strided: false,
-    ptx: &[PtxFacts::all(&[
-        Barriers(5),
-        Has(MMA_16BIT),
-        Has(LDMATRIX_TRANS),
-        Has("cp.async.cg.shared.global"),
-        Has("cp.async.wait_group 1"),
-        Has("bar.warp.sync"),
-        Has("atom.acq_rel.gpu.global.add.u32"),
-        Lacks(".local"),
-        Lacks("call"),
-    ])],
-};
+kernel! {
+    SPEC = KernelSpec::new(("decode_mma", file!()), "`decode_async` on the tensor cores: `mma.sync` m16n8k16 on up to 16 rows of C, B fragments by `ldmatrix.trans` from the `cp.async` pipelines",
+        Arch::Sm80, Threads::Fixed(WARPS * 32, 1), Tile::Fixed { rows: ROWS, cols: STRIP })
+        .with_grid(Grid::SplitKLastBlock { per_sm: RESIDENT as u32 }).with_shared(Shared::Elements(PIPES + 4))
+        .with_elements(&[Elem::F16, Elem::Bf16]).with_candidate(Candidate::WhenSideAtMost(16)).on_tensor_cores()
+        .with_ptx(&[PtxFacts::all(&[Barriers(5), Has(MMA_16BIT), Has(LDMATRIX_TRANS), Has("cp.async.wait_group 1"), Has("bar.warp.sync")]), LAST_BLOCK_STREAMED]);
+    fn decode_mma;
+    entries decode_mma_f16: f16, decode_mma_bf16: Bf16, decode_mma_f16_f16: Narrow<f16>, decode_mma_bf16_bf16: Narrow<Bf16>;
+}
 
 /// # Safety
 /// As [`mma_strip::product`].
@@ -71,5 +43,3 @@ pub unsafe fn decode_mma<T: Half>(g: Gemm<T>) {
     // meet: 128 threads, `ceil(n / 256) x splits` blocks, PIPES + 4 accumulators, counters zero.
     unsafe { mma_strip::product(g) }
 }
-
-entry_points!(decode_mma; decode_mma_f16: f16, decode_mma_bf16: Bf16, decode_mma_f16_f16: Narrow<f16>, decode_mma_bf16_bf16: Narrow<Bf16>);

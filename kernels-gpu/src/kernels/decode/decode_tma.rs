@@ -24,10 +24,10 @@
 //! one block per SM: [`crate::parts::schedule::decode_split::splits`]); 226,424 shared bytes; workspace (f32
 //! units): the two tensor maps (64), then `decode_mma`'s (counters, zero at launch, and
 //! planes); only in the sm_90a module; f16, bf16.
-use crate::catalogue::PtxFact::{Barriers, Count, Has, Lacks};
+use crate::catalogue::PtxFact::{Barriers, Count, Has};
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{
-    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, TensorMaps, Threads, Tile,
+    Arch, Candidate, Elem, Grid, KernelSpec, Shared, TensorMaps, Threads, Tile,
 };
 use crate::device::ldmatrix;
 use crate::device::mbarrier;
@@ -35,15 +35,14 @@ use crate::device::shared::{SharedArena, shared_address};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, sync_warp, thread_idx_x};
 use crate::device::tma::{self, MAP_BYTES};
 use crate::element::Half;
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::decode::mma_strip::{ROWS, product};
 use crate::parts::mma::fragments::{LDMATRIX, LDMATRIX_TRANS};
 use crate::parts::mma::tensor_tile::MMA_16BIT;
-use crate::parts::schedule::decode_split::{STRIP, THREADS, WARPS};
+use crate::parts::schedule::decode_split::{LAST_BLOCK_STREAMED, STRIP, THREADS, WARPS};
 use crate::parts::schedule::split_k::Slices;
 use crate::parts::wgmma::warp_specialised::StageBarriers;
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
 /// K rows of a stage: one 128-byte row of A.
 const STAGE_K: u32 = 64;
@@ -61,47 +60,18 @@ const _: () = assert!(A_BYTES.is_multiple_of(ATOM) && STAGE_BYTES.is_multiple_of
 /// Shared f32s ahead of the stages: one pass's sums and the last-block flag.
 const SUMS: u32 = ROWS * STRIP + 4;
 const SHARED_BYTES: u32 = 4 * SUMS + ATOM + STAGES * STAGE_BYTES + 8 + 2 * STAGES * 8;
-pub const SPEC: KernelSpec = KernelSpec {
-    name: "decode_tma",
-    file: file!(),
-    idea: "`decode_mma` fed by TMA: one thread copies A's 16 x 64 box and B's four 64 x 64 panels per stage, six 34 KiB stages ahead on mbarriers, one block per SM",
-    arch: Arch::Sm90a,
-    threads: Threads::Fixed(THREADS, 1),
-    tile: Tile::Fixed {
-        rows: ROWS,
-        cols: STRIP,
-    },
-    grid: Grid::SplitKLastBlock { per_sm: 1 },
-    shared: Shared::InputElements(SHARED_BYTES / 2),
-    min_blocks_per_sm: PerAcc::NONE,
-    elements: &[Elem::F16, Elem::Bf16],
-    candidate: Candidate::WhenSideAtMost(16),
-    cpu: true,
-    tensor_cores: true,
-    tma: Some(TensorMaps {
-        a_box: (ROWS, STAGE_K),
-        b_box: (STAGE_K, 64),
-        // (Never used: the kernel takes row-major operands only.)
-        a_t_box: (STAGE_K, 64),
-        b_t_box: (64, STAGE_K),
-        pack: None,
-    }),
-    precision: Precision::Exact,
-    strided: false,
-    ptx: &[PtxFacts::all(&[
-        Barriers(10),
-        Count("cp.async.bulk.tensor.3d", 10),
-        Count(LDMATRIX, 4),
-        Count(MMA_16BIT, 96),
-        Has("mbarrier.try_wait.parity"),
-        Has("mbarrier.arrive.expect_tx"),
-        Has(LDMATRIX_TRANS),
-        Has("cp.async.cg.shared.global"),
-        Has("atom.acq_rel.gpu.global.add.u32"),
-        Lacks(".local"),
-        Lacks("call"),
-    ])],
-};
+// (A transposed box is never used: the kernel takes row-major operands only.)
+kernel! {
+    SPEC = KernelSpec::new(("decode_tma", file!()), "`decode_mma` fed by TMA: one thread copies A's 16 x 64 box and B's four 64 x 64 panels per stage, six 34 KiB stages ahead on mbarriers, one block per SM",
+        Arch::Sm90a, Threads::Fixed(THREADS, 1), Tile::Fixed { rows: ROWS, cols: STRIP })
+        .with_grid(Grid::SplitKLastBlock { per_sm: 1 }).with_shared(Shared::InputElements(SHARED_BYTES / 2))
+        .with_elements(&[Elem::F16, Elem::Bf16]).with_candidate(Candidate::WhenSideAtMost(16)).on_tensor_cores()
+        .with_tma(TensorMaps { a_box: (ROWS, STAGE_K), b_box: (STAGE_K, 64), a_t_box: (STAGE_K, 64), b_t_box: (64, STAGE_K), pack: None })
+        .with_ptx(&[PtxFacts::all(&[Barriers(10), Count("cp.async.bulk.tensor.3d", 10), Count(LDMATRIX, 4), Count(MMA_16BIT, 96), Has("mbarrier.try_wait.parity"),
+            Has("mbarrier.arrive.expect_tx"), Has(LDMATRIX_TRANS)]), LAST_BLOCK_STREAMED]);
+    fn decode_tma;
+    entries decode_tma_f16: f16, decode_tma_bf16: Bf16, decode_tma_f16_f16: Narrow<f16>, decode_tma_bf16_bf16: Narrow<Bf16>;
+}
 
 /// Shared address of this lane's row for `ldmatrix` in a 128-byte-swizzled box whose rows
 /// are 128 bytes: row `row`, 16-byte chunk `chunk` (stored at chunk `chunk ^ row % 8`).
@@ -252,5 +222,3 @@ pub unsafe fn decode_tma<T: Half>(g: Gemm<T>) {
         unsafe { slices.finish::<ROWS, 1>((row0, (m - row0).min(ROWS)), &sums, &last_flag) };
     }
 }
-
-entry_points!(decode_tma; decode_tma_f16: f16, decode_tma_bf16: Bf16, decode_tma_f16_f16: Narrow<f16>, decode_tma_bf16_bf16: Narrow<Bf16>);

@@ -10,31 +10,15 @@
 //! two blocks per SM; the sm_90a module.
 use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
-use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
+use crate::catalogue::{Arch, Elem, Precision};
 use crate::parts::mma::schemes::Dmma;
 use crate::parts::mma::wide_tile::{self, Buffered};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
-pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[PtxFacts::all(&[Barriers(12)])],
-    ..wide_tile::spec(
-        ("dmma_buffered", file!()),
-        "`dmma` with fragments double-buffered in registers across stages: the barrier before the last K step's `mma`s",
-        (Arch::Sm90a, Elem::F64, Precision::Exact),
-        (128, 64, 16, 3, 4),
-        2,
-    )
-};
-
-/// # Safety
-/// See the entry points; 128 threads per block; T is f64.
-#[inline(always)]
-pub unsafe fn dmma_buffered(gemm: Gemm<f64>) {
-    // SAFETY: the entry point's contract holds, with T f64 (the only entry); the launch follows
-    // SPEC (`wide_tile::spec`): 128 threads = `threads(128, 64, 4)`, one block per 128 x 64 tile
-    // and `shared_elements` for the strided f64 stages, what `wide_tile::strided` needs (it picks
-    // `A_T`, `B_T` from the problem's layout itself).
-    unsafe { wide_tile::strided::<f64, Dmma, Dmma, Buffered, 128, 64, 16, 3, 4>(gemm) }
+// Launch: `wide_tile::spec`'s for the body's tile.
+kernel! {
+    SPEC = wide_tile::spec(("dmma_buffered", file!()), "`dmma` with fragments double-buffered in registers across stages: the barrier before the last K step's `mma`s",
+        (Arch::Sm90a, Elem::F64, Precision::Exact), (128, 64, 16, 3, 4), 2).with_ptx(&[PtxFacts::all(&[Barriers(12)])]);
+    fn dmma_buffered(Gemm<f64>) = wide_tile::strided::<f64, Dmma, Dmma, Buffered, 128, 64, 16, 3, 4>;
+    entries dmma_buffered_f64: f64;
 }
-
-entry_points!(dmma_buffered; dmma_buffered_f64: f64);

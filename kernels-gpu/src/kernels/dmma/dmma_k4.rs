@@ -7,40 +7,26 @@
 //! Launch rules ([`SPEC`]): as `dmma_buffered`.
 use crate::catalogue::PtxFact::{Barriers, Calls, Count, Has};
 use crate::catalogue::PtxFacts;
-use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
+use crate::catalogue::{Arch, Elem, Precision};
 use crate::parts::mma::schemes::Dmma;
 use crate::parts::mma::wide_tile::{self, Buffered4};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
 // The local depot holds the interior call's copy of the problem; the edge blocks read their
 // alpha and beta back from it after the mainloop (2 loads in each orientation's epilogue),
 // and nothing else: no register of a mainloop spills.
-pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[PtxFacts::all(&[
-        Barriers(4),
-        Calls(4),
-        Count("wide_tile11interior_k4", 4),
-        Has(".local .align 8 .b8 \t__local_depot"),
-        Count("ld.local", 8),
-    ])],
-    ..wide_tile::spec(
-        ("dmma_k4", file!()),
-        "`dmma_buffered` in K steps of 4 (`mma.sync` m16n8k4 f64): half the fragment registers a step, two steps held whole",
-        (Arch::Sm90a, Elem::F64, Precision::Exact),
-        (128, 64, 16, 3, 4),
-        2,
-    )
-};
+const PTX: &[PtxFacts] = &[PtxFacts::all(&[
+    Barriers(4),
+    Calls(4),
+    Count("wide_tile11interior_k4", 4),
+    Has(".local .align 8 .b8 \t__local_depot"),
+    Count("ld.local", 8),
+])];
 
-/// # Safety
-/// See the entry points; 128 threads per block; T is f64.
-#[inline(always)]
-pub unsafe fn dmma_k4(gemm: Gemm<f64>) {
-    // SAFETY: the entry point's contract holds, with T f64 (the only entry); the launch follows
-    // SPEC (`wide_tile::spec`): 128 threads = `threads(128, 64, 4)`, one block per 128 x 64 tile
-    // and `shared_elements` for the strided f64 stages, what `wide_tile::strided` needs (it picks
-    // `A_T`, `B_T` from the problem's layout itself).
-    unsafe { wide_tile::strided::<f64, Dmma, Dmma, Buffered4, 128, 64, 16, 3, 4>(gemm) }
+// Launch: `wide_tile::spec`'s for the body's tile.
+kernel! {
+    SPEC = wide_tile::spec(("dmma_k4", file!()), "`dmma_buffered` in K steps of 4 (`mma.sync` m16n8k4 f64): half the fragment registers a step, two steps held whole",
+        (Arch::Sm90a, Elem::F64, Precision::Exact), (128, 64, 16, 3, 4), 2).with_ptx(PTX);
+    fn dmma_k4(Gemm<f64>) = wide_tile::strided::<f64, Dmma, Dmma, Buffered4, 128, 64, 16, 3, 4>;
+    entries dmma_k4_f64: f64;
 }
-
-entry_points!(dmma_k4; dmma_k4_f64: f64);

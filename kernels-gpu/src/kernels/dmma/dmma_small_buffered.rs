@@ -6,30 +6,15 @@
 //! sm_90a module.
 use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
-use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
+use crate::catalogue::{Arch, Elem, Precision};
 use crate::parts::mma::schemes::Dmma;
 use crate::parts::mma::wide_tile::{self, Buffered};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
-pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[PtxFacts::all(&[Barriers(12)])],
-    ..wide_tile::spec(
-        ("dmma_small_buffered", file!()),
-        "`dmma_buffered`'s mainloop on 64 x 64 block tiles, three blocks per SM",
-        (Arch::Sm90a, Elem::F64, Precision::Exact),
-        (64, 64, 16, 3, 2),
-        3,
-    )
-};
-
-/// # Safety
-/// See the entry points; 128 threads per block; T is f64.
-#[inline(always)]
-pub unsafe fn dmma_small_buffered(gemm: Gemm<f64>) {
-    // SAFETY: the entry point's contract holds; the launch follows SPEC (`wide_tile::spec`): 128
-    // threads = `threads(64, 64, 2)`, one block per 64 x 64 tile and `shared_elements` for the
-    // strided f64 stages, what `wide_tile::strided` needs.
-    unsafe { wide_tile::strided::<f64, Dmma, Dmma, Buffered, 64, 64, 16, 3, 2>(gemm) }
+// Launch: `wide_tile::spec`'s for the body's tile.
+kernel! {
+    SPEC = wide_tile::spec(("dmma_small_buffered", file!()), "`dmma_buffered`'s mainloop on 64 x 64 block tiles, three blocks per SM",
+        (Arch::Sm90a, Elem::F64, Precision::Exact), (64, 64, 16, 3, 2), 3).with_ptx(&[PtxFacts::all(&[Barriers(12)])]);
+    fn dmma_small_buffered(Gemm<f64>) = wide_tile::strided::<f64, Dmma, Dmma, Buffered, 64, 64, 16, 3, 2>;
+    entries dmma_small_buffered_f64: f64;
 }
-
-entry_points!(dmma_small_buffered; dmma_small_buffered_f64: f64);

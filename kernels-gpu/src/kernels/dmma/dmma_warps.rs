@@ -8,31 +8,15 @@
 //! two blocks per SM; the sm_90a module.
 use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
-use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
+use crate::catalogue::{Arch, Elem, Precision};
 use crate::parts::mma::schemes::Dmma;
 use crate::parts::mma::wide_tile::{self, Steps16};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
-pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[PtxFacts::all(&[Barriers(4)])],
-    ..wide_tile::spec(
-        ("dmma_warps", file!()),
-        "`dmma` with 32 x 32 warp tiles, 8 warps, `mma.sync` m16n8k16: twice the warps per SM",
-        (Arch::Sm90a, Elem::F64, Precision::Exact),
-        (128, 64, 16, 3, 2),
-        2,
-    )
-};
-
-/// # Safety
-/// See the entry points; 256 threads per block; T is f64.
-#[inline(always)]
-pub unsafe fn dmma_warps(gemm: Gemm<f64>) {
-    // SAFETY: the entry point's contract holds, with T f64 (the only entry); the launch follows
-    // SPEC (`wide_tile::spec`): 256 threads = `threads(128, 64, 2)`, one block per 128 x 64 tile
-    // and `shared_elements` for the strided f64 stages, what `wide_tile::strided` needs (it picks
-    // `A_T`, `B_T` from the problem's layout itself).
-    unsafe { wide_tile::strided::<f64, Dmma, Dmma, Steps16, 128, 64, 16, 3, 2>(gemm) }
+// Launch: `wide_tile::spec`'s for the body's tile.
+kernel! {
+    SPEC = wide_tile::spec(("dmma_warps", file!()), "`dmma` with 32 x 32 warp tiles, 8 warps, `mma.sync` m16n8k16: twice the warps per SM",
+        (Arch::Sm90a, Elem::F64, Precision::Exact), (128, 64, 16, 3, 2), 2).with_ptx(&[PtxFacts::all(&[Barriers(4)])]);
+    fn dmma_warps(Gemm<f64>) = wide_tile::strided::<f64, Dmma, Dmma, Steps16, 128, 64, 16, 3, 2>;
+    entries dmma_warps_f64: f64;
 }
-
-entry_points!(dmma_warps; dmma_warps_f64: f64);

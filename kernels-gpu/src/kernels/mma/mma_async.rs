@@ -10,49 +10,23 @@
 //! launch, so every barrier stays uniform).
 //!
 //! Launch rules ([`SPEC`]): as `mma_sync`, with 4 stages of shared memory (75,776 bytes).
-use crate::catalogue::KernelSpec;
 use crate::catalogue::PtxFact::{Barriers, Has};
 use crate::catalogue::{PtxFacts, SIXTEEN_BIT};
 use crate::element::Half;
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::mma::async_pipeline::{STAGES, pipelined};
 use crate::parts::mma::fragments::LDMATRIX_TRANS;
 use crate::parts::mma::tensor_tile::tensor_spec;
 use crate::parts::mma::tensor_tile::{F32_C, NARROW_C_STORES};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
 const BN: u32 = 128;
 
-pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[
-        PtxFacts::all(&[Barriers(3)]),
-        F32_C,
-        PtxFacts::only(
-            SIXTEEN_BIT,
-            &[
-                Has(LDMATRIX_TRANS),
-                Has("cp.async.cg.shared.global"),
-                Has("cp.async.wait_group 2"),
-            ],
-        ),
-        NARROW_C_STORES,
-    ],
-    ..tensor_spec(
-        ("mma_async", file!()),
-        "`mma_ldmatrix` fed by a 4-stage `cp.async` pipeline: both tiles copied as they are, three phases ahead, one barrier per phase",
-        (BN, 32, STAGES),
-    )
-};
-
-/// # Safety
-/// See the entry points; 256 threads per block; T is f16 or bf16.
-#[inline(always)]
-pub unsafe fn mma_async<T: Half>(gemm: Gemm<T>) {
-    // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries); the launch
-    // follows SPEC (`tensor_spec`): 256 threads, one block per 128 x 128 tile and 4 stages of BK =
-    // 32 for a 128-wide tile, what `pipelined` needs (its `one_stage` fallback takes less).
-    unsafe { pipelined::<T, BN, 4, 32, STAGES, false>(gemm) }
+// Launch: `tensor_spec`'s for the body's tile and stages; `pipelined`'s `one_stage` fallback takes less.
+kernel! {
+    SPEC = tensor_spec(("mma_async", file!()), "`mma_ldmatrix` fed by a 4-stage `cp.async` pipeline: both tiles copied as they are, three phases ahead, one barrier per phase", (BN, 32, STAGES))
+        .with_ptx(&[PtxFacts::all(&[Barriers(3)]), F32_C, NARROW_C_STORES,
+            PtxFacts::only(SIXTEEN_BIT, &[Has(LDMATRIX_TRANS), Has("cp.async.cg.shared.global"), Has("cp.async.wait_group 2")])]);
+    fn mma_async<T: Half>(Gemm<T>) = pipelined::<T, BN, 4, 32, STAGES, false>;
+    entries mma_async_f16: f16, mma_async_bf16: Bf16, mma_async_f16_f16: Narrow<f16>, mma_async_bf16_bf16: Narrow<Bf16>;
 }
-
-entry_points!(mma_async; mma_async_f16: f16, mma_async_bf16: Bf16, mma_async_f16_f16: Narrow<f16>, mma_async_bf16_bf16: Narrow<Bf16>);

@@ -9,38 +9,21 @@ use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{KernelSpec, PerAcc};
 use crate::element::Half;
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::mma::async_pipeline::pipelined;
 use crate::parts::mma::tensor_tile::tensor_spec;
 use crate::parts::mma::tensor_tile::{F32_C, NARROW_C_STORES};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
 const BN: u32 = 128;
 const BK: u32 = 64;
 const STAGES: u32 = 3;
 
-pub const SPEC: KernelSpec = KernelSpec {
-    min_blocks_per_sm: PerAcc {
-        f32: Some(2),
-        f64: None,
-    },
-    ptx: &[PtxFacts::all(&[Barriers(3)]), F32_C, NARROW_C_STORES],
-    ..tensor_spec(
-        ("mma_deep128", file!()),
-        "`mma_deep`'s pipeline on 128 x 128 tiles, two blocks (16 warps) per SM",
-        (BN, BK, STAGES),
-    )
-};
-
-/// # Safety
-/// See the entry points; 256 threads per block; T is f16 or bf16.
-#[inline(always)]
-pub unsafe fn mma_deep128<T: Half>(gemm: Gemm<T>) {
-    // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries); the launch
-    // follows SPEC (`tensor_spec`): 256 threads, one block per 128 x 128 tile and 3 stages of BK =
-    // 64 for a 128-wide tile, what `pipelined` needs (its `one_stage` fallback takes less).
-    unsafe { pipelined::<T, BN, 4, BK, STAGES, true>(gemm) }
+// Launch: `tensor_spec`'s for the body's tile and stages; `pipelined`'s `one_stage` fallback takes less.
+kernel! {
+    SPEC = KernelSpec { min_blocks_per_sm: PerAcc { f32: Some(2), f64: None },
+        ..tensor_spec(("mma_deep128", file!()), "`mma_deep`'s pipeline on 128 x 128 tiles, two blocks (16 warps) per SM", (BN, BK, STAGES)) }
+        .with_ptx(&[PtxFacts::all(&[Barriers(3)]), F32_C, NARROW_C_STORES]);
+    fn mma_deep128<T: Half>(Gemm<T>) = pipelined::<T, BN, 4, BK, STAGES, true>;
+    entries mma_deep128_f16: f16, mma_deep128_bf16: Bf16, mma_deep128_f16_f16: Narrow<f16>, mma_deep128_bf16_bf16: Narrow<Bf16>;
 }
-
-entry_points!(mma_deep128; mma_deep128_f16: f16, mma_deep128_bf16: Bf16, mma_deep128_f16_f16: Narrow<f16>, mma_deep128_bf16_bf16: Narrow<Bf16>);

@@ -6,49 +6,22 @@
 //! apart, B's 272 (both padded by 16 bytes).
 //!
 //! Launch rules ([`SPEC`]): as `mma_sync`.
-use crate::catalogue::KernelSpec;
 use crate::catalogue::PtxFact::{Barriers, Count, Has};
 use crate::catalogue::{PtxFacts, SIXTEEN_BIT};
 use crate::element::Half;
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::mma::fragments::Ldmatrix;
 use crate::parts::mma::fragments::{LDMATRIX, LDMATRIX_TRANS};
 use crate::parts::mma::one_stage::one_stage;
 use crate::parts::mma::tensor_tile::tensor_spec;
 use crate::parts::mma::tensor_tile::{F32_C, NARROW_C_STORES};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
-pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[
-        PtxFacts::all(&[Barriers(2)]),
-        F32_C,
-        PtxFacts::only(
-            SIXTEEN_BIT,
-            &[
-                Has(LDMATRIX),
-                Has(LDMATRIX_TRANS),
-                Count("mma.sync", 32),
-                Count("ldmatrix.sync", 12),
-            ],
-        ),
-        NARROW_C_STORES,
-    ],
-    ..tensor_spec(
-        ("mma_ldmatrix", file!()),
-        "`mma_sync` with fragments loaded by `ldmatrix` (`.trans` for B): 6 instructions per 16 `mma` instead of 32 loads",
-        (128, 32, 1),
-    )
-};
-
-/// # Safety
-/// See the entry points; 256 threads per block; T is f16 or bf16.
-#[inline(always)]
-pub unsafe fn mma_ldmatrix<T: Half>(gemm: Gemm<T>) {
-    // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries: f16, Bf16 and
-    // their `Narrow` forms); the launch follows SPEC (`tensor_spec`): 256 threads, one block per
-    // 128 x 128 tile and one stage of shared memory for a 128-wide tile, what `one_stage` needs.
-    unsafe { one_stage::<T, Ldmatrix, 128, 4>(gemm) }
+// Launch: `tensor_spec`'s for the body's tile and stages: one stage, what `one_stage` needs.
+kernel! {
+    SPEC = tensor_spec(("mma_ldmatrix", file!()), "`mma_sync` with fragments loaded by `ldmatrix` (`.trans` for B): 6 instructions per 16 `mma` instead of 32 loads", (128, 32, 1))
+        .with_ptx(&[PtxFacts::all(&[Barriers(2)]), F32_C, NARROW_C_STORES,
+            PtxFacts::only(SIXTEEN_BIT, &[Has(LDMATRIX), Has(LDMATRIX_TRANS), Count("mma.sync", 32), Count("ldmatrix.sync", 12)])]);
+    fn mma_ldmatrix<T: Half>(Gemm<T>) = one_stage::<T, Ldmatrix, 128, 4>;
+    entries mma_ldmatrix_f16: f16, mma_ldmatrix_bf16: Bf16, mma_ldmatrix_f16_f16: Narrow<f16>, mma_ldmatrix_bf16_bf16: Narrow<Bf16>;
 }
-
-entry_points!(mma_ldmatrix; mma_ldmatrix_f16: f16, mma_ldmatrix_bf16: Bf16, mma_ldmatrix_f16_f16: Narrow<f16>, mma_ldmatrix_bf16_bf16: Narrow<Bf16>);

@@ -38,7 +38,6 @@ use crate::device::ldmatrix;
 use crate::device::shared::{SharedArena, shared_address};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::element::Half;
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::mma::async_pipeline::chunked;
 use crate::parts::mma::fragments::LDMATRIX_TRANS;

@@ -9,45 +9,24 @@
 //!
 //! Launch rules ([`SPEC`]): 256 threads, grid `ceil(n / 128) x ceil(m / 128)`, one stage of
 //! shared memory (`(128 x 40 + 32 x 136) x 2` bytes); only in the sm_80 module; f16, bf16.
-use crate::catalogue::KernelSpec;
 use crate::catalogue::PtxFact::{Barriers, Has};
 use crate::catalogue::{PtxFacts, SIXTEEN_BIT};
 use crate::element::Half;
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::mma::fragments::SharedLoads;
 use crate::parts::mma::one_stage::one_stage;
 use crate::parts::mma::tensor_tile::{BK, tensor_spec};
 use crate::parts::mma::tensor_tile::{F32_C, NARROW_C_STORES};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
 /// The block tile's width and its `mma` tiles per warp along N.
 const BN: u32 = 128;
 const NT: usize = 4;
 
-pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[
-        PtxFacts::all(&[Barriers(2)]),
-        F32_C,
-        PtxFacts::only(SIXTEEN_BIT, &[Has("ld.shared.b32"), Has("ld.shared.b16")]),
-        NARROW_C_STORES,
-    ],
-    ..tensor_spec(
-        ("mma_sync", file!()),
-        "tensor cores: `mma.sync` m16n8k16 (f32 accumulators), 16-bit tiles in shared memory, fragments read from it element-wise; 8 warps of 64 x 32",
-        (BN, BK, 1),
-    )
-};
-
-/// # Safety
-/// See the entry points; 256 threads per block; T is f16 or bf16 (the other types have no
-/// entry point).
-#[inline(always)]
-pub unsafe fn mma_sync<T: Half>(gemm: Gemm<T>) {
-    // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries: f16, Bf16 and
-    // their `Narrow` forms); the launch follows SPEC (`tensor_spec`): 256 threads, one block per
-    // 128 x 128 tile and one stage of shared memory for a 128-wide tile, what `one_stage` needs.
-    unsafe { one_stage::<T, SharedLoads, BN, NT>(gemm) }
+// Launch: `tensor_spec`'s for the body's tile and stages: one stage, what `one_stage` needs.
+kernel! {
+    SPEC = tensor_spec(("mma_sync", file!()), "tensor cores: `mma.sync` m16n8k16 (f32 accumulators), 16-bit tiles in shared memory, fragments read from it element-wise; 8 warps of 64 x 32", (BN, BK, 1))
+        .with_ptx(&[PtxFacts::all(&[Barriers(2)]), F32_C, NARROW_C_STORES, PtxFacts::only(SIXTEEN_BIT, &[Has("ld.shared.b32"), Has("ld.shared.b16")])]);
+    fn mma_sync<T: Half>(Gemm<T>) = one_stage::<T, SharedLoads, BN, NT>;
+    entries mma_sync_f16: f16, mma_sync_bf16: Bf16, mma_sync_f16_f16: Narrow<f16>, mma_sync_bf16_bf16: Narrow<Bf16>;
 }
-
-entry_points!(mma_sync; mma_sync_f16: f16, mma_sync_bf16: Bf16, mma_sync_f16_f16: Narrow<f16>, mma_sync_bf16_bf16: Narrow<Bf16>);

@@ -5,36 +5,21 @@
 //!
 //! Launch rules ([`SPEC`]): 256 threads, grid `ceil(n / 256) x ceil(m / 128)`, 4 stages of
 //! shared memory (108,544 bytes); only in the sm_80 module; f16, bf16.
-use crate::catalogue::KernelSpec;
 use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
 use crate::element::Half;
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::mma::async_pipeline::{STAGES, pipelined};
 use crate::parts::mma::tensor_tile::tensor_spec;
 use crate::parts::mma::tensor_tile::{F32_C, NARROW_C_STORES};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
 const BN: u32 = 256;
 
-pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[PtxFacts::all(&[Barriers(3)]), F32_C, NARROW_C_STORES],
-    ..tensor_spec(
-        ("mma_wide", file!()),
-        "`mma_async` on 128 x 256 block tiles, 64 x 64 warp tiles: 8 `ldmatrix` per 32 `mma`",
-        (BN, 32, STAGES),
-    )
-};
-
-/// # Safety
-/// See the entry points; 256 threads per block; T is f16 or bf16.
-#[inline(always)]
-pub unsafe fn mma_wide<T: Half>(gemm: Gemm<T>) {
-    // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries); the launch
-    // follows SPEC (`tensor_spec`): 256 threads, one block per 128 x 256 tile and 4 stages of BK =
-    // 32 for a 256-wide tile, what `pipelined` needs (its `one_stage` fallback takes less).
-    unsafe { pipelined::<T, BN, 8, 32, STAGES, false>(gemm) }
+// Launch: `tensor_spec`'s for the body's tile and stages; `pipelined`'s `one_stage` fallback takes less.
+kernel! {
+    SPEC = tensor_spec(("mma_wide", file!()), "`mma_async` on 128 x 256 block tiles, 64 x 64 warp tiles: 8 `ldmatrix` per 32 `mma`", (BN, 32, STAGES))
+        .with_ptx(&[PtxFacts::all(&[Barriers(3)]), F32_C, NARROW_C_STORES]);
+    fn mma_wide<T: Half>(Gemm<T>) = pipelined::<T, BN, 8, 32, STAGES, false>;
+    entries mma_wide_f16: f16, mma_wide_bf16: Bf16, mma_wide_f16_f16: Narrow<f16>, mma_wide_bf16_bf16: Narrow<Bf16>;
 }
-
-entry_points!(mma_wide; mma_wide_f16: f16, mma_wide_bf16: Bf16, mma_wide_f16_f16: Narrow<f16>, mma_wide_bf16_bf16: Narrow<Bf16>);

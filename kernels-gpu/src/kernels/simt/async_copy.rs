@@ -22,50 +22,24 @@
 //! Launch rules ([`SPEC`]): 256 threads, block tile 128 x 128 stepping BK = 16,
 //! grid `ceil(n / 128) x ceil(m / 128)`, shared bytes `2 * (BK * (BM + 4) + BK * BN) *
 //! size_of(Acc)`; only in the sm_80 PTX module.
+use crate::catalogue::Arch;
 use crate::catalogue::PtxFact::{AtLeast, Barriers};
-use crate::catalogue::{Arch, KernelSpec};
 use crate::catalogue::{PtxFacts, SIXTEEN_BIT, WIDE};
 use crate::element::Element;
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::simt::async_stages::COPIES;
 use crate::parts::simt::async_stages::async_pipelined;
+use crate::parts::simt::block_tile;
 use crate::parts::simt::block_tile::WarpTiled;
 use crate::parts::simt::block_tile::{VECTORS_F32, VECTORS_F64};
 use crate::parts::simt::fragment_stages::padded_stages;
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
-pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[
-        PtxFacts::only(WIDE, &[Barriers(14), AtLeast("fma.rn.f", 1024)]),
-        PtxFacts::only(SIXTEEN_BIT, &[Barriers(2), AtLeast("fma.rn.f", 64)]),
-        COPIES,
-        VECTORS_F32,
-        VECTORS_F64,
-    ],
-    ..crate::parts::simt::block_tile::spec(
-        ("async_copy", file!()),
-        "B copied by `cp.async` (no registers, no shared stores), A still through registers; two phases per mainloop iteration (constant stages)",
-        Arch::Sm80,
-        (128, 128),
-        padded_stages(16),
-        Some(2),
-    )
-};
-
-/// # Safety
-/// See the entry points; 256 threads per block.
-#[inline(always)]
-pub unsafe fn async_copy<T: Element>(g: Gemm<T>) {
-    // SAFETY: the entry point's contract holds; the launch follows SPEC (`block_tile::spec`): 256
-    // threads = (128 / 8)^2, one block per 128 x 128 tile and `padded_stages(16)`, the two padded
-    // stages `async_pipelined` (and its checked fallback) needs.
-    unsafe {
-        async_pipelined::<T, WarpTiled, { SPEC.rows() }, { SPEC.cols() }, { SPEC.bk() }, 2, false>(
-            g,
-        )
-    }
+// Launch: `block_tile::spec`'s: the two padded stages `async_pipelined` (and its checked fallback) needs.
+kernel! {
+    SPEC = block_tile::spec(("async_copy", file!()), "B copied by `cp.async` (no registers, no shared stores), A still through registers; two phases per mainloop iteration (constant stages)",
+        Arch::Sm80, (128, 128), padded_stages(16), Some(2))
+        .with_ptx(&[PtxFacts::only(WIDE, &[Barriers(14), AtLeast("fma.rn.f", 1024)]), PtxFacts::only(SIXTEEN_BIT, &[Barriers(2), AtLeast("fma.rn.f", 64)]), COPIES, VECTORS_F32, VECTORS_F64]);
+    fn async_copy<T: Element>(Gemm<T>) = async_pipelined::<T, WarpTiled, { SPEC.rows() }, { SPEC.cols() }, { SPEC.bk() }, 2, false>;
+    entries async_copy_f32: f32, async_copy_f64: f64, async_copy_f16: f16, async_copy_bf16: Bf16, async_copy_f16_f16: Narrow<f16>, async_copy_bf16_bf16: Narrow<Bf16>;
 }
-
-entry_points!(async_copy;
-    async_copy_f32: f32, async_copy_f64: f64, async_copy_f16: f16, async_copy_bf16: Bf16, async_copy_f16_f16: Narrow<f16>, async_copy_bf16_bf16: Narrow<Bf16>);

@@ -6,41 +6,21 @@
 //! `(BM * BK + BK * BN) * size_of(Acc)`. Every load and store is bounds-checked.
 use crate::catalogue::PtxFact::{AtLeast, Barriers};
 use crate::catalogue::PtxFacts;
-use crate::catalogue::{
-    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
-};
+use crate::catalogue::{Arch, KernelSpec, Shared, Threads, Tile};
 use crate::device::global::store;
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::simt::checked::load_or_zero;
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
-pub const SPEC: KernelSpec = KernelSpec {
-    name: "coarse",
-    file: file!(),
-    idea: "thread coarsening: 8 elements of a column of C per thread",
-    arch: Arch::Sm70,
-    threads: Threads::Fixed(64 * 64 / 8, 1),
-    tile: Tile::Fixed { rows: 64, cols: 64 },
-    grid: Grid::Tiles,
-    shared: Shared::Stages {
-        stages: 1,
-        bk: 8,
-        a_pad: 0,
-    },
-    min_blocks_per_sm: PerAcc::NONE,
-    elements: ALL_ELEMENTS,
-    tensor_cores: false,
-    tma: None,
-    precision: Precision::Exact,
-    strided: false,
-    candidate: Candidate::Always,
-    cpu: true,
-    ptx: &[PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 64)])],
-};
+kernel! {
+    SPEC = KernelSpec::new(("coarse", file!()), "thread coarsening: 8 elements of a column of C per thread", Arch::Sm70, Threads::Fixed(64 * 64 / 8, 1), Tile::Fixed { rows: 64, cols: 64 })
+        .with_shared(Shared::stages(1, 8)).with_ptx(&[PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 64)])]);
+    fn coarse;
+    entries coarse_f32: f32, coarse_f64: f64, coarse_f16: f16, coarse_bf16: Bf16, coarse_f16_f16: Narrow<f16>, coarse_bf16_bf16: Narrow<Bf16>;
+}
 pub const BM: u32 = SPEC.rows();
 pub const BN: u32 = SPEC.cols();
 pub const BK: u32 = SPEC.bk();
@@ -97,5 +77,3 @@ pub unsafe fn coarse<T: Element>(g: Gemm<T>) {
         }
     }
 }
-
-entry_points!(coarse; coarse_f32: f32, coarse_f64: f64, coarse_f16: f16, coarse_bf16: Bf16, coarse_f16_f16: Narrow<f16>, coarse_bf16_bf16: Narrow<Bf16>);

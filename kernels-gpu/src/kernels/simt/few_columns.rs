@@ -33,9 +33,7 @@
 //! (compute capability 8.0+: `cp.async`).
 use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
-use crate::catalogue::{
-    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
-};
+use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
 use crate::device::async_copy::{commit_group, pipeline, wait_group};
 use crate::device::global::{load_volatile, store};
 use crate::device::shared::{SharedArena, SharedTile};
@@ -45,7 +43,7 @@ use crate::element::{Accumulator, Element};
 use crate::parts::schedule::k_slice;
 use crate::parts::schedule::split_k::last_to_arrive;
 use crate::parts::schedule::split_k_strips::{counters, origin, strip_elements};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
 pub const THREADS: u32 = 128;
 /// Rows and columns of C per block.
@@ -71,32 +69,15 @@ const STAGE: u32 = ROWS * A_LEN + KC * B_LEN;
 pub const SHARED: u32 = STAGES * STAGE + 4;
 const _: () = assert!(THREADS * 64 <= STAGES * STAGE);
 
-pub const SPEC: KernelSpec = KernelSpec {
-    name: "few_columns",
-    file: file!(),
-    idea: "few columns (strips of 32): a thread owns whole rows of C against every column of its strip, A through shared memory by `cp.async` read as 16-byte runs, B rows broadcast; K split over thread groups and over blocks, the last block of a strip adding the slices in order",
-    arch: Arch::Sm80,
-    threads: Threads::Fixed(THREADS, 1),
-    tile: Tile::Fixed {
-        rows: ROWS,
-        cols: COLS,
-    },
-    grid: Grid::SplitKStrips,
-    shared: Shared::Elements(SHARED),
-    // What the shared memory allows (see STAGES).
-    min_blocks_per_sm: PerAcc {
-        f32: Some(4),
-        f64: Some(2),
-    },
-    elements: &[Elem::F32, Elem::F64],
-    candidate: Candidate::WhenColumnsAtMost(2 * COLS),
-    cpu: true,
-    tensor_cores: false,
-    tma: None,
-    precision: Precision::Exact,
-    strided: false,
-    ptx: &[PtxFacts::all(&[Barriers(11)])],
-};
+// The launch bounds: what the shared memory allows (see STAGES).
+kernel! {
+    SPEC = KernelSpec::new(("few_columns", file!()), "few columns (strips of 32): a thread owns whole rows of C against every column of its strip, A through shared memory by `cp.async` read as 16-byte runs, B rows broadcast; K split over thread groups and over blocks, the last block of a strip adding the slices in order",
+        Arch::Sm80, Threads::Fixed(THREADS, 1), Tile::Fixed { rows: ROWS, cols: COLS })
+        .with_grid(Grid::SplitKStrips).with_shared(Shared::Elements(SHARED)).with_blocks_per_sm(PerAcc { f32: Some(4), f64: Some(2) })
+        .with_elements(&[Elem::F32, Elem::F64]).with_candidate(Candidate::WhenColumnsAtMost(2 * COLS)).with_ptx(&[PtxFacts::all(&[Barriers(11)])]);
+    fn few_columns;
+    entries few_columns_f32: f32, few_columns_f64: f64;
+}
 
 /// Starts the copies of a `rows x cols` stage tile whose element `(r, c)` comes from where
 /// `at` says (if inside; zero otherwise): 16-byte chunks where `chunks`, else one element
@@ -397,5 +378,3 @@ pub unsafe fn few_columns<T: Element>(g: Gemm<T>) {
         }
     }
 }
-
-entry_points!(few_columns; few_columns_f32: f32, few_columns_f64: f64);

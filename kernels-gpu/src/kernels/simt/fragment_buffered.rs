@@ -9,50 +9,34 @@
 //! Launch rules ([`FRAGMENT_BUFFERED`], [`FRAGMENT_BUFFERED_K16`]): `(BM / 8) * (BN / 8)` threads in a 1D block, grid
 //! `ceil(n / BN) x ceil(m / BM)`, shared bytes `2 * (BK * (BM + 4) + BK * BN) *
 //! size_of(Acc)`.
+use crate::catalogue::Arch;
 use crate::catalogue::PtxFact::{AtLeast, Barriers};
 use crate::catalogue::PtxFacts;
-use crate::catalogue::{Arch, KernelSpec};
 use crate::device::thread::{block_idx_x, block_idx_y, thread_idx_x};
 use crate::element::Element;
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
+use crate::parts::simt::block_tile;
 use crate::parts::simt::block_tile::{
     Block, CHECKED, ThreadMap, ThreadTile, WarpTiled, epilogue, splits_into,
 };
 use crate::parts::simt::block_tile::{VECTORS_F32, VECTORS_F64};
 use crate::parts::simt::fragment_stages::{mainloop, padded_stages, unchecked};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
-pub const FRAGMENT_BUFFERED: KernelSpec = KernelSpec {
-    ptx: &[
-        PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 512)]),
-        VECTORS_F32,
-        VECTORS_F64,
-    ],
-    ..crate::parts::simt::block_tile::spec(
-        ("fragment_buffered", file!()),
-        "fragment double buffering: each K step's shared reads one step ahead, across the barrier too; f64 thread tiles in 16-byte runs; A^T rows padded",
-        Arch::Sm70,
-        (128, 128),
-        padded_stages(8),
-        Some(2),
-    )
-};
-pub const FRAGMENT_BUFFERED_K16: KernelSpec = KernelSpec {
-    ptx: &[
-        PtxFacts::all(&[Barriers(10), AtLeast("fma.rn.f", 1024)]),
-        VECTORS_F32,
-        VECTORS_F64,
-    ],
-    ..crate::parts::simt::block_tile::spec(
-        ("fragment_buffered_k16", file!()),
-        "BK = 16, the next phase's loads in two parts (half the staging registers), unchecked interior mainloop",
-        Arch::Sm70,
-        (128, 128),
-        padded_stages(16),
-        Some(2),
-    )
-};
+// Launch: `block_tile::spec`'s: the two padded stages `fragment_pipelined`'s mainloops carve.
+kernel! {
+    FRAGMENT_BUFFERED = block_tile::spec(("fragment_buffered", file!()), "fragment double buffering: each K step's shared reads one step ahead, across the barrier too; f64 thread tiles in 16-byte runs; A^T rows padded",
+        Arch::Sm70, (128, 128), padded_stages(8), Some(2)).with_ptx(&[PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 512)]), VECTORS_F32, VECTORS_F64]);
+    fn fragment_buffered<T: Element>(Gemm<T>) = fragment_pipelined::<T, { FRAGMENT_BUFFERED.rows() }, { FRAGMENT_BUFFERED.cols() }, { FRAGMENT_BUFFERED.bk() }, 1, false>;
+    entries fragment_buffered_f32: f32, fragment_buffered_f64: f64, fragment_buffered_f16: f16, fragment_buffered_bf16: Bf16, fragment_buffered_f16_f16: Narrow<f16>, fragment_buffered_bf16_bf16: Narrow<Bf16>;
+}
+
+kernel! {
+    FRAGMENT_BUFFERED_K16 = block_tile::spec(("fragment_buffered_k16", file!()), "BK = 16, the next phase's loads in two parts (half the staging registers), unchecked interior mainloop",
+        Arch::Sm70, (128, 128), padded_stages(16), Some(2)).with_ptx(&[PtxFacts::all(&[Barriers(10), AtLeast("fma.rn.f", 1024)]), VECTORS_F32, VECTORS_F64]);
+    fn fragment_buffered_k16<T: Element>(Gemm<T>) = fragment_pipelined::<T, { FRAGMENT_BUFFERED_K16.rows() }, { FRAGMENT_BUFFERED_K16.cols() }, { FRAGMENT_BUFFERED_K16.bk() }, 2, true>;
+    entries fragment_buffered_k16_f32: f32, fragment_buffered_k16_f64: f64, fragment_buffered_k16_f16: f16, fragment_buffered_k16_bf16: Bf16, fragment_buffered_k16_f16_f16: Narrow<f16>, fragment_buffered_k16_bf16_bf16: Narrow<Bf16>;
+}
 
 /// The kernel for a `BM x BN` block tile stepping `BK`; `SPECIALISE` as in
 /// `double_buffered::pipelined` (a second, unchecked mainloop for interior blocks). The next
@@ -108,30 +92,3 @@ pub unsafe fn fragment_pipelined<
         }
     }
 }
-
-/// # Safety
-/// See the entry points; 256 threads per block.
-#[inline(always)]
-pub unsafe fn fragment_buffered<T: Element>(g: Gemm<T>) {
-    const S: KernelSpec = FRAGMENT_BUFFERED;
-    // SAFETY: the entry point's contract holds; the launch follows SPEC: 256 threads = (128 / 8)^2,
-    // one block per 128 x 128 tile and `padded_stages(8)`, the two padded stages that
-    // `fragment_pipelined`'s mainloops carve.
-    unsafe { fragment_pipelined::<T, { S.rows() }, { S.cols() }, { S.bk() }, 1, false>(g) }
-}
-
-/// # Safety
-/// See the entry points; 256 threads per block.
-#[inline(always)]
-pub unsafe fn fragment_buffered_k16<T: Element>(g: Gemm<T>) {
-    const S: KernelSpec = FRAGMENT_BUFFERED_K16;
-    // SAFETY: the entry point's contract holds; the launch follows SPEC: 256 threads = (128 / 8)^2,
-    // one block per 128 x 128 tile and `padded_stages(16)`, the two padded stages that
-    // `fragment_pipelined`'s mainloops carve.
-    unsafe { fragment_pipelined::<T, { S.rows() }, { S.cols() }, { S.bk() }, 2, true>(g) }
-}
-
-entry_points!(fragment_buffered;
-    fragment_buffered_f32: f32, fragment_buffered_f64: f64, fragment_buffered_f16: f16, fragment_buffered_bf16: Bf16, fragment_buffered_f16_f16: Narrow<f16>, fragment_buffered_bf16_bf16: Narrow<Bf16>);
-entry_points!(fragment_buffered_k16;
-    fragment_buffered_k16_f32: f32, fragment_buffered_k16_f64: f64, fragment_buffered_k16_f16: f16, fragment_buffered_k16_bf16: Bf16, fragment_buffered_k16_f16_f16: Narrow<f16>, fragment_buffered_k16_bf16_bf16: Narrow<Bf16>);

@@ -3,37 +3,21 @@
 //! Launch rules ([`SPEC`]): 2D block (any shape; 32 x 8, a warp per row), grid
 //! `ceil(n / block.x) x ceil(m / block.y)`, no shared memory. Thread (x, y) of block
 //! (bx, by) computes C[row = by*block.y + y][col = bx*block.x + x].
-use crate::catalogue::{
-    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
-};
+use crate::catalogue::{Arch, Candidate, KernelSpec, Threads, Tile};
 use crate::device::global::load;
 use crate::device::thread::{block_dim_x, block_dim_y, block_idx_x, block_idx_y};
 use crate::device::thread::{thread_idx_x, thread_idx_y};
 use crate::element::{Accumulator, Element};
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
-/// A warp spans 32 columns of one row of C.
-pub const SPEC: KernelSpec = KernelSpec {
-    name: "naive",
-    file: file!(),
-    idea: "one thread per element of C",
-    arch: Arch::Sm70,
-    threads: Threads::Fixed(32, 8),
-    tile: Tile::Fixed { rows: 8, cols: 32 },
-    grid: Grid::Tiles,
-    shared: Shared::None,
-    min_blocks_per_sm: PerAcc::NONE,
-    elements: ALL_ELEMENTS,
-    tensor_cores: false,
-    tma: None,
-    precision: Precision::Exact,
-    strided: true,
-    candidate: Candidate::Never,
-    cpu: true,
-    ptx: &[],
-};
+// A warp spans 32 columns of one row of C.
+kernel! {
+    SPEC = KernelSpec::new(("naive", file!()), "one thread per element of C", Arch::Sm70, Threads::Fixed(32, 8), Tile::Fixed { rows: 8, cols: 32 })
+        .general().with_candidate(Candidate::Never);
+    fn naive;
+    entries naive_f32: f32, naive_f64: f64, naive_f16: f16, naive_bf16: Bf16, naive_f16_f16: Narrow<f16>, naive_bf16_bf16: Narrow<Bf16>;
+}
 
 /// # Safety
 /// See the entry points.
@@ -59,5 +43,3 @@ pub unsafe fn naive<T: Element>(g: Gemm<T>) {
         unsafe { out.put(s.c(row, col), acc) };
     }
 }
-
-entry_points!(naive; naive_f32: f32, naive_f64: f64, naive_f16: f16, naive_bf16: Bf16, naive_f16_f16: Narrow<f16>, naive_bf16_bf16: Narrow<Bf16>);

@@ -12,28 +12,18 @@ use crate::device::global::store;
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
+use crate::parts::simt::block_tile;
 use crate::parts::simt::checked::load_or_zero;
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
-pub const SPEC: KernelSpec = KernelSpec {
-    // Its own loads and stores: row-major, dense only.
-    strided: false,
-    ptx: &[PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 512)])],
-    ..crate::parts::simt::block_tile::spec(
-        ("register_tiled", file!()),
-        "2D register tiling: an 8 x 8 thread tile",
-        Arch::Sm70,
-        (128, 128),
-        Shared::Stages {
-            stages: 1,
-            bk: 8,
-            a_pad: 0,
-        },
-        Some(2),
-    )
-};
+// Its own loads and stores: row-major, dense only.
+kernel! {
+    SPEC = KernelSpec { strided: false, ..block_tile::spec(("register_tiled", file!()), "2D register tiling: an 8 x 8 thread tile", Arch::Sm70, (128, 128), Shared::stages(1, 8), Some(2)) }
+        .with_ptx(&[PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 512)])]);
+    fn register_tiled;
+    entries register_tiled_f32: f32, register_tiled_f64: f64, register_tiled_f16: f16, register_tiled_bf16: Bf16, register_tiled_f16_f16: Narrow<f16>, register_tiled_bf16_bf16: Narrow<Bf16>;
+}
 pub const BM: u32 = SPEC.rows();
 pub const BN: u32 = SPEC.cols();
 pub const BK: u32 = SPEC.bk();
@@ -112,6 +102,3 @@ pub unsafe fn register_tiled<T: Element>(g: Gemm<T>) {
         }
     }
 }
-
-entry_points!(register_tiled;
-    register_tiled_f32: f32, register_tiled_f64: f64, register_tiled_f16: f16, register_tiled_bf16: Bf16, register_tiled_f16_f16: Narrow<f16>, register_tiled_bf16_bf16: Narrow<Bf16>);

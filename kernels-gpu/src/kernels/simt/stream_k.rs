@@ -25,54 +25,33 @@
 //! tile is shared): 256 threads, a 1D grid of `split * fixup_chunks` blocks, no shared
 //! memory. Both only in the sm_80 PTX module.
 use crate::catalogue::PtxFact::{AtLeast, Barriers};
-use crate::catalogue::{Arch, Grid, KernelSpec};
+use crate::catalogue::{Arch, Grid};
 use crate::catalogue::{PtxFacts, SIXTEEN_BIT, WIDE};
 use crate::element::Element;
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::schedule::stream_k::{fixup_tiled, stream_k_tiled};
 use crate::parts::simt::async_stages::COPIES;
+use crate::parts::simt::block_tile;
 use crate::parts::simt::block_tile::{VECTORS_F32, VECTORS_F64};
 use crate::parts::simt::fragment_stages::padded_stages;
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, entry_points, kernel};
 
-/// `paired_lanes`' block tile, on a stream-K grid; the launch bound also sets `ctas`: one
-/// wave is `SMs x` its min blocks per SM (1 for f64).
-pub const SPEC: KernelSpec = KernelSpec {
-    grid: Grid::StreamK {
-        fixup: "stream_k_fixup",
-    },
-    ptx: &[
-        PtxFacts::only(WIDE, &[Barriers(21), AtLeast("fma.rn.f", 1024)]),
-        PtxFacts::only(SIXTEEN_BIT, &[Barriers(5), AtLeast("fma.rn.f", 64)]),
-        COPIES,
-        VECTORS_F32,
-        VECTORS_F64,
-    ],
-    ..crate::parts::simt::block_tile::spec(
-        ("stream_k", file!()),
-        "`paired_lanes`' tile with the last, partial wave of tiles shared out by K phases among one wave of blocks, their partial sums added in K order by a second launch (`stream_k_fixup_*`); no block waits on another",
-        Arch::Sm80,
-        (128, 128),
-        padded_stages(16),
-        Some(2),
-    )
-};
+// Launch: SPEC's `Grid::StreamK`: 256 threads = (128 / 8)^2, a 1D grid of `whole + ctas` blocks
+// for `ctas = g.p.ctas` once the host checked `Schedule::fits`, `padded_stages(16)` and a 16-byte
+// aligned workspace of SLOTS_PER_CTA x ctas 128 x 128 tiles: `stream_k_tiled`'s contract.
+kernel! {
+    /// `paired_lanes`' block tile, on a stream-K grid; the launch bound also sets `ctas`: one
+    /// wave is `SMs x` its min blocks per SM (1 for f64).
+    SPEC = block_tile::spec(("stream_k", file!()), "`paired_lanes`' tile with the last, partial wave of tiles shared out by K phases among one wave of blocks, their partial sums added in K order by a second launch (`stream_k_fixup_*`); no block waits on another",
+        Arch::Sm80, (128, 128), padded_stages(16), Some(2)).with_grid(Grid::StreamK { fixup: "stream_k_fixup" })
+        .with_ptx(&[PtxFacts::only(WIDE, &[Barriers(21), AtLeast("fma.rn.f", 1024)]), PtxFacts::only(SIXTEEN_BIT, &[Barriers(5), AtLeast("fma.rn.f", 64)]), COPIES, VECTORS_F32, VECTORS_F64]);
+    fn stream_k<T: Element>(Gemm<T>) = stream_k_tiled::<T, BM, BN, true>;
+    entries stream_k_f32: f32, stream_k_f64: f64, stream_k_f16: f16, stream_k_bf16: Bf16, stream_k_f16_f16: Narrow<f16>, stream_k_bf16_bf16: Narrow<Bf16>;
+}
 
 /// The block tile and K step of `stream_k` (those of `paired_lanes`).
 pub const BM: u32 = SPEC.rows();
 pub const BN: u32 = SPEC.cols();
-
-/// # Safety
-/// As `stream_k_tiled`.
-#[inline(always)]
-pub unsafe fn stream_k<T: Element>(g: Gemm<T>) {
-    // SAFETY: the entry point's contract holds; the launch follows SPEC's `Grid::StreamK`: 256
-    // threads = (128 / 8)^2, a 1D grid of `whole + ctas` blocks for `ctas = g.p.ctas` once the host
-    // checked `Schedule::fits`, `padded_stages(16)` and a 16-byte aligned workspace of
-    // SLOTS_PER_CTA x ctas 128 x 128 tiles: `stream_k_tiled`'s contract.
-    unsafe { stream_k_tiled::<T, BM, BN, true>(g) }
-}
 
 /// # Safety
 /// As `fixup_tiled`.
@@ -84,6 +63,5 @@ pub unsafe fn stream_k_fixup<T: Element>(g: Gemm<T>) {
     unsafe { fixup_tiled::<T, BM, BN>(g) }
 }
 
-entry_points!(stream_k; stream_k_f32: f32, stream_k_f64: f64, stream_k_f16: f16, stream_k_bf16: Bf16, stream_k_f16_f16: Narrow<f16>, stream_k_bf16_bf16: Narrow<Bf16>);
 // One fix-up per accumulator type; f16 and bf16 products launch the f32 one.
 entry_points!(stream_k_fixup; stream_k_fixup_f32: f32, stream_k_fixup_f64: f64, stream_k_fixup_f16_f16: Narrow<f16>, stream_k_fixup_bf16_bf16: Narrow<Bf16>);

@@ -26,11 +26,11 @@ use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::{Arch, Grid, KernelSpec, PerAcc};
 use crate::catalogue::{PtxFacts, SIXTEEN_BIT, WIDE};
 use crate::element::Element;
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::schedule::stream_k::{fixup_tiled, stream_k_tiled};
+use crate::parts::simt::block_tile;
 use crate::parts::simt::fragment_stages::padded_stages;
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, entry_points, kernel};
 
 /// `stream_k`'s barriers: twice its mainloops (whole tiles, shares) and one before each piece.
 const PTX: &[PtxFacts] = &[
@@ -46,65 +46,30 @@ const fn short_spec(
     (rows, cols): (u32, u32),
     blocks: u32,
 ) -> KernelSpec {
-    KernelSpec {
-        grid: Grid::StreamK { fixup },
-        min_blocks_per_sm: PerAcc {
+    let tile = block_tile::spec(
+        (name, file!()),
+        idea,
+        Arch::Sm80,
+        (rows, cols),
+        padded_stages(16),
+        Some(blocks),
+    );
+    tile.with_grid(Grid::StreamK { fixup })
+        .with_blocks_per_sm(PerAcc {
             f32: Some(blocks),
             f64: Some(blocks),
-        },
-        ptx: PTX,
-        ..crate::parts::simt::block_tile::spec(
-            (name, file!()),
-            idea,
-            Arch::Sm80,
-            (rows, cols),
-            padded_stages(16),
-            Some(blocks),
-        )
-    }
+        })
+        .with_ptx(PTX)
 }
 
-pub const SPEC_64: KernelSpec = short_spec(
-    ("stream_k_64", "stream_k_64_fixup"),
-    "`stream_k` on 64 x 128 tiles (128 threads, two blocks per SM) for C with few rows",
-    (64, 128),
-    2,
-);
-
-pub const SPEC_32: KernelSpec = short_spec(
-    ("stream_k_32", "stream_k_32_fixup"),
-    "`stream_k` on 32 x 128 tiles (64 threads, four blocks per SM) for C with fewer rows",
-    (32, 128),
-    4,
-);
-
-pub const SPEC_NARROW: KernelSpec = short_spec(
-    ("stream_k_narrow", "stream_k_narrow_fixup"),
-    "`stream_k` on 128 x 64 tiles (128 threads, two blocks per SM) for C with few columns",
-    (128, 64),
-    2,
-);
-
-pub const SPEC_NARROW_32: KernelSpec = short_spec(
-    ("stream_k_narrow_32", "stream_k_narrow_32_fixup"),
-    "`stream_k` on 128 x 32 tiles (64 threads, four blocks per SM) for C with fewer columns",
-    (128, 32),
-    4,
-);
-
-/// The kernel and its fix-up on one spec's tile: `stream_k::stream_k_tiled` and
-/// `stream_k::fixup_tiled`, whose safety contracts they carry.
+/// A kernel on a spec's tile, `stream_k::stream_k_tiled`, and its fix-up, `stream_k::fixup_tiled`,
+/// with their entry points.
 macro_rules! on_tile {
-    ($kernel:ident, $fixup:ident, $spec:ident) => {
-        /// # Safety
-        /// As `stream_k::stream_k_tiled` on this kernel's tile.
-        #[inline(always)]
-        pub unsafe fn $kernel<T: Element>(g: Gemm<T>) {
-            // SAFETY: the entry point's contract holds; the launch follows `$spec`'s
-            // `Grid::StreamK`: (rows / 8) (cols / 8) threads of its tile, a 1D grid of
-            // `whole + ctas` blocks once the host checked `Schedule::fits`, `padded_stages(16)` and
-            // SLOTS_PER_CTA x ctas tiles of workspace: `stream_k_tiled`'s contract.
-            unsafe { stream_k_tiled::<T, { $spec.rows() }, { $spec.cols() }, true>(g) }
+    ($spec:ident = $value:expr; $kernel:ident [$($entries:tt)+]; $fixup:ident [$($fixups:tt)+];) => {
+        kernel! {
+            $spec = $value;
+            fn $kernel<T: Element>(Gemm<T>) = stream_k_tiled::<T, { $spec.rows() }, { $spec.cols() }, true>;
+            entries $($entries)+;
         }
 
         /// # Safety
@@ -115,19 +80,34 @@ macro_rules! on_tile {
             // after its stream-K launch with the same problem and `ctas`: `fixup_tiled`'s contract.
             unsafe { fixup_tiled::<T, { $spec.rows() }, { $spec.cols() }>(g) }
         }
+
+        entry_points!($fixup; $($fixups)+);
     };
 }
 
-on_tile!(stream_k_64, stream_k_64_fixup, SPEC_64);
-on_tile!(stream_k_32, stream_k_32_fixup, SPEC_32);
-on_tile!(stream_k_narrow, stream_k_narrow_fixup, SPEC_NARROW);
-on_tile!(stream_k_narrow_32, stream_k_narrow_32_fixup, SPEC_NARROW_32);
+// Launch: each spec's `Grid::StreamK`: (rows / 8) (cols / 8) threads of its tile, a 1D grid of
+// `whole + ctas` blocks once the host checked `Schedule::fits`, `padded_stages(16)` and
+// SLOTS_PER_CTA x ctas tiles of workspace: `stream_k_tiled`'s contract.
+on_tile! {
+    SPEC_64 = short_spec(("stream_k_64", "stream_k_64_fixup"), "`stream_k` on 64 x 128 tiles (128 threads, two blocks per SM) for C with few rows", (64, 128), 2);
+    stream_k_64 [stream_k_64_f32: f32, stream_k_64_f64: f64, stream_k_64_f16: f16, stream_k_64_bf16: Bf16, stream_k_64_f16_f16: Narrow<f16>, stream_k_64_bf16_bf16: Narrow<Bf16>];
+    stream_k_64_fixup [stream_k_64_fixup_f32: f32, stream_k_64_fixup_f64: f64, stream_k_64_fixup_f16_f16: Narrow<f16>, stream_k_64_fixup_bf16_bf16: Narrow<Bf16>];
+}
 
-entry_points!(stream_k_64; stream_k_64_f32: f32, stream_k_64_f64: f64, stream_k_64_f16: f16, stream_k_64_bf16: Bf16, stream_k_64_f16_f16: Narrow<f16>, stream_k_64_bf16_bf16: Narrow<Bf16>);
-entry_points!(stream_k_64_fixup; stream_k_64_fixup_f32: f32, stream_k_64_fixup_f64: f64, stream_k_64_fixup_f16_f16: Narrow<f16>, stream_k_64_fixup_bf16_bf16: Narrow<Bf16>);
-entry_points!(stream_k_32; stream_k_32_f32: f32, stream_k_32_f64: f64, stream_k_32_f16: f16, stream_k_32_bf16: Bf16, stream_k_32_f16_f16: Narrow<f16>, stream_k_32_bf16_bf16: Narrow<Bf16>);
-entry_points!(stream_k_32_fixup; stream_k_32_fixup_f32: f32, stream_k_32_fixup_f64: f64, stream_k_32_fixup_f16_f16: Narrow<f16>, stream_k_32_fixup_bf16_bf16: Narrow<Bf16>);
-entry_points!(stream_k_narrow; stream_k_narrow_f32: f32, stream_k_narrow_f64: f64, stream_k_narrow_f16: f16, stream_k_narrow_bf16: Bf16, stream_k_narrow_f16_f16: Narrow<f16>, stream_k_narrow_bf16_bf16: Narrow<Bf16>);
-entry_points!(stream_k_narrow_fixup; stream_k_narrow_fixup_f32: f32, stream_k_narrow_fixup_f64: f64, stream_k_narrow_fixup_f16_f16: Narrow<f16>, stream_k_narrow_fixup_bf16_bf16: Narrow<Bf16>);
-entry_points!(stream_k_narrow_32; stream_k_narrow_32_f32: f32, stream_k_narrow_32_f64: f64, stream_k_narrow_32_f16: f16, stream_k_narrow_32_bf16: Bf16, stream_k_narrow_32_f16_f16: Narrow<f16>, stream_k_narrow_32_bf16_bf16: Narrow<Bf16>);
-entry_points!(stream_k_narrow_32_fixup; stream_k_narrow_32_fixup_f32: f32, stream_k_narrow_32_fixup_f64: f64, stream_k_narrow_32_fixup_f16_f16: Narrow<f16>, stream_k_narrow_32_fixup_bf16_bf16: Narrow<Bf16>);
+on_tile! {
+    SPEC_32 = short_spec(("stream_k_32", "stream_k_32_fixup"), "`stream_k` on 32 x 128 tiles (64 threads, four blocks per SM) for C with fewer rows", (32, 128), 4);
+    stream_k_32 [stream_k_32_f32: f32, stream_k_32_f64: f64, stream_k_32_f16: f16, stream_k_32_bf16: Bf16, stream_k_32_f16_f16: Narrow<f16>, stream_k_32_bf16_bf16: Narrow<Bf16>];
+    stream_k_32_fixup [stream_k_32_fixup_f32: f32, stream_k_32_fixup_f64: f64, stream_k_32_fixup_f16_f16: Narrow<f16>, stream_k_32_fixup_bf16_bf16: Narrow<Bf16>];
+}
+
+on_tile! {
+    SPEC_NARROW = short_spec(("stream_k_narrow", "stream_k_narrow_fixup"), "`stream_k` on 128 x 64 tiles (128 threads, two blocks per SM) for C with few columns", (128, 64), 2);
+    stream_k_narrow [stream_k_narrow_f32: f32, stream_k_narrow_f64: f64, stream_k_narrow_f16: f16, stream_k_narrow_bf16: Bf16, stream_k_narrow_f16_f16: Narrow<f16>, stream_k_narrow_bf16_bf16: Narrow<Bf16>];
+    stream_k_narrow_fixup [stream_k_narrow_fixup_f32: f32, stream_k_narrow_fixup_f64: f64, stream_k_narrow_fixup_f16_f16: Narrow<f16>, stream_k_narrow_fixup_bf16_bf16: Narrow<Bf16>];
+}
+
+on_tile! {
+    SPEC_NARROW_32 = short_spec(("stream_k_narrow_32", "stream_k_narrow_32_fixup"), "`stream_k` on 128 x 32 tiles (64 threads, four blocks per SM) for C with fewer columns", (128, 32), 4);
+    stream_k_narrow_32 [stream_k_narrow_32_f32: f32, stream_k_narrow_32_f64: f64, stream_k_narrow_32_f16: f16, stream_k_narrow_32_bf16: Bf16, stream_k_narrow_32_f16_f16: Narrow<f16>, stream_k_narrow_32_bf16_bf16: Narrow<Bf16>];
+    stream_k_narrow_32_fixup [stream_k_narrow_32_fixup_f32: f32, stream_k_narrow_32_fixup_f64: f64, stream_k_narrow_32_fixup_f16_f16: Narrow<f16>, stream_k_narrow_32_fixup_bf16_bf16: Narrow<Bf16>];
+}

@@ -22,40 +22,25 @@
 //! (few rows) or `1 x ceil(m / 32)` (few columns); shared bytes `32 * 33 * size_of(Acc)`.
 use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
-use crate::catalogue::{
-    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
-};
+use crate::catalogue::{Arch, Candidate, KernelSpec, Shared, Threads, Tile};
 use crate::device::global::{load, load4, store};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::vector::aligned4;
 use crate::element::{Accumulator, Element};
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
-/// A candidate only where C has at most 32 rows or columns: it reads the larger input once
-/// per row (or column) of C, so past a few it cannot win, and timing it on first use of a
-/// large square shape cost seconds (f64 8192^3: 1.0 s a run, f32 0.5 s; measured on an H200).
-pub const SPEC: KernelSpec = KernelSpec {
-    name: "thin",
-    file: file!(),
-    idea: "thin products (row vector x matrix, matrix x column vector): the K loop split among 1024 threads, coalesced loads, partial sums added in shared memory",
-    arch: Arch::Sm70,
-    threads: Threads::Fixed(LANES * WARPS, 1),
-    tile: Tile::Thin,
-    grid: Grid::Tiles,
-    shared: Shared::Elements(WARPS * (LANES + 1)),
-    min_blocks_per_sm: PerAcc::NONE,
-    elements: ALL_ELEMENTS,
-    tensor_cores: false,
-    tma: None,
-    precision: Precision::Exact,
-    strided: false,
-    candidate: Candidate::WhenSideAtMost(32),
-    cpu: true,
-    ptx: &[PtxFacts::all(&[Barriers(3)])],
-};
+// A candidate only where C has at most 32 rows or columns: it reads the larger input once
+// per row (or column) of C, so past a few it cannot win, and timing it on first use of a
+// large square shape cost seconds (f64 8192^3: 1.0 s a run, f32 0.5 s; measured on an H200).
+kernel! {
+    SPEC = KernelSpec::new(("thin", file!()), "thin products (row vector x matrix, matrix x column vector): the K loop split among 1024 threads, coalesced loads, partial sums added in shared memory",
+        Arch::Sm70, Threads::Fixed(LANES * WARPS, 1), Tile::Thin)
+        .with_shared(Shared::Elements(WARPS * (LANES + 1))).with_candidate(Candidate::WhenSideAtMost(32)).with_ptx(&[PtxFacts::all(&[Barriers(3)])]);
+    fn thin;
+    entries thin_f32: f32, thin_f64: f64, thin_f16: f16, thin_bf16: Bf16, thin_f16_f16: Narrow<f16>, thin_bf16_bf16: Narrow<Bf16>;
+}
 
 /// Threads per warp, and warps per block (1024 threads): each is one side of the 32 x 32
 /// partial sums.
@@ -191,5 +176,3 @@ pub unsafe fn thin<T: Element>(g: Gemm<T>) {
         }
     }
 }
-
-entry_points!(thin; thin_f32: f32, thin_f64: f64, thin_f16: f16, thin_bf16: Bf16, thin_f16_f16: Narrow<f16>, thin_bf16_bf16: Narrow<Bf16>);

@@ -19,7 +19,6 @@ use crate::device::global::load;
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x, thread_idx_y};
 use crate::element::{Accumulator, Element};
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::problem::{Gemm, entry_points};
 

@@ -8,37 +8,24 @@
 //! `(BK * BM + BK * BN) * size_of(Acc)`.
 use crate::catalogue::PtxFact::{AtLeast, Barriers};
 use crate::catalogue::PtxFacts;
-use crate::catalogue::{Arch, KernelSpec, Shared};
+use crate::catalogue::{Arch, Shared};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::element::{Accumulator, Element};
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
+use crate::parts::simt::block_tile;
 use crate::parts::simt::block_tile::{
     Block, RowMajor, Stage, ThreadMap, epilogue, fetch, multiply, stash,
 };
 use crate::parts::simt::block_tile::{VECTORS_F32, VECTORS_F64};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
-pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[
-        PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 512)]),
-        VECTORS_F32,
-        VECTORS_F64,
-    ],
-    ..crate::parts::simt::block_tile::spec(
-        ("vectorized", file!()),
-        "16-byte global and shared accesses, A transposed in shared memory, conflict-free thread-tile layout, fast interior path / checked edges",
-        Arch::Sm70,
-        (128, 128),
-        Shared::Stages {
-            stages: 1,
-            bk: 8,
-            a_pad: 0,
-        },
-        Some(2),
-    )
-};
+kernel! {
+    SPEC = block_tile::spec(("vectorized", file!()), "16-byte global and shared accesses, A transposed in shared memory, conflict-free thread-tile layout, fast interior path / checked edges",
+        Arch::Sm70, (128, 128), Shared::stages(1, 8), Some(2)).with_ptx(&[PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 512)]), VECTORS_F32, VECTORS_F64]);
+    fn vectorized;
+    entries vectorized_f32: f32, vectorized_f64: f64, vectorized_f16: f16, vectorized_bf16: Bf16, vectorized_f16_f16: Narrow<f16>, vectorized_bf16_bf16: Narrow<Bf16>;
+}
 const BM: u32 = SPEC.rows();
 const BN: u32 = SPEC.cols();
 const BK: u32 = SPEC.bk();
@@ -72,6 +59,3 @@ pub unsafe fn vectorized<T: Element>(g: Gemm<T>) {
     // block's tile is written by this thread only.
     unsafe { epilogue::<_, _, BM, BN>(&g.c_out(), &acc, (m, n), blk, me) };
 }
-
-entry_points!(vectorized;
-    vectorized_f32: f32, vectorized_f64: f64, vectorized_f16: f16, vectorized_bf16: Bf16, vectorized_f16_f16: Narrow<f16>, vectorized_bf16_bf16: Narrow<Bf16>);

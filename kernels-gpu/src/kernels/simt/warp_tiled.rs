@@ -13,107 +13,34 @@
 //! `ceil(n / BN) x ceil(m / BM)`, shared bytes `2 * (BK * BM + BK * BN) * size_of(Acc)`.
 use crate::catalogue::PtxFact::{AtLeast, Barriers};
 use crate::catalogue::PtxFacts;
-use crate::catalogue::{Arch, KernelSpec, Shared};
+use crate::catalogue::{Arch, Shared};
 use crate::element::Element;
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
+use crate::parts::simt::block_tile;
 use crate::parts::simt::block_tile::WarpTiled;
 use crate::parts::simt::block_tile::{VECTORS_F32, VECTORS_F64};
 use crate::parts::simt::register_stages::pipelined;
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
-/// Two stages of `bk` K steps for a block tile of `rows x cols`.
-const fn two_stages(bk: u32) -> Shared {
-    Shared::Stages {
-        stages: 2,
-        bk,
-        a_pad: 0,
-    }
+// Launch: `block_tile::spec`'s, two stages as `pipelined` needs.
+kernel! {
+    WARP_TILED = block_tile::spec(("warp_tiled", file!()), "each warp owns a compact 4 x 8 patch of thread tiles",
+        Arch::Sm70, (128, 128), Shared::stages(2, 8), Some(2)).with_ptx(&[PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 512)]), VECTORS_F32, VECTORS_F64]);
+    fn warp_tiled<T: Element>(Gemm<T>) = pipelined::<T, WarpTiled, { WARP_TILED.rows() }, { WARP_TILED.cols() }, { WARP_TILED.bk() }, false>;
+    entries warp_tiled_f32: f32, warp_tiled_f64: f64, warp_tiled_f16: f16, warp_tiled_bf16: Bf16, warp_tiled_f16_f16: Narrow<f16>, warp_tiled_bf16_bf16: Narrow<Bf16>;
 }
 
-pub const WARP_TILED: KernelSpec = KernelSpec {
-    ptx: &[
-        PtxFacts::all(&[Barriers(2), AtLeast("fma.rn.f", 512)]),
-        VECTORS_F32,
-        VECTORS_F64,
-    ],
-    ..crate::parts::simt::block_tile::spec(
-        ("warp_tiled", file!()),
-        "each warp owns a compact 4 x 8 patch of thread tiles",
-        Arch::Sm70,
-        (128, 128),
-        two_stages(8),
-        Some(2),
-    )
-};
-pub const WARP_TILED_K16: KernelSpec = KernelSpec {
-    ptx: &[
-        PtxFacts::all(&[Barriers(4), AtLeast("fma.rn.f", 64)]),
-        VECTORS_F32,
-        VECTORS_F64,
-    ],
-    ..crate::parts::simt::block_tile::spec(
-        ("warp_tiled_k16", file!()),
-        "BK = 16, interior blocks run a mainloop compiled without bounds checks",
-        Arch::Sm70,
-        (128, 128),
-        two_stages(16),
-        Some(2),
-    )
-};
-/// No launch bound: 64 threads a block leave registers to spare.
-pub const WARP_TILED_64: KernelSpec = KernelSpec {
-    ptx: &[
-        PtxFacts::all(&[Barriers(4), AtLeast("fma.rn.f", 64)]),
-        VECTORS_F32,
-        VECTORS_F64,
-    ],
-    ..crate::parts::simt::block_tile::spec(
-        ("warp_tiled_64", file!()),
-        "64 x 64 block tiles: 4x the blocks for products too small to fill the GPU",
-        Arch::Sm70,
-        (64, 64),
-        two_stages(16),
-        None,
-    )
-};
-
-/// # Safety
-/// See the entry points; 256 threads per block.
-#[inline(always)]
-pub unsafe fn warp_tiled<T: Element>(g: Gemm<T>) {
-    const S: KernelSpec = WARP_TILED;
-    // SAFETY: the entry point's contract holds; the launch follows SPEC (`block_tile::spec`): 256
-    // threads = (128 / 8) (128 / 8), one block per 128 x 128 tile and two stages of BK = 8 (A^T and
-    // B), what `pipelined` needs.
-    unsafe { pipelined::<T, WarpTiled, { S.rows() }, { S.cols() }, { S.bk() }, false>(g) }
+kernel! {
+    WARP_TILED_K16 = block_tile::spec(("warp_tiled_k16", file!()), "BK = 16, interior blocks run a mainloop compiled without bounds checks",
+        Arch::Sm70, (128, 128), Shared::stages(2, 16), Some(2)).with_ptx(&[PtxFacts::all(&[Barriers(4), AtLeast("fma.rn.f", 64)]), VECTORS_F32, VECTORS_F64]);
+    fn warp_tiled_k16<T: Element>(Gemm<T>) = pipelined::<T, WarpTiled, { WARP_TILED_K16.rows() }, { WARP_TILED_K16.cols() }, { WARP_TILED_K16.bk() }, true>;
+    entries warp_tiled_k16_f32: f32, warp_tiled_k16_f64: f64, warp_tiled_k16_f16: f16, warp_tiled_k16_bf16: Bf16, warp_tiled_k16_f16_f16: Narrow<f16>, warp_tiled_k16_bf16_bf16: Narrow<Bf16>;
 }
 
-/// # Safety
-/// See the entry points; 256 threads per block.
-#[inline(always)]
-pub unsafe fn warp_tiled_k16<T: Element>(g: Gemm<T>) {
-    const S: KernelSpec = WARP_TILED_K16;
-    // SAFETY: the entry point's contract holds; the launch follows SPEC (`block_tile::spec`): 256
-    // threads = (128 / 8) (128 / 8), one block per 128 x 128 tile and two stages of BK = 16 (A^T
-    // and B), what `pipelined` needs.
-    unsafe { pipelined::<T, WarpTiled, { S.rows() }, { S.cols() }, { S.bk() }, true>(g) }
+// No launch bound: 64 threads a block leave registers to spare.
+kernel! {
+    WARP_TILED_64 = block_tile::spec(("warp_tiled_64", file!()), "64 x 64 block tiles: 4x the blocks for products too small to fill the GPU",
+        Arch::Sm70, (64, 64), Shared::stages(2, 16), None).with_ptx(&[PtxFacts::all(&[Barriers(4), AtLeast("fma.rn.f", 64)]), VECTORS_F32, VECTORS_F64]);
+    fn warp_tiled_64<T: Element>(Gemm<T>) = pipelined::<T, WarpTiled, { WARP_TILED_64.rows() }, { WARP_TILED_64.cols() }, { WARP_TILED_64.bk() }, true>;
+    entries warp_tiled_64_f32: f32, warp_tiled_64_f64: f64, warp_tiled_64_f16: f16, warp_tiled_64_bf16: Bf16, warp_tiled_64_f16_f16: Narrow<f16>, warp_tiled_64_bf16_bf16: Narrow<Bf16>;
 }
-
-/// # Safety
-/// See the entry points; 64 threads per block.
-#[inline(always)]
-pub unsafe fn warp_tiled_64<T: Element>(g: Gemm<T>) {
-    const S: KernelSpec = WARP_TILED_64;
-    // SAFETY: the entry point's contract holds; the launch follows SPEC (`block_tile::spec`): 64
-    // threads = (64 / 8) (64 / 8), one block per 64 x 64 tile and two stages of BK = 16 (A^T and
-    // B), what `pipelined` needs.
-    unsafe { pipelined::<T, WarpTiled, { S.rows() }, { S.cols() }, { S.bk() }, true>(g) }
-}
-
-entry_points!(warp_tiled;
-    warp_tiled_f32: f32, warp_tiled_f64: f64, warp_tiled_f16: f16, warp_tiled_bf16: Bf16, warp_tiled_f16_f16: Narrow<f16>, warp_tiled_bf16_bf16: Narrow<Bf16>);
-entry_points!(warp_tiled_k16;
-    warp_tiled_k16_f32: f32, warp_tiled_k16_f64: f64, warp_tiled_k16_f16: f16, warp_tiled_k16_bf16: Bf16, warp_tiled_k16_f16_f16: Narrow<f16>, warp_tiled_k16_bf16_bf16: Narrow<Bf16>);
-entry_points!(warp_tiled_64;
-    warp_tiled_64_f32: f32, warp_tiled_64_f64: f64, warp_tiled_64_f16: f16, warp_tiled_64_bf16: Bf16, warp_tiled_64_f16_f16: Narrow<f16>, warp_tiled_64_bf16_bf16: Narrow<Bf16>);

@@ -21,27 +21,16 @@
 //! Launch rules ([`SPEC`]): as `mma_tf32`.
 use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
-use crate::catalogue::{Arch, Elem, KernelSpec, Precision};
+use crate::catalogue::{Arch, Elem, Precision};
 use crate::device::mma::{m16n8k8_tf32, round_tf32};
 use crate::parts::mma::schemes::Tf32;
 use crate::parts::mma::wide_tile::{self, Scheme, Steps8};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
 /// `mma_tf32`'s tile and pipeline.
 const BN: u32 = 128;
 const BK: u32 = 32;
 const DEPTH: u32 = 3;
-
-pub const SPEC: KernelSpec = KernelSpec {
-    ptx: &[PtxFacts::all(&[Barriers(4)])],
-    ..wide_tile::spec(
-        ("mma_3xtf32", file!()),
-        "FP32-class accuracy on TF32 tensor cores when asked: inputs split into two TF32 parts, three `mma`s per tile",
-        (Arch::Sm80, Elem::F32, Precision::Tf32x3),
-        (128, BN, BK, DEPTH, 4),
-        1,
-    )
-};
 
 /// `[big, small]` TF32 parts of each input.
 pub struct Tf32x3;
@@ -75,17 +64,10 @@ impl Scheme for Tf32x3 {
     }
 }
 
-/// # Safety
-/// See the entry points; 256 threads per block; T is f32.
-#[inline(always)]
-pub unsafe fn mma_3xtf32(gemm: Gemm<f32>) {
-    // SAFETY: the entry point's contract holds, with T f32 (the only entry); the launch follows
-    // SPEC (`wide_tile::spec`): 256 threads = `threads(128, 128, 4)`, one block per 128 x 128 tile,
-    // `shared_elements(128, 128, 32, 3, 4, false)`; SPEC is not strided, so the problem is
-    // row-major: `A_T` and `B_T` false.
-    unsafe {
-        wide_tile::pipelined::<f32, Tf32x3, Tf32, Steps8, 128, BN, BK, DEPTH, 4, false, false>(gemm)
-    }
+// Launch: `wide_tile::spec`'s for the body's tile.
+kernel! {
+    SPEC = wide_tile::spec(("mma_3xtf32", file!()), "FP32-class accuracy on TF32 tensor cores when asked: inputs split into two TF32 parts, three `mma`s per tile",
+        (Arch::Sm80, Elem::F32, Precision::Tf32x3), (128, BN, BK, DEPTH, 4), 1).with_ptx(&[PtxFacts::all(&[Barriers(4)])]);
+    fn mma_3xtf32(Gemm<f32>) = wide_tile::pipelined::<f32, Tf32x3, Tf32, Steps8, 128, BN, BK, DEPTH, 4, false, false>;
+    entries mma_3xtf32_f32: f32;
 }
-
-entry_points!(mma_3xtf32; mma_3xtf32_f32: f32);

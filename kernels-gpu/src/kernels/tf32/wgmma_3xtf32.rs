@@ -40,7 +40,7 @@ use crate::parts::wgmma::epilogue::epilogue;
 use crate::parts::wgmma::tf32_pack::pack;
 use crate::parts::wgmma::warp_specialised::{StageBarriers, consumes, spec, stage_k};
 use crate::parts::wgmma::warpgroup::{ATOM, BM};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, entry_points, kernel};
 
 /// K elements of a stage: 32 TF32 elements, one 128-byte row of each part.
 const BK: u32 = stage_k::<f32>();
@@ -55,38 +55,19 @@ const STAGE: u32 = 2 * (A_PART + B_PART);
 /// Threads that arrive on an `empty` barrier or the verdict: both consumer warpgroups.
 const CONSUMERS: u32 = 256;
 
-pub const SPEC: KernelSpec = KernelSpec {
-    // Stages, the alignment slack, 7 mbarriers and the 2 verdict words, in 4-byte elements.
-    shared: Shared::InputElements(STAGE / 4 * STAGES + ATOM / 4 + 2 * (2 * STAGES + 1) + 2),
-    elements: &[Elem::F32],
-    tma: Some(TensorMaps::packed(
-        (BM, BN, BK),
-        Pack {
-            name: "pack_3xtf32",
-            parts: 2,
-        },
-    )),
-    precision: Precision::Tf32x3,
-    ptx: &[
-        PtxFacts::all(&[
-            Barriers(1),
-            Count(
-                "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32",
-                12 + 4,
-            ),
-            Count("cp.async.bulk.tensor.3d", 8),
-            Lacks("mma.sync"),
-            Lacks("m64n256"),
-        ]),
-        PtxFacts::second(&[Barriers(1), Count("cvt.rna.tf32.f32", 32), Lacks(".local")]),
-    ],
-    ..spec(
-        ("wgmma_3xtf32", file!()),
-        "FP32-class accuracy on TF32 `wgmma` when asked: operands packed as big and small TF32 parts, three `wgmma` m64n128k8 per K step into partial sums added in FP32 each stage",
-        (BN, STAGES),
-        Grid::Persistent,
-    )
-};
+// Shared memory: the stages, the alignment slack, 7 mbarriers and the 2 verdict words, in
+// 4-byte elements.
+kernel! {
+    SPEC = KernelSpec { shared: Shared::InputElements(STAGE / 4 * STAGES + ATOM / 4 + 2 * (2 * STAGES + 1) + 2),
+        ..spec(("wgmma_3xtf32", file!()), "FP32-class accuracy on TF32 `wgmma` when asked: operands packed as big and small TF32 parts, three `wgmma` m64n128k8 per K step into partial sums added in FP32 each stage",
+            (BN, STAGES), Grid::Persistent) }
+        .with_elements(&[Elem::F32]).with_precision(Precision::Tf32x3).with_tma(TensorMaps::packed((BM, BN, BK), Pack { name: "pack_3xtf32", parts: 2 }))
+        .with_ptx(&[PtxFacts::all(&[Barriers(1), Count("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", 12 + 4), Count("cp.async.bulk.tensor.3d", 8),
+                Lacks("mma.sync"), Lacks("m64n256")]),
+            PtxFacts::second(&[Barriers(1), Count("cvt.rna.tf32.f32", 32), Lacks(".local")])]);
+    fn wgmma_3xtf32;
+    strided entries wgmma_3xtf32_f32: f32;
+}
 
 /// The pack launch: as `wgmma_tf32`'s, each element split into big and small.
 ///
@@ -380,5 +361,4 @@ impl Operands {
     }
 }
 
-entry_points!(strided wgmma_3xtf32; wgmma_3xtf32_f32: f32);
 entry_points!(strided pack_3xtf32; pack_3xtf32_f32: f32);

@@ -38,56 +38,26 @@ use crate::parts::wgmma::tf32_pack::pack;
 use crate::parts::wgmma::tf32_pack::{PACK_SHARED, Packing};
 use crate::parts::wgmma::warp_specialised::{spec, stage_k, warp_specialised};
 use crate::parts::wgmma::warpgroup::{ATOM, BM, BN, STAGES};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, entry_points, kernel};
 const TF32_N256: &str = "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32";
 
 /// K elements of a stage: 32 TF32 elements, one 128-byte row.
 const BK: u32 = stage_k::<f32>();
 
-pub const SPEC: KernelSpec = KernelSpec {
-    shared: Shared::InputElements(STAGES * (BM * BK + BK * BN) + ATOM / 4 + 2 * 2 * STAGES),
-    elements: &[Elem::F32],
-    tma: Some(TensorMaps::packed(
-        (BM, BN, BK),
-        Pack {
-            name: "pack_tf32",
-            parts: 1,
-        },
-    )),
-    precision: Precision::Tf32,
-    ptx: &[
-        PtxFacts::all(&[
-            Barriers(1),
-            Count(TF32_N256, 4),
-            Lines(&[TF32_N256, "}, {%r"], 4),
-            Count("ld.shared.b32", 16),
-            Count("cvt.rna.tf32.f32", 16),
-            Lacks("fence.proxy.async"),
-            Count("cp.async.bulk.tensor.3d", 2),
-            Lacks("mma.sync"),
-            Lacks("m64n256k16"),
-        ]),
-        PtxFacts::second(&[Barriers(1), Count("cvt.rna.tf32.f32", 16), Lacks(".local")]),
-    ],
-    ..spec(
-        ("wgmma_tf32", file!()),
-        "f32 in TF32 when asked: B (and an A TMA cannot read K-major) packed K-major and rounded (`cvt.rna`) by a first launch, a row-major A read in place, rounded on its way to `wgmma`'s A registers; `wgmma_persistent`'s pipeline with `wgmma` m64n256k8 tf32",
-        (BN, STAGES),
-        Grid::Persistent,
-    )
-};
-/// The main launch: the packed operands through their tensor maps.
-///
-/// # Safety
-/// See the entry points; 384 threads per block; T is f32; the workspace holds the maps and
-/// the operands [`pack_tf32`] wrote for this problem (the block is [`Packing::problem`]).
-#[inline(always)]
-pub unsafe fn wgmma_tf32(gemm: Gemm<f32>) {
-    // SAFETY: the entry point's contract holds, with T f32 (the only entry), and the workspace
-    // holds the maps and packed operands (this fn's contract); the launch follows SPEC: 384
-    // threads, a persistent grid, its stages' shared bytes: `warp_specialised`'s contract (TF32
-    // maps are always present).
-    unsafe { warp_specialised::<f32, true, [f32; 128], STAGES>(gemm) }
+// Launch: `spec`'s 384 threads on a persistent grid with its stages' shared bytes, the
+// workspace holding the maps and the operands `pack_tf32` wrote for this problem (the block is
+// `Packing::problem`): `warp_specialised`'s contract, TF32 maps always present.
+kernel! {
+    SPEC = KernelSpec { shared: Shared::InputElements(STAGES * (BM * BK + BK * BN) + ATOM / 4 + 2 * 2 * STAGES),
+        ..spec(("wgmma_tf32", file!()), "f32 in TF32 when asked: B (and an A TMA cannot read K-major) packed K-major and rounded (`cvt.rna`) by a first launch, a row-major A read in place, rounded on its way to `wgmma`'s A registers; `wgmma_persistent`'s pipeline with `wgmma` m64n256k8 tf32",
+            (BN, STAGES), Grid::Persistent) }
+        .with_elements(&[Elem::F32]).with_precision(Precision::Tf32).with_tma(TensorMaps::packed((BM, BN, BK), Pack { name: "pack_tf32", parts: 1 }))
+        .with_ptx(&[PtxFacts::all(&[Barriers(1), Count(TF32_N256, 4), Lines(&[TF32_N256, "}, {%r"], 4), Count("ld.shared.b32", 16), Count("cvt.rna.tf32.f32", 16),
+                Lacks("fence.proxy.async"), Count("cp.async.bulk.tensor.3d", 2), Lacks("mma.sync"), Lacks("m64n256k16")]),
+            PtxFacts::second(&[Barriers(1), Count("cvt.rna.tf32.f32", 16), Lacks(".local")])]);
+    /// The main launch: the packed operands through their tensor maps.
+    fn wgmma_tf32(Gemm<f32>) = warp_specialised::<f32, true, [f32; 128], STAGES>;
+    strided entries wgmma_tf32_f32: f32;
 }
 
 /// The pack launch: block `(x, y, z)` writes a 64 x 64 square of product `z`'s packed B^T
@@ -104,5 +74,4 @@ pub unsafe fn pack_tf32(gemm: Gemm<f32>) {
     // part), T f32, the caller's problem and a `Packing::bytes` workspace: this fn's contract.
     unsafe { pack::<f32, 1>(gemm) }
 }
-entry_points!(strided wgmma_tf32; wgmma_tf32_f32: f32);
 entry_points!(strided pack_tf32; pack_tf32_f32: f32);

@@ -15,35 +15,22 @@
 //! Launch rules ([`SPEC`]): 384 threads, a persistent grid of `min(tiles, SMs)` blocks, 8
 //! stages of 24 KiB, 1 KiB to align them and 16 mbarriers (197,760 bytes), the two tensor
 //! maps in the workspace; only in the sm_90a module; f16, bf16.
-use crate::catalogue::{Grid, KernelSpec};
+use crate::catalogue::Grid;
 use crate::element::Half;
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::wgmma::warp_specialised::{spec, warp_specialised};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
 /// Columns of a block tile.
 const BN: u32 = 64;
 /// Stages of A's 128 x 64 and B's 64 x 64 (24 KiB).
 const STAGES: u32 = 8;
 
-pub const SPEC: KernelSpec = spec(
-    ("wgmma_128x64", file!()),
-    "`wgmma_persistent` on 128 x 64 tiles (`wgmma` m64n64k16 per consumer warpgroup, 8 stages of 24 KiB): twice `wgmma_128x128`'s tiles, so twice the SMs read B where C has few rows",
-    (BN, STAGES),
-    Grid::Persistent,
-);
-
-/// # Safety
-/// See the entry points; 384 threads per block; T is f16 or bf16; the launch provides the
-/// spec's shared bytes and, where TMA can read A and B, their tensor maps in the workspace.
-#[inline(always)]
-pub unsafe fn wgmma_128x64<T: Half>(gemm: Gemm<T>) {
-    // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries); the launch
-    // follows SPEC (`warp_specialised::spec`): 384 threads, a persistent grid,
-    // `stages_shared(64, 8)` bytes, and the host writes A's and B's tensor maps into the workspace
-    // wherever `tma::reads` holds: `warp_specialised`'s contract (as `wgmma_tma`'s).
-    unsafe { warp_specialised::<T, true, [f32; 32], STAGES>(gemm) }
+// Launch: `warp_specialised::spec`'s for the body's tile width and stages, and the host writes A's
+// and B's tensor maps into the workspace wherever `tma::reads` holds.
+kernel! {
+    SPEC = spec(("wgmma_128x64", file!()), "`wgmma_persistent` on 128 x 64 tiles (`wgmma` m64n64k16 per consumer warpgroup, 8 stages of 24 KiB): twice `wgmma_128x128`'s tiles, so twice the SMs read B where C has few rows",
+        (BN, STAGES), Grid::Persistent);
+    fn wgmma_128x64<T: Half>(Gemm<T>) = warp_specialised::<T, true, [f32; 32], STAGES>;
+    strided entries wgmma_128x64_f16: f16, wgmma_128x64_bf16: Bf16, wgmma_128x64_f16_f16: Narrow<f16>, wgmma_128x64_bf16_bf16: Narrow<Bf16>;
 }
-
-entry_points!(strided wgmma_128x64; wgmma_128x64_f16: f16, wgmma_128x64_bf16: Bf16, wgmma_128x64_f16_f16: Narrow<f16>, wgmma_128x64_bf16_bf16: Narrow<Bf16>);

@@ -17,15 +17,12 @@
 //! Launch rules ([`SPEC`]): 256 threads, grid `ceil(n / 256) x ceil(m / 128)`, 4 stages of
 //! 48 KiB plus 1 KiB to align them (197,632 bytes); only in the sm_90a module; f16, bf16.
 use crate::catalogue::PtxFact::{Barriers, Count, Has};
-use crate::catalogue::{
-    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
-};
+use crate::catalogue::{Arch, Elem, KernelSpec, Shared, Threads, Tile};
 use crate::catalogue::{PtxFacts, SIXTEEN_BIT};
 use crate::device::async_copy::{commit_group, copy16_or_zero, wait_group};
 use crate::device::shared::SharedArena;
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::wgmma::{self};
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::element::{Element, Half};
 use crate::parts::mma::async_pipeline::chunked;
@@ -37,45 +34,19 @@ use crate::parts::wgmma::epilogue::{F32_C_PAIRS, NARROW_C_256};
 use crate::parts::wgmma::warpgroup::{
     A_STAGE, ATOM, B_STAGE, BK, BM, BN, Descriptors, PANEL, STAGES,
 };
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
 const THREADS: u32 = 256;
-pub const SPEC: KernelSpec = KernelSpec {
-    name: "wgmma_async",
-    file: file!(),
-    idea: "Hopper `wgmma` m64n256k16 from 128-byte-swizzled shared tiles (descriptors, no fragment loads), fed by a 4-stage `cp.async` pipeline; 2 warpgroups, 128 x 256 tiles",
-    arch: Arch::Sm90a,
-    threads: Threads::Fixed(THREADS, 1),
-    tile: Tile::Fixed { rows: BM, cols: BN },
-    grid: Grid::Tiles,
-    shared: Shared::InputElements(STAGES * (BM * BK + BK * BN) + ATOM / 2),
-    min_blocks_per_sm: PerAcc::NONE,
-    elements: &[Elem::F16, Elem::Bf16],
-    candidate: Candidate::Always,
-    cpu: true,
-    tensor_cores: true,
-    tma: None,
-    precision: Precision::Exact,
-    strided: false,
-    ptx: &[
-        PtxFacts::all(&[Barriers(3)]),
-        PtxFacts::only(
-            SIXTEEN_BIT,
-            &[
-                Count("wgmma.mma_async.sync.aligned.m64n256k16.f32.{t}.{t}", 4),
-                Has("wgmma.fence.sync.aligned"),
-                Has("wgmma.commit_group.sync.aligned"),
-                Has("wgmma.wait_group.sync.aligned 1"),
-                Has("wgmma.wait_group.sync.aligned 0"),
-                Has("fence.proxy.async.shared::cta"),
-                Has("cp.async.cg.shared.global"),
-                Has(MMA_16BIT),
-            ],
-        ),
-        F32_C_PAIRS,
-        NARROW_C_256,
-    ],
-};
+kernel! {
+    SPEC = KernelSpec::new(("wgmma_async", file!()), "Hopper `wgmma` m64n256k16 from 128-byte-swizzled shared tiles (descriptors, no fragment loads), fed by a 4-stage `cp.async` pipeline; 2 warpgroups, 128 x 256 tiles",
+        Arch::Sm90a, Threads::Fixed(THREADS, 1), Tile::Fixed { rows: BM, cols: BN })
+        .with_shared(Shared::InputElements(STAGES * (BM * BK + BK * BN) + ATOM / 2)).with_elements(&[Elem::F16, Elem::Bf16]).on_tensor_cores()
+        .with_ptx(&[PtxFacts::all(&[Barriers(3)]), F32_C_PAIRS, NARROW_C_256, PtxFacts::only(SIXTEEN_BIT, &[Count("wgmma.mma_async.sync.aligned.m64n256k16.f32.{t}.{t}", 4),
+            Has("wgmma.fence.sync.aligned"), Has("wgmma.commit_group.sync.aligned"), Has("wgmma.wait_group.sync.aligned 1"), Has("wgmma.wait_group.sync.aligned 0"),
+            Has("fence.proxy.async.shared::cta"), Has("cp.async.cg.shared.global"), Has(MMA_16BIT)])]);
+    fn wgmma_async;
+    entries wgmma_async_f16: f16, wgmma_async_bf16: Bf16, wgmma_async_f16_f16: Narrow<f16>, wgmma_async_bf16_bf16: Narrow<Bf16>;
+}
 
 /// Starts the copies of phase `k0` into the stage at `a_s` / `b_s` (1024-byte aligned shared
 /// regions), each 16-byte chunk at its swizzled place: chunk `c` of a 128-byte row `r` goes
@@ -192,5 +163,3 @@ pub unsafe fn wgmma_async<T: Half>(gemm: Gemm<T>) {
     // written by no other thread.
     unsafe { epilogue::<T, 128>(&out, &acc, (m, n), at, tid % 128) };
 }
-
-entry_points!(wgmma_async; wgmma_async_f16: f16, wgmma_async_bf16: Bf16, wgmma_async_f16_f16: Narrow<f16>, wgmma_async_bf16_bf16: Narrow<Bf16>);

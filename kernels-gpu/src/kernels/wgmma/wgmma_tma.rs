@@ -28,31 +28,18 @@
 //! Launch rules ([`SPEC`]): 384 threads, grid `ceil(n / 256) x ceil(m / 128) x batch`, 4 stages of
 //! 48 KiB, 1 KiB to align them and the 8 mbarriers (197,696 bytes), the two tensor maps in
 //! the workspace; only in the sm_90a module; f16, bf16.
-use crate::catalogue::{Grid, KernelSpec};
+use crate::catalogue::Grid;
 use crate::element::Half;
-#[cfg(target_arch = "nvptx64")]
 use crate::element::{Bf16, Narrow};
 use crate::parts::wgmma::warp_specialised::{spec, warp_specialised};
 use crate::parts::wgmma::warpgroup::{BN, STAGES};
-use crate::problem::{Gemm, entry_points};
+use crate::problem::{Gemm, kernel};
 
-pub const SPEC: KernelSpec = spec(
-    ("wgmma_tma", file!()),
-    "`wgmma_async`'s tiles loaded by TMA (swizzled, zero-filled edges) on mbarriers, warp-specialised: a producer warpgroup issues the copies, 2 consumer warpgroups multiply; `setmaxnreg` 40 / 232",
-    (BN, STAGES),
-    Grid::Tiles,
-);
-
-/// # Safety
-/// See the entry points; 384 threads per block; T is f16 or bf16; the launch provides the
-/// spec's shared bytes and, where TMA can read A and B, their tensor maps in the workspace.
-#[inline(always)]
-pub unsafe fn wgmma_tma<T: Half>(gemm: Gemm<T>) {
-    // SAFETY: the entry point's contract holds, with T f16 or bf16 (the only entries); the launch
-    // follows SPEC (`warp_specialised::spec`): 384 threads, one block per 128 x 256 tile,
-    // `stages_shared(256, 4)` bytes, and the host writes A's and B's tensor maps into the workspace
-    // wherever `tma::reads` holds: `warp_specialised`'s contract (as `wgmma_tma`'s).
-    unsafe { warp_specialised::<T, false, [f32; 128], STAGES>(gemm) }
+// Launch: `warp_specialised::spec`'s for the body's tile width and stages, and the host writes A's
+// and B's tensor maps into the workspace wherever `tma::reads` holds.
+kernel! {
+    SPEC = spec(("wgmma_tma", file!()), "`wgmma_async`'s tiles loaded by TMA (swizzled, zero-filled edges) on mbarriers, warp-specialised: a producer warpgroup issues the copies, 2 consumer warpgroups multiply; `setmaxnreg` 40 / 232",
+        (BN, STAGES), Grid::Tiles);
+    fn wgmma_tma<T: Half>(Gemm<T>) = warp_specialised::<T, false, [f32; 128], STAGES>;
+    strided entries wgmma_tma_f16: f16, wgmma_tma_bf16: Bf16, wgmma_tma_f16_f16: Narrow<f16>, wgmma_tma_bf16_bf16: Narrow<Bf16>;
 }
-
-entry_points!(strided wgmma_tma; wgmma_tma_f16: f16, wgmma_tma_bf16: Bf16, wgmma_tma_f16_f16: Narrow<f16>, wgmma_tma_bf16_bf16: Narrow<Bf16>);

@@ -8,8 +8,7 @@
 //! loading phases, the K-step multiply and the epilogue are here.
 use crate::catalogue::PtxFact::{AtLeast, Has, Lacks};
 use crate::catalogue::{
-    Arch, Candidate, Elem, Grid, KernelSpec, NARROW_C, PerAcc, Precision, PtxFacts, SIXTEEN_BIT,
-    Shared, Threads, Tile,
+    Arch, Elem, KernelSpec, NARROW_C, PtxFacts, SIXTEEN_BIT, Shared, Threads, Tile,
 };
 use crate::device::global::{load4_or_zeros, store, store4};
 use crate::device::shared::SharedTile;
@@ -314,27 +313,19 @@ pub const NARROW_C_STORES: PtxFacts = PtxFacts::only(
 
 /// The spec of a kernel on `tensor_tile`'s block tile with `stages` stages.
 pub(crate) const fn tensor_spec(
-    (name, file): (&'static str, &'static str),
+    name_file: (&'static str, &'static str),
     idea: &'static str,
     (bn, bk, stages): (u32, u32, u32),
 ) -> KernelSpec {
-    KernelSpec {
-        name,
-        file,
+    let tile = Tile::Fixed { rows: BM, cols: bn };
+    KernelSpec::new(
+        name_file,
         idea,
-        arch: Arch::Sm80,
-        threads: Threads::Fixed(THREADS, 1),
-        tile: Tile::Fixed { rows: BM, cols: bn },
-        grid: Grid::Tiles,
-        shared: Shared::InputElements(stages * stage_elements(bn, bk)),
-        min_blocks_per_sm: PerAcc::NONE,
-        elements: &[Elem::F16, Elem::Bf16],
-        candidate: Candidate::Always,
-        cpu: true,
-        tensor_cores: true,
-        tma: None,
-        precision: Precision::Exact,
-        strided: false,
-        ptx: &[],
-    }
+        Arch::Sm80,
+        Threads::Fixed(THREADS, 1),
+        tile,
+    )
+    .with_shared(Shared::InputElements(stages * stage_elements(bn, bk)))
+    .with_elements(&[Elem::F16, Elem::Bf16])
+    .on_tensor_cores()
 }

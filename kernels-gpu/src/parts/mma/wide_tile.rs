@@ -21,9 +21,7 @@
 //! ([`pipelined`]) the row-major, dense product. `dmma_buffered` adds a second mainloop
 //! ([`Buffered`]: fragments double-buffered in registers across stages) for the blocks
 //! whose tiles lie wholly inside A and B, and takes its tiles in groups of rows.
-use crate::catalogue::{
-    Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile,
-};
+use crate::catalogue::{Arch, Elem, KernelSpec, PerAcc, Precision, Shared, Threads, Tile};
 use crate::device::async_copy::{commit_group, copy16_or_zero_at, wait_group};
 use crate::device::shared::{SharedArena, SharedTile, shared_address};
 use crate::device::thread::{
@@ -78,9 +76,14 @@ pub const fn shared_elements(
 
 /// The spec of a kernel on this tile, for `elem` (f32 or f64, its accumulator type) at
 /// `precision`, in `arch`'s module; `blocks` resident per SM as its launch bound. The f64
-/// kernels run [`strided`], every form; the others [`pipelined`].
+/// kernels run [`strided`], every form; the others [`pipelined`] on row-major operands
+/// (`A_T`, `B_T` false: the spec is not strided).
+///
+/// A launch that follows it gives a body of the same tile (`BM`, `BN`, `BK`, `DEPTH`, `MT`)
+/// what that body needs: `threads(BM, BN, MT)` threads, one block per `BM x BN` tile and
+/// `shared_elements` for the stages.
 pub const fn spec(
-    (name, file): (&'static str, &'static str),
+    name_file: (&'static str, &'static str),
     idea: &'static str,
     (arch, elem, precision): (Arch, Elem, Precision),
     (bm, bn, bk, depth, mt): (u32, u32, u32, u32, usize),
@@ -91,28 +94,24 @@ pub const fn spec(
         Elem::F64 => &[Elem::F64],
         _ => &[Elem::F32],
     };
-    KernelSpec {
-        name,
-        file,
-        idea,
-        arch,
-        threads: Threads::Fixed(threads(bm, bn, mt), 1),
-        tile: Tile::Fixed { rows: bm, cols: bn },
-        grid: Grid::Tiles,
-        shared: Shared::Elements(shared_elements(bm, bn, bk, depth, elem.bytes(), strided)),
-        min_blocks_per_sm: PerAcc {
+    let (threads, tile) = (threads(bm, bn, mt), Tile::Fixed { rows: bm, cols: bn });
+    let spec = KernelSpec::new(name_file, idea, arch, Threads::Fixed(threads, 1), tile)
+        .with_shared(Shared::Elements(shared_elements(
+            bm,
+            bn,
+            bk,
+            depth,
+            elem.bytes(),
+            strided,
+        )))
+        .with_blocks_per_sm(PerAcc {
             f32: Some(blocks),
             f64: Some(blocks),
-        },
-        elements,
-        candidate: Candidate::Always,
-        cpu: true,
-        tensor_cores: true,
-        tma: None,
-        precision,
-        strided,
-        ptx: &[],
-    }
+        })
+        .with_elements(elements)
+        .on_tensor_cores()
+        .with_precision(precision);
+    if strided { spec.general() } else { spec }
 }
 
 /// What one K step of 8 multiplies: the accumulator it adds into, a fragment element as the

@@ -2,6 +2,8 @@
 //! 16-byte chunk of a row of B) and a slice of K, with as many slices per strip as keep the
 //! grid to one wave. The decode kernels on `cp.async`, `mma.sync` and TMA share it, and the
 //! host sizes their grids and workspaces with it.
+use crate::catalogue::PtxFact::{Has, Lacks};
+use crate::catalogue::PtxFacts;
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::parts::schedule::plan::{Plan, PlanInput};
 pub(crate) const WARPS: u32 = 4;
@@ -9,6 +11,15 @@ pub(crate) const THREADS: u32 = 32 * WARPS;
 /// Columns per lane: one 16-byte chunk of a row of B.
 pub(crate) const LANE_COLS: u32 = 8;
 pub const STRIP: u32 = 32 * LANE_COLS;
+
+/// What the PTX of every kernel on this split shows: B streamed by `cp.async`, the slices'
+/// ticket taken with an acquire-release atomic, and everything inlined, nothing spilled.
+pub const LAST_BLOCK_STREAMED: PtxFacts = PtxFacts::all(&[
+    Has("cp.async.cg.shared.global"),
+    Has("atom.acq_rel.gpu.global.add.u32"),
+    Lacks(".local"),
+    Lacks("call"),
+]);
 
 /// Blocks resident per SM that [`splits`] plans for (registers allow two).
 pub const RESIDENT: usize = 2;

@@ -17,10 +17,7 @@
 //! store only inside C. The choice is per block (and per phase for the last, partial K
 //! step), so it is uniform and every barrier is reached by every thread.
 use crate::catalogue::PtxFact::Has;
-use crate::catalogue::{
-    ALL_ELEMENTS, Arch, Candidate, Grid, KernelSpec, PerAcc, Precision, PtxFacts, Shared, Threads,
-    Tile,
-};
+use crate::catalogue::{Arch, KernelSpec, PerAcc, PtxFacts, Shared, Threads, Tile};
 use crate::device::global::{load, load4};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::vector::aligned4;
@@ -51,36 +48,26 @@ pub const VECTORS_F64: PtxFacts = PtxFacts::only(
     ],
 );
 
+/// The spec of a kernel on a `rows x cols` block tile of 8 x 8 thread tiles, `shared` for its
+/// stages, `f32_blocks_per_sm` its f32 launch bound. A launch that follows it gives a body on
+/// the spec's own `rows()`, `cols()` and `bk()` what it needs: `(rows / 8) (cols / 8)` threads,
+/// one block per tile and the stages.
 pub const fn spec(
-    (name, file): (&'static str, &'static str),
+    name_file: (&'static str, &'static str),
     idea: &'static str,
     arch: Arch,
     (rows, cols): (u32, u32),
     shared: Shared,
     f32_blocks_per_sm: Option<u32>,
 ) -> KernelSpec {
-    KernelSpec {
-        name,
-        file,
-        idea,
-        arch,
-        threads: Threads::Fixed(threads(rows, cols), 1),
-        tile: Tile::Fixed { rows, cols },
-        grid: Grid::Tiles,
-        shared,
-        min_blocks_per_sm: PerAcc {
+    let (threads, tile) = (threads(rows, cols), Tile::Fixed { rows, cols });
+    KernelSpec::new(name_file, idea, arch, Threads::Fixed(threads, 1), tile)
+        .with_shared(shared)
+        .with_blocks_per_sm(PerAcc {
             f32: f32_blocks_per_sm,
             f64: None,
-        },
-        elements: ALL_ELEMENTS,
-        candidate: Candidate::Always,
-        cpu: true,
-        tensor_cores: false,
-        tma: None,
-        precision: Precision::Exact,
-        strided: true,
-        ptx: &[],
-    }
+        })
+        .general()
 }
 
 /// Threads of a `BM x BN` block tile (8 x 8 elements each).

@@ -6,8 +6,8 @@
 //! across tiles.
 use crate::catalogue::PtxFact::{Barriers, Count, Has, Lacks};
 use crate::catalogue::{
-    Arch, Candidate, Elem, Grid, KernelSpec, NARROW_C, PerAcc, Precision, PtxFacts, SIXTEEN_BIT,
-    Shared, TensorMaps, Threads, Tile,
+    Arch, Elem, Grid, KernelSpec, NARROW_C, PerAcc, PtxFacts, SIXTEEN_BIT, Shared, TensorMaps,
+    Threads, Tile,
 };
 use crate::device::mbarrier;
 use crate::device::shared::{SharedArena, shared_address};
@@ -78,38 +78,39 @@ const TILES_64: &[PtxFacts] = &[
 /// `stages` stages, on a grid of tiles or a persistent one: 384 threads (a producer and two
 /// consumer warpgroups), one block per SM, A and B read through tensor maps, every form of
 /// the product. The TF32 kernels change the elements, the stages and the maps.
+///
+/// A launch that follows it gives [`warp_specialised`] of the same width and stages (its
+/// `PERSISTENT` as the grid says) what it needs: 384 threads, `stages_shared(cols, stages)`
+/// bytes and, where the host wrote them, the tensor maps in the workspace.
 pub const fn spec(
-    (name, file): (&'static str, &'static str),
+    name_file: (&'static str, &'static str),
     idea: &'static str,
     (cols, stages): (u32, u32),
     grid: Grid,
 ) -> KernelSpec {
-    KernelSpec {
-        name,
-        file,
+    let tile = Tile::Fixed { rows: BM, cols };
+    KernelSpec::new(
+        name_file,
         idea,
-        arch: Arch::Sm90a,
-        threads: Threads::Fixed(THREADS, 1),
-        tile: Tile::Fixed { rows: BM, cols },
-        grid,
-        shared: stages_shared(cols, stages),
-        min_blocks_per_sm: PerAcc {
-            f32: Some(1),
-            f64: None,
-        },
-        elements: &[Elem::F16, Elem::Bf16],
-        candidate: Candidate::Always,
-        cpu: true,
-        tensor_cores: true,
-        tma: Some(tile_maps(cols)),
-        precision: Precision::Exact,
-        strided: true,
-        ptx: match cols {
-            256 => TILES_256,
-            128 => TILES_128,
-            _ => TILES_64,
-        },
-    }
+        Arch::Sm90a,
+        Threads::Fixed(THREADS, 1),
+        tile,
+    )
+    .with_grid(grid)
+    .with_shared(stages_shared(cols, stages))
+    .with_blocks_per_sm(PerAcc {
+        f32: Some(1),
+        f64: None,
+    })
+    .with_elements(&[Elem::F16, Elem::Bf16])
+    .on_tensor_cores()
+    .with_tma(tile_maps(cols))
+    .general()
+    .with_ptx(match cols {
+        256 => TILES_256,
+        128 => TILES_128,
+        _ => TILES_64,
+    })
 }
 
 /// What every warp-specialised kernel's entries with an f32 C show: 16 `wgmma`s (4 K steps
