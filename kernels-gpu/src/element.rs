@@ -91,56 +91,40 @@ pub trait Accumulator:
     fn is_finite(self) -> bool;
 }
 
-impl Accumulator for f32 {
-    const ONE: Self = 1.0;
-    #[inline(always)]
-    fn from_f64(x: f64) -> Self {
-        x as f32
-    }
-    const ZERO: Self = 0.0;
-    const GRANULE: u32 = 4;
-    #[inline(always)]
-    fn mul_add(self, a: Self, b: Self) -> Self {
-        fma::f32(a, b, self)
-    }
-    #[inline(always)]
-    fn from_f32(x: f32) -> Self {
-        x
-    }
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        f32::is_nan(self)
-    }
-    #[inline(always)]
-    fn is_finite(self) -> bool {
-        f32::is_finite(self)
-    }
+/// [`Accumulator`] for the float type `$t`, `$granule` of which fill 16 bytes.
+macro_rules! accumulator {
+    ($($t:ident: GRANULE = $granule:literal;)*) => {$(
+        impl Accumulator for $t {
+            const ONE: Self = 1.0;
+            #[inline(always)]
+            fn from_f64(x: f64) -> Self {
+                x as $t
+            }
+            const ZERO: Self = 0.0;
+            const GRANULE: u32 = $granule;
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                fma::$t(a, b, self)
+            }
+            #[inline(always)]
+            fn from_f32(x: f32) -> Self {
+                x as $t
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                $t::is_nan(self)
+            }
+            #[inline(always)]
+            fn is_finite(self) -> bool {
+                $t::is_finite(self)
+            }
+        }
+    )*};
 }
 
-impl Accumulator for f64 {
-    const ONE: Self = 1.0;
-    #[inline(always)]
-    fn from_f64(x: f64) -> Self {
-        x
-    }
-    const ZERO: Self = 0.0;
-    const GRANULE: u32 = 2;
-    #[inline(always)]
-    fn mul_add(self, a: Self, b: Self) -> Self {
-        fma::f64(a, b, self)
-    }
-    #[inline(always)]
-    fn from_f32(x: f32) -> Self {
-        x as f64
-    }
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        f64::is_nan(self)
-    }
-    #[inline(always)]
-    fn is_finite(self) -> bool {
-        f64::is_finite(self)
-    }
+accumulator! {
+    f32: GRANULE = 4;
+    f64: GRANULE = 2;
 }
 
 /// An input element of A and B.
@@ -292,25 +276,6 @@ macro_rules! tensor_cores {
     };
 }
 
-impl Element for f32 {
-    type Acc = f32;
-    type Out = f32;
-    #[inline(always)]
-    fn out(acc: f32) -> f32 {
-        acc
-    }
-    #[inline(always)]
-    fn out_widen(c: f32) -> f32 {
-        c
-    }
-    const ZERO: Self = 0.0;
-    const IS_ACC: bool = true;
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        self
-    }
-}
-
 impl WgmmaInput for f32 {
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
@@ -329,25 +294,6 @@ impl WgmmaInput for f32 {
         crate::device::thread::trap()
     }
     no_narrow_wgmma!();
-}
-
-impl Element for f64 {
-    type Acc = f64;
-    type Out = f64;
-    #[inline(always)]
-    fn out(acc: f64) -> f64 {
-        acc
-    }
-    #[inline(always)]
-    fn out_widen(c: f64) -> f64 {
-        c
-    }
-    const ZERO: Self = 0.0;
-    const IS_ACC: bool = true;
-    #[inline(always)]
-    fn widen(self) -> f64 {
-        self
-    }
 }
 
 /// IEEE binary16: Rust's `f16` on the GPU, `half::f16` on the host, where the primitive
@@ -388,25 +334,6 @@ mod binary16 {
     }
 }
 
-/// Widened by `cvt.f32.f16` on the GPU.
-impl Element for F16 {
-    type Acc = f32;
-    type Out = f32;
-    #[inline(always)]
-    fn out(acc: f32) -> f32 {
-        acc
-    }
-    #[inline(always)]
-    fn out_widen(c: f32) -> f32 {
-        c
-    }
-    const ZERO: Self = binary16::ZERO;
-    const IS_ACC: bool = false;
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        binary16::widen(self)
-    }
-}
 tensor_cores!(
     F16,
     F16::to_bits,
@@ -422,24 +349,6 @@ tensor_cores!(
 #[repr(transparent)]
 pub struct Bf16(pub u16);
 
-impl Element for Bf16 {
-    type Acc = f32;
-    type Out = f32;
-    #[inline(always)]
-    fn out(acc: f32) -> f32 {
-        acc
-    }
-    #[inline(always)]
-    fn out_widen(c: f32) -> f32 {
-        c
-    }
-    const ZERO: Self = Bf16(0);
-    const IS_ACC: bool = false;
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        f32::from_bits((self.0 as u32) << 16)
-    }
-}
 tensor_cores!(
     Bf16,
     |x: Bf16| x.0,
@@ -480,6 +389,42 @@ impl Bf16 {
     }
 }
 
+/// [`Element`] for each `$t` whose C is held in its accumulator type `$acc` (`IS_ACC` where
+/// that is `$t` itself), with zero `$zero` and widened by `$widen`.
+macro_rules! element {
+    ($(
+        $t:ty => $acc:ty, IS_ACC = $is_acc:literal, ZERO = $zero:expr, widen: $widen:expr;
+    )*) => {$(
+        impl Element for $t {
+            type Acc = $acc;
+            type Out = $acc;
+            #[inline(always)]
+            fn out(acc: $acc) -> $acc {
+                acc
+            }
+            #[inline(always)]
+            fn out_widen(c: $acc) -> $acc {
+                c
+            }
+            const ZERO: Self = $zero;
+            const IS_ACC: bool = $is_acc;
+            #[inline(always)]
+            fn widen(self) -> $acc {
+                $widen(self)
+            }
+        }
+    )*};
+}
+
+element! {
+    f32 => f32, IS_ACC = true, ZERO = 0.0, widen: core::convert::identity;
+    f64 => f64, IS_ACC = true, ZERO = 0.0, widen: core::convert::identity;
+    // Widened by `cvt.f32.f16` on the GPU.
+    F16 => f32, IS_ACC = false, ZERO = binary16::ZERO, widen: binary16::widen;
+    Bf16 => f32, IS_ACC = false, ZERO = Bf16(0),
+        widen: |x: Bf16| f32::from_bits((x.0 as u32) << 16);
+}
+
 /// A 16-bit input whose product is written to C in that same type: the bits of `E`, and
 /// entry points `<kernel>_<type>_<type>` that accumulate in f32 like `E`'s and round each
 /// element of C once, as it is stored.
@@ -487,24 +432,49 @@ impl Bf16 {
 #[repr(transparent)]
 pub struct Narrow<E>(pub E);
 
-impl Element for Narrow<F16> {
-    type Acc = f32;
-    type Out = F16;
+/// An input type that C can be held in ([`Narrow`]).
+pub trait Narrowing: Element<Acc = f32> + Output {
+    /// The f32 accumulator rounded once to this type (to nearest even: overflow gives Inf,
+    /// NaN stays NaN).
+    fn narrow(acc: f32) -> Self;
+}
+
+impl Narrowing for F16 {
     #[inline(always)]
-    fn out(acc: f32) -> F16 {
+    fn narrow(acc: f32) -> Self {
         binary16::round(acc)
     }
+}
+
+impl Narrowing for Bf16 {
     #[inline(always)]
-    fn out_widen(c: F16) -> f32 {
-        binary16::widen(c)
+    fn narrow(acc: f32) -> Self {
+        Bf16::round(acc)
     }
-    const ZERO: Self = Narrow(binary16::ZERO);
+}
+
+impl<E: Narrowing> Element for Narrow<E>
+where
+    Self: Pack4,
+{
+    type Acc = f32;
+    type Out = E;
+    #[inline(always)]
+    fn out(acc: f32) -> E {
+        E::narrow(acc)
+    }
+    #[inline(always)]
+    fn out_widen(c: E) -> f32 {
+        c.widen()
+    }
+    const ZERO: Self = Narrow(E::ZERO);
     const IS_ACC: bool = false;
     #[inline(always)]
     fn widen(self) -> f32 {
-        binary16::widen(self.0)
+        self.0.widen()
     }
 }
+
 tensor_cores!(
     Narrow<F16>,
     |x: Narrow<F16>| x.0.to_bits(),
@@ -514,24 +484,6 @@ tensor_cores!(
     m64n64k16_f16
 );
 
-impl Element for Narrow<Bf16> {
-    type Acc = f32;
-    type Out = Bf16;
-    #[inline(always)]
-    fn out(acc: f32) -> Bf16 {
-        Bf16::round(acc)
-    }
-    #[inline(always)]
-    fn out_widen(c: Bf16) -> f32 {
-        c.widen()
-    }
-    const ZERO: Self = Narrow(Bf16(0));
-    const IS_ACC: bool = false;
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        self.0.widen()
-    }
-}
 tensor_cores!(
     Narrow<Bf16>,
     |x: Narrow<Bf16>| x.0.0,

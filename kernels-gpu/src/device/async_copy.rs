@@ -4,6 +4,54 @@
 //! batches of this thread are still in flight. Only the sm_80 module contains kernels that
 //! use them. On the host (CPU executor) a copy happens at once, with bounds checks.
 
+/// `cp.async.$cache` of `$size` bytes (an immediate) from global `$src` into shared memory
+/// at `$dst`, a generic pointer (`ptr`, converted first) or a shared address (`at`): `$bytes`
+/// of the source are read (0 or `$size`), the rest of the destination zero-filled.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! cp_async {
+    ($cache:literal, $size:literal, ptr $dst:expr, $src:expr, $bytes:expr) => {
+        cp_async!(
+            @ $cache, $size, "{{ .reg .u64 %cp_s, %cp_g; cvta.to.shared.u64 %cp_s, {dst}; ",
+            "%cp_s", [in(reg64) $dst as u64], $src, $bytes
+        )
+    };
+    ($cache:literal, $size:literal, at $dst:expr, $src:expr, $bytes:expr) => {
+        cp_async!(@ $cache, $size, "{{ .reg .u64 %cp_g; ", "{dst}", [in(reg32) $dst], $src, $bytes)
+    };
+    (
+        @ $cache:literal, $size:literal, $open:literal, $to:literal, [$($dst:tt)*], $src:expr,
+        $bytes:expr
+    ) => {
+        // SAFETY: writes `$size` shared bytes at the destination and reads `$bytes` global
+        // bytes at `$src` (none where 0): valid and aligned by the enclosing function's
+        // contract, the destination unread until a wait covers the copy.
+        unsafe {
+            core::arch::asm!(
+                concat!(
+                    $open, "cvta.to.global.u64 %cp_g, {src}; cp.async.", $cache,
+                    ".shared.global [", $to, "], [%cp_g], ", $size, ", {bytes}; }}"
+                ),
+                dst = $($dst)*,
+                src = in(reg64) $src as u64,
+                bytes = in(reg32) $bytes,
+            )
+        }
+    };
+}
+
+/// `cp_async!` `.ca` of one element of `$t` (4 or 8 bytes; the copy size is an immediate,
+/// one arm per size).
+#[cfg(target_arch = "nvptx64")]
+macro_rules! copy_element {
+    ($t:ty, $kind:ident $dst:expr, $src:expr, $bytes:expr) => {
+        match size_of::<$t>() {
+            8 => cp_async!("ca", "8", $kind $dst, $src, $bytes),
+            4 => cp_async!("ca", "4", $kind $dst, $src, $bytes),
+            _ => super::thread::trap(),
+        }
+    };
+}
+
 /// Starts copying 16 bytes from global `src` to shared `dst`.
 ///
 /// # Safety
@@ -43,16 +91,7 @@ pub unsafe fn copy16<T>(dst: *mut T, src: *const T) {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn copy16_or_zero<T>(dst: *mut T, src: *const T, bytes: u32) {
     #[cfg(target_arch = "nvptx64")]
-    // SAFETY: as in `copy16`, but only `bytes` (0 or 16) of `src` are read and the rest of
-    // the 16 shared bytes at `dst` zero-filled; with 0 `src` is not accessed.
-    unsafe {
-        core::arch::asm!(
-            "{{ .reg .u64 %cp_s, %cp_g; cvta.to.shared.u64 %cp_s, {dst}; cvta.to.global.u64 %cp_g, {src}; cp.async.cg.shared.global [%cp_s], [%cp_g], 16, {bytes}; }}",
-            dst = in(reg64) dst as u64,
-            src = in(reg64) src as u64,
-            bytes = in(reg32) bytes,
-        );
-    }
+    cp_async!("cg", "16", ptr dst, src, bytes);
     #[cfg(not(target_arch = "nvptx64"))]
     {
         if bytes == 16 {
@@ -76,16 +115,7 @@ pub unsafe fn copy16_or_zero<T>(dst: *mut T, src: *const T, bytes: u32) {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn copy16_or_zero_at<T>(dst: u32, src: *const T, bytes: u32) {
     #[cfg(target_arch = "nvptx64")]
-    // SAFETY: as in `copy16_or_zero`, `dst` being already a shared-window address whose 16
-    // bytes the caller's contract makes the block's own.
-    unsafe {
-        core::arch::asm!(
-            "{{ .reg .u64 %cp_g; cvta.to.global.u64 %cp_g, {src}; cp.async.cg.shared.global [{dst}], [%cp_g], 16, {bytes}; }}",
-            dst = in(reg32) dst,
-            src = in(reg64) src as u64,
-            bytes = in(reg32) bytes,
-        );
-    }
+    cp_async!("cg", "16", at dst, src, bytes);
     #[cfg(not(target_arch = "nvptx64"))]
     // SAFETY: `shared_byte` asserts that the 16 bytes lie in the block's shared region;
     // `src` and `bytes` pass the caller's contract on.
@@ -94,49 +124,11 @@ pub unsafe fn copy16_or_zero_at<T>(dst: u32, src: *const T, bytes: u32) {
     }
 }
 
-/// Closes the current batch of this thread's copies.
-#[inline(always)]
-pub fn commit_group() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: bookkeeping of this thread's own copies.
-    unsafe {
-        core::arch::asm!("cp.async.commit_group;")
-    }
-}
-
-/// Waits until at most `N` of this thread's committed batches are still in flight.
-#[inline(always)]
-pub fn wait_group<const N: u32>() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: waits for this thread's own copies.
-    unsafe {
-        core::arch::asm!("cp.async.wait_group {n};", n = const N)
-    }
-}
-
-/// `cp.async.ca` of one element of `$t` (4 or 8 bytes; the copy size is an immediate, one
-/// arm per size), after `$open` (the declarations, and the generic-to-shared conversion
-/// where the destination is a pointer) into `$dst`; the operands `dst`, `src`, `bytes`.
-#[cfg(target_arch = "nvptx64")]
-macro_rules! copy_element {
-    ($t:ty, $open:literal, $dst:literal, $($operands:tt)*) => {
-        match size_of::<$t>() {
-            8 => copy_element!(@ "8", $open, $dst, $($operands)*),
-            4 => copy_element!(@ "4", $open, $dst, $($operands)*),
-            _ => super::thread::trap(),
-        }
-    };
-    (@ $size:literal, $open:literal, $dst:literal, $($operands:tt)*) => {
-        // SAFETY: writes one element at shared `dst`, reads `bytes` (0 or its size) at
-        // global `src`: valid and aligned by the enclosing fn's contract, `dst` unread
-        // until waited for.
-        unsafe {
-            core::arch::asm!(
-                concat!($open, "cvta.to.global.u64 %cp_g, {src}; cp.async.ca.shared.global [", $dst, "], [%cp_g], ", $size, ", {bytes}; }}"),
-                $($operands)*
-            )
-        }
-    };
+instructions! {
+    /// Closes the current batch of this thread's copies.
+    fn commit_group() = "cp.async.commit_group;";
+    /// Waits until at most `N` of this thread's committed batches are still in flight.
+    fn wait_group<const N>() = "cp.async.wait_group {N};";
 }
 
 /// Starts copying one 4- or 8-byte element from global `src` to shared `dst` (`cp.async.ca`
@@ -152,14 +144,7 @@ macro_rules! copy_element {
 pub unsafe fn copy_element_or_zero<T>(dst: *mut T, src: *const T, inside: bool) {
     let bytes = if inside { size_of::<T>() as u32 } else { 0 };
     #[cfg(target_arch = "nvptx64")]
-    copy_element!(
-        T,
-        "{{ .reg .u64 %cp_s, %cp_g; cvta.to.shared.u64 %cp_s, {dst}; ",
-        "%cp_s",
-        dst = in(reg64) dst as u64,
-        src = in(reg64) src as u64,
-        bytes = in(reg32) bytes,
-    );
+    copy_element!(T, ptr dst, src, bytes);
     #[cfg(not(target_arch = "nvptx64"))]
     {
         assert!(
@@ -190,14 +175,7 @@ pub unsafe fn copy_element_or_zero_at<T>(dst: u32, src: *const T, inside: bool) 
     #[cfg(target_arch = "nvptx64")]
     {
         let bytes = if inside { size_of::<T>() as u32 } else { 0 };
-        copy_element!(
-            T,
-            "{{ .reg .u64 %cp_g; ",
-            "{dst}",
-            dst = in(reg32) dst,
-            src = in(reg64) src as u64,
-            bytes = in(reg32) bytes,
-        );
+        copy_element!(T, at dst, src, bytes);
     }
     #[cfg(not(target_arch = "nvptx64"))]
     // SAFETY: `shared_byte` asserts that the element lies in the block's shared region, the

@@ -12,7 +12,7 @@ use super::vector::{Pack2, Pack4, read2, read4, write2, write4};
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load<T: Copy>(ptr: *const T, index: usize) -> T {
     #[cfg(not(target_arch = "nvptx64"))]
-    super::host::check_global(ptr.wrapping_add(index) as usize, size_of::<T>(), "read");
+    check(ptr, index, 1, "read");
     // SAFETY: the caller's contract: `ptr + index` is an element of `ptr`'s buffer (checked
     // above on the host), so the offset stays in bounds and the read is valid.
     unsafe { *ptr.add(index) }
@@ -27,7 +27,7 @@ pub unsafe fn load<T: Copy>(ptr: *const T, index: usize) -> T {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn store<T>(ptr: *mut T, index: usize, value: T) {
     #[cfg(not(target_arch = "nvptx64"))]
-    super::host::check_global(ptr.wrapping_add(index) as usize, size_of::<T>(), "write");
+    check(ptr, index, 1, "write");
     // SAFETY: the caller's contract: an element of the buffer (checked above on the host)
     // that no other thread of the launch accesses, so the write is in bounds and unraced.
     unsafe { *ptr.add(index) = value }
@@ -58,33 +58,49 @@ pub unsafe fn load_n<T: Pack2 + Pack4, const N: usize>(ptr: *const T, index: usi
     }
 }
 
-/// Elements `index..index + 2` as one access.
-///
-/// # Safety
-/// The two elements are inside the buffer, and `ptr + index` is aligned to two elements.
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn load2<T: Pack2>(ptr: *const T, index: usize) -> [T; 2] {
-    #[cfg(not(target_arch = "nvptx64"))]
-    super::host::check_global(ptr.wrapping_add(index) as usize, 2 * size_of::<T>(), "read");
-    // SAFETY: the caller's contract: two elements of the buffer (checked above on the
-    // host), aligned to the pair as `read2` needs on the GPU.
-    unsafe { read2(ptr.add(index)) }
+/// Elements `index..index + $n` of a `$pack` type as one access: `$load` reads them with
+/// `$read`, `$store` writes them with `$write`.
+macro_rules! vectors {
+    ($($pack:ident, $n:literal: $load:ident, $read:ident, $store:ident, $write:ident;)*) => {$(
+        #[doc = concat!("Elements `index..index + ", $n, "` as one access.")]
+        ///
+        /// # Safety
+        #[doc = concat!(
+            "The ", $n, " elements are inside the buffer, and `ptr + index` is aligned to ",
+            $n, " elements (see [`super::vector`])."
+        )]
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn $load<T: $pack>(ptr: *const T, index: usize) -> [T; $n] {
+            #[cfg(not(target_arch = "nvptx64"))]
+            check(ptr, index, $n, "read");
+            // SAFETY: the caller's contract: elements of the buffer (checked above on the
+            // host), aligned to the group as the packed read needs on the GPU.
+            unsafe { $read(ptr.add(index)) }
+        }
+
+        #[doc = concat!("Writes elements `index..index + ", $n, "` as one access.")]
+        ///
+        /// # Safety
+        #[doc = concat!(
+            "As [`", stringify!($load), "`], and no other thread of the launch accesses these ",
+            "elements."
+        )]
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn $store<T: $pack>(ptr: *mut T, index: usize, value: [T; $n]) {
+            #[cfg(not(target_arch = "nvptx64"))]
+            check(ptr, index, $n, "write");
+            // SAFETY: the caller's contract: group-aligned elements of the buffer (checked
+            // above on the host) that no other thread accesses, as the packed write needs.
+            unsafe { $write(ptr.add(index), value) }
+        }
+    )*};
 }
 
-/// Elements `index..index + 4` as one access.
-///
-/// # Safety
-/// The four elements are inside the buffer, and `ptr + index` is aligned to four elements
-/// (see [`super::vector`]).
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn load4<T: Pack4>(ptr: *const T, index: usize) -> [T; 4] {
-    #[cfg(not(target_arch = "nvptx64"))]
-    super::host::check_global(ptr.wrapping_add(index) as usize, 4 * size_of::<T>(), "read");
-    // SAFETY: the caller's contract: four elements of the buffer (checked above on the
-    // host), aligned to the group as `read4` needs on the GPU.
-    unsafe { read4(ptr.add(index)) }
+vectors! {
+    Pack2, 2: load2, read2, store2, write2;
+    Pack4, 4: load4, read4, store4, write4;
 }
 
 /// Elements `(row, col..col + 4)` of a `rows x cols` row-major matrix, zero outside it; one
@@ -116,43 +132,6 @@ pub unsafe fn load4_or_zeros<T: crate::element::Element>(
         }
     }
     v
-}
-
-/// Writes elements `index..index + 4` as one access.
-///
-/// # Safety
-/// As [`load4`], and no other thread of the launch accesses these elements.
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn store4<T: Pack4>(ptr: *mut T, index: usize, value: [T; 4]) {
-    #[cfg(not(target_arch = "nvptx64"))]
-    super::host::check_global(
-        ptr.wrapping_add(index) as usize,
-        4 * size_of::<T>(),
-        "write",
-    );
-    // SAFETY: the caller's contract: four group-aligned elements of the buffer (checked
-    // above on the host) that no other thread accesses, as `write4` needs.
-    unsafe { write4(ptr.add(index), value) }
-}
-
-/// Writes elements `index..index + 2` as one access.
-///
-/// # Safety
-/// The two elements are inside the buffer, `ptr + index` is aligned to two elements, and no
-/// other thread of the launch accesses them.
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn store2<T: Pack2>(ptr: *mut T, index: usize, value: [T; 2]) {
-    #[cfg(not(target_arch = "nvptx64"))]
-    super::host::check_global(
-        ptr.wrapping_add(index) as usize,
-        2 * size_of::<T>(),
-        "write",
-    );
-    // SAFETY: the caller's contract: two pair-aligned elements of the buffer (checked above
-    // on the host) that no other thread accesses, as `write2` needs.
-    unsafe { write2(ptr.add(index), value) }
 }
 
 /// Adds 1 to the counter at `ptr` and returns what it held before (`atomicAdd`, PTX
@@ -227,7 +206,7 @@ pub unsafe fn load4_volatile<T: Pack4>(ptr: *const T, index: usize) -> [T; 4] {
         }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    super::host::check_global(ptr.wrapping_add(index) as usize, 4 * size_of::<T>(), "read");
+    check(ptr, index, 4, "read");
     // SAFETY: the caller's contract: the four elements are in the buffer (checked above on
     // the host), each aligned for `T`.
     core::array::from_fn(|j| unsafe { core::ptr::read_volatile(ptr.add(index + j)) })
@@ -242,7 +221,15 @@ pub unsafe fn load4_volatile<T: Pack4>(ptr: *const T, index: usize) -> [T; 4] {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_volatile<T: Copy>(ptr: *const T, index: usize) -> T {
     #[cfg(not(target_arch = "nvptx64"))]
-    super::host::check_global(ptr.wrapping_add(index) as usize, size_of::<T>(), "read");
+    check(ptr, index, 1, "read");
     // SAFETY: the caller's contract: an element of the buffer (checked above on the host).
     unsafe { core::ptr::read_volatile(ptr.add(index)) }
+}
+
+/// The host's check that elements `index..index + n` of the buffer at `ptr` lie in one of the
+/// launch's buffers, for an `access` that the fault names.
+#[cfg(not(target_arch = "nvptx64"))]
+#[track_caller]
+fn check<T>(ptr: *const T, index: usize, n: usize, access: &str) {
+    super::host::check_global(ptr.wrapping_add(index) as usize, n * size_of::<T>(), access);
 }

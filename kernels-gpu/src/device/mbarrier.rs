@@ -15,74 +15,57 @@
 //! [`BlockAsync`]: super::host::BlockAsync
 use super::shared::shared_address;
 
-/// `mbarrier.init`: `count` arrivals complete a phase. Call from one thread, then
-/// [`fence_init`] and a block barrier before anyone uses it.
-///
-/// # Safety
-/// `bar` is 8-byte aligned in the block's shared memory, used for nothing else.
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn init(bar: *mut u64, count: u32) {
-    let at = shared_address(bar);
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: writes the 8-byte mbarrier at shared address `at`: aligned, in the block's
-    // shared memory and used for nothing else (the caller's contract).
-    unsafe {
-        core::arch::asm!("mbarrier.init.shared::cta.b64 [{a}], {c};", a = in(reg32) at, c = in(reg32) count);
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    super::host::block_async().init(at, count);
+/// Functions of the mbarrier at `bar` and a `u32` argument where one is named: the PTX `$ptx`
+/// with `{a}` its shared address, on the host `$host` of the block's barrier state.
+macro_rules! operations {
+    ($(
+        $(#[$doc:meta])*
+        fn $name:ident($($arg:ident)?) = $ptx:literal, host $host:ident($value:expr);
+    )*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn $name(bar: *mut u64 $(, $arg: u32)?) {
+            let at = shared_address(bar);
+            #[cfg(target_arch = "nvptx64")]
+            // SAFETY: touches only the 8-byte mbarrier at shared address `at`, which the
+            // caller's contract makes an aligned one of the block's, used for nothing else,
+            // and initialised and published before any use but `init`; the argument is
+            // state of that mbarrier only.
+            unsafe {
+                core::arch::asm!($ptx, a = in(reg32) at $(, $arg = in(reg32) $arg)?);
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            super::host::block_async().$host(at, $value);
+        }
+    )*};
 }
 
-/// `fence.mbarrier_init.release.cluster`: makes this thread's `init`s visible to the
-/// asynchronous proxy (the TMA unit), before the block barrier that publishes them.
-#[inline(always)]
-pub fn fence_init() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a memory fence.
-    unsafe {
-        core::arch::asm!("fence.mbarrier_init.release.cluster;")
-    }
+operations! {
+    /// `mbarrier.init`: `count` arrivals complete a phase. Call from one thread, then
+    /// [`fence_init`] and a block barrier before anyone uses it.
+    ///
+    /// # Safety
+    /// `bar` is 8-byte aligned in the block's shared memory, used for nothing else.
+    fn init(count) = "mbarrier.init.shared::cta.b64 [{a}], {count};", host init(count);
+    /// `mbarrier.arrive`: one arrival.
+    ///
+    /// # Safety
+    /// `bar` was initialised ([`init`]) and published by a barrier.
+    fn arrive() = "mbarrier.arrive.shared::cta.b64 _, [{a}];", host arrive(0);
+    /// `mbarrier.arrive.expect_tx`: one arrival, and `bytes` more to be delivered by
+    /// asynchronous copies before the phase completes.
+    ///
+    /// # Safety
+    /// As [`arrive`].
+    fn arrive_expect_tx(bytes) =
+        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [{a}], {bytes};", host arrive(bytes);
 }
 
-/// `mbarrier.arrive`: one arrival.
-///
-/// # Safety
-/// `bar` was initialised ([`init`]) and published by a barrier.
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn arrive(bar: *mut u64) {
-    let at = shared_address(bar);
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: updates only the mbarrier at `at`, which the caller initialised and published
-    // by a barrier (the contract).
-    unsafe {
-        core::arch::asm!("mbarrier.arrive.shared::cta.b64 _, [{a}];", a = in(reg32) at);
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    super::host::block_async().arrive(at, 0);
-}
-
-/// `mbarrier.arrive.expect_tx`: one arrival, and `bytes` more to be delivered by
-/// asynchronous copies before the phase completes.
-///
-/// # Safety
-/// As [`arrive`].
-#[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn arrive_expect_tx(bar: *mut u64, bytes: u32) {
-    let at = shared_address(bar);
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: as in `arrive`; the expected byte count is state of that mbarrier only.
-    unsafe {
-        core::arch::asm!(
-            "mbarrier.arrive.expect_tx.shared::cta.b64 _, [{a}], {b};",
-            a = in(reg32) at,
-            b = in(reg32) bytes
-        );
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    super::host::block_async().arrive(at, bytes);
+instructions! {
+    /// `fence.mbarrier_init.release.cluster`: makes this thread's `init`s visible to the
+    /// asynchronous proxy (the TMA unit), before the block barrier that publishes them.
+    fn fence_init() = "fence.mbarrier_init.release.cluster;";
 }
 
 /// Waits until the phase of parity `parity` has completed (`mbarrier.try_wait.parity` in a

@@ -20,31 +20,47 @@
 #[cfg(not(target_arch = "nvptx64"))]
 type Widen = fn(u16) -> f32;
 
-/// One `mma.sync.aligned.<shape>` with four A registers, two B and four C = D, all of
-/// register class `$reg`: m16n8k16 on 16-bit pairs, m16n8k8 on TF32 or f64.
+/// One `mma.sync.aligned.<shape>` with four C = D registers and the A and B registers of
+/// the shape (the arrays `$a` and `$b`, their elements named as listed), all of register
+/// class `$reg`.
 #[cfg(target_arch = "nvptx64")]
-macro_rules! mma_4x2 {
-    ($shape:expr, $reg:ident, $a:expr, $b:expr, $c:expr) => {{
-        let (a, b, mut d) = ($a, $b, $c);
+macro_rules! mma_sync {
+    (
+        $shape:expr, $reg:ident, $a:expr => [$a0:ident $(, $ai:ident)*],
+        $b:expr => [$b0:ident $(, $bi:ident)*], $c:expr
+    ) => {{
+        let ([$a0 $(, $ai)*], [$b0 $(, $bi)*], mut d) = ($a, $b, $c);
         // SAFETY: a warp-wide instruction with register operands only; every lane of the warp
         // executes it (the kernels call it in warp-uniform control flow).
         unsafe {
             core::arch::asm!(
-                concat!("mma.sync.aligned.", $shape, " {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, {{{d0}, {d1}, {d2}, {d3}}};"),
+                concat!(
+                    "mma.sync.aligned.", $shape, " {{{d0}, {d1}, {d2}, {d3}}}, ",
+                    "{{{", stringify!($a0), "}", $(", {", stringify!($ai), "}",)* "}}, ",
+                    "{{{", stringify!($b0), "}", $(", {", stringify!($bi), "}",)* "}}, ",
+                    "{{{d0}, {d1}, {d2}, {d3}}};"
+                ),
                 d0 = inout($reg) d[0],
                 d1 = inout($reg) d[1],
                 d2 = inout($reg) d[2],
                 d3 = inout($reg) d[3],
-                a0 = in($reg) a[0],
-                a1 = in($reg) a[1],
-                a2 = in($reg) a[2],
-                a3 = in($reg) a[3],
-                b0 = in($reg) b[0],
-                b1 = in($reg) b[1],
+                $a0 = in($reg) $a0,
+                $($ai = in($reg) $ai,)*
+                $b0 = in($reg) $b0,
+                $($bi = in($reg) $bi,)*
             );
         }
         d
     }};
+}
+
+/// `mma_sync!` with four A registers and two B: m16n8k16 on 16-bit pairs, m16n8k8 on TF32 or
+/// f64.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! mma_4x2 {
+    ($shape:expr, $reg:ident, $a:expr, $b:expr, $c:expr) => {
+        mma_sync!($shape, $reg, $a => [a0, a1, a2, a3], $b => [b0, b1], $c)
+    };
 }
 
 macro_rules! mma_m16n8k16 {
@@ -167,23 +183,9 @@ pub fn m16n8k8_f64(a: [f64; 4], b: [f64; 2], c: [f64; 4]) -> [f64; 4] {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn m16n8k4_f64(a: [f64; 2], b: f64, c: [f64; 4]) -> [f64; 4] {
     #[cfg(target_arch = "nvptx64")]
-    {
-        let mut d = c;
-        // SAFETY: as m16n8k8_tf32.
-        unsafe {
-            core::arch::asm!(
-                "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}}}, {{{b0}}}, {{{d0}, {d1}, {d2}, {d3}}};",
-                d0 = inout(reg64) d[0],
-                d1 = inout(reg64) d[1],
-                d2 = inout(reg64) d[2],
-                d3 = inout(reg64) d[3],
-                a0 = in(reg64) a[0],
-                a1 = in(reg64) a[1],
-                b0 = in(reg64) b,
-            );
-        }
-        d
-    }
+    return mma_sync!(
+        "m16n8k4.row.col.f64.f64.f64.f64", reg64, a => [a0, a1], [b] => [b0], c
+    );
     #[cfg(not(target_arch = "nvptx64"))]
     {
         // A's two registers, then B's.
@@ -292,32 +294,13 @@ pub fn round_tf32(x: f32) -> u32 {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn m16n8k16_f64(a: [f64; 8], b: [f64; 4], c: [f64; 4]) -> [f64; 4] {
     #[cfg(target_arch = "nvptx64")]
-    {
-        let mut d = c;
-        // SAFETY: as m16n8k8_tf32.
-        unsafe {
-            core::arch::asm!(
-                "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}, {a4}, {a5}, {a6}, {a7}}}, {{{b0}, {b1}, {b2}, {b3}}}, {{{d0}, {d1}, {d2}, {d3}}};",
-                d0 = inout(reg64) d[0],
-                d1 = inout(reg64) d[1],
-                d2 = inout(reg64) d[2],
-                d3 = inout(reg64) d[3],
-                a0 = in(reg64) a[0],
-                a1 = in(reg64) a[1],
-                a2 = in(reg64) a[2],
-                a3 = in(reg64) a[3],
-                a4 = in(reg64) a[4],
-                a5 = in(reg64) a[5],
-                a6 = in(reg64) a[6],
-                a7 = in(reg64) a[7],
-                b0 = in(reg64) b[0],
-                b1 = in(reg64) b[1],
-                b2 = in(reg64) b[2],
-                b3 = in(reg64) b[3],
-            );
-        }
-        d
-    }
+    return mma_sync!(
+        "m16n8k16.row.col.f64.f64.f64.f64",
+        reg64,
+        a => [a0, a1, a2, a3, a4, a5, a6, a7],
+        b => [b0, b1, b2, b3],
+        c
+    );
     #[cfg(not(target_arch = "nvptx64"))]
     {
         let low = m16n8k8_f64([a[0], a[1], a[2], a[3]], [b[0], b[1]], c);

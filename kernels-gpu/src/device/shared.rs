@@ -227,49 +227,53 @@ impl<T: Copy> SharedTile<T> {
     }
 }
 
-impl<T: Pack4> SharedTile<T> {
-    /// Elements `(row, col..col + 4)` as one access.
-    ///
-    /// # Safety
-    /// As [`SharedTile::get`] for the four elements; `col` and the tile's row length are
-    /// multiples of 4, and the arena is 16-byte aligned ([`SharedArena::launch_sized`]).
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn get4(&self, row: u32, col: u32) -> [T; 4] {
-        let at = self.offset(row, col + 3) - 3;
-        // SAFETY: the caller's contract: `(row, col..col + 4)` lie in the tile (`offset`
-        // asserts it on the host), group-aligned, and unwritten until the next barrier.
-        unsafe { read4(self.base.add(at)) }
-    }
-
-    /// Writes `(row, col..col + 4)` as one access.
-    ///
-    /// # Safety
-    /// As [`SharedTile::set`] for the four elements, aligned as for [`SharedTile::get4`].
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn set4(&self, row: u32, col: u32, value: [T; 4]) {
-        let at = self.offset(row, col + 3) - 3;
-        // SAFETY: the caller's contract: `(row, col..col + 4)` lie in the tile (`offset`
-        // asserts it on the host), group-aligned, and no other thread accesses them.
-        unsafe { write4(self.base.add(at), value) }
-    }
+/// `$get` (and `$set`): elements `(row, col..col + $n)` of a tile of a `$pack` type as one
+/// access, with `$read` (and `$write`).
+macro_rules! packed_access {
+    ($($pack:ident, $n:literal: $get:ident $read:ident $(, $set:ident $write:ident)?;)*) => {$(
+        impl<T: $pack> SharedTile<T> {
+            #[doc = concat!("Elements `(row, col..col + ", $n, ")` as one access.")]
+            ///
+            /// # Safety
+            #[doc = concat!(
+                "As [`SharedTile::get`] for the ", $n, " elements; `col` and the tile's row ",
+                "length are multiples of ", $n, ", and the arena is 16-byte aligned ",
+                "([`SharedArena::launch_sized`])."
+            )]
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            pub unsafe fn $get(&self, row: u32, col: u32) -> [T; $n] {
+                let at = self.offset(row, col + ($n - 1)) - ($n - 1);
+                // SAFETY: the caller's contract: the elements lie in the tile (`offset`
+                // asserts it on the host), group-aligned, and unwritten until the next
+                // barrier.
+                unsafe { $read(self.base.add(at)) }
+            }
+            $(
+                #[doc = concat!("Writes `(row, col..col + ", $n, ")` as one access.")]
+                ///
+                /// # Safety
+                #[doc = concat!(
+                    "As [`SharedTile::set`] for the ", $n, " elements, aligned as for ",
+                    "[`SharedTile::", stringify!($get), "`]."
+                )]
+                #[inline(always)]
+                #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+                pub unsafe fn $set(&self, row: u32, col: u32, value: [T; $n]) {
+                    let at = self.offset(row, col + ($n - 1)) - ($n - 1);
+                    // SAFETY: the caller's contract: the elements lie in the tile (`offset`
+                    // asserts it on the host), group-aligned, and no other thread accesses
+                    // them.
+                    unsafe { $write(self.base.add(at), value) }
+                }
+            )?
+        }
+    )*};
 }
 
-impl<T: Pack2> SharedTile<T> {
-    /// Elements `(row, col..col + 2)` as one access.
-    ///
-    /// # Safety
-    /// As [`SharedTile::get`] for the two elements; `col` and the tile's row length are
-    /// even, and the arena is 16-byte aligned ([`SharedArena::launch_sized`]).
-    #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn get2(&self, row: u32, col: u32) -> [T; 2] {
-        let at = self.offset(row, col + 1) - 1;
-        // SAFETY: the caller's contract: `(row, col..col + 2)` lie in the tile (`offset`
-        // asserts it on the host), pair-aligned, and unwritten until the next barrier.
-        unsafe { read2(self.base.add(at)) }
-    }
+packed_access! {
+    Pack4, 4: get4 read4, set4 write4;
+    Pack2, 2: get2 read2;
 }
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]

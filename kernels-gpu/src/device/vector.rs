@@ -3,11 +3,54 @@
 //! 4 and the buffer aligned to four elements (the kernels check this before taking a
 //! vector path).
 
-/// An element type with a packed, four-element-aligned group of itself.
-pub trait Pack4: Copy {
-    type Packed: Copy;
-    fn unpack(p: Self::Packed) -> [Self; 4];
-    fn pack(v: [Self; 4]) -> Self::Packed;
+/// Packed groups of `$n` elements: the trait `$pack` of the types that have one, and
+/// `$read` and `$write` of a group at a pointer as one access.
+macro_rules! packs {
+    ($(
+        $(#[$doc:meta])*
+        $pack:ident: $n:literal $what:literal, $read:ident, $write:ident;
+    )*) => {$(
+        $(#[$doc])*
+        pub trait $pack: Copy {
+            type Packed: Copy;
+            fn unpack(p: Self::Packed) -> [Self; $n];
+            fn pack(v: [Self; $n]) -> Self::Packed;
+        }
+
+        #[doc = concat!("Reads ", $n, " elements at `ptr` as one packed ", $what, ".")]
+        ///
+        /// # Safety
+        #[doc = concat!(
+            "`ptr` points to ", $n, " readable elements (aligned to the ", $what, " on the GPU)."
+        )]
+        #[inline(always)]
+        pub(crate) unsafe fn $read<T: $pack>(ptr: *const T) -> [T; $n] {
+            // SAFETY: the caller's readable elements (aligned on the GPU) are one
+            // `T::Packed`, a `repr(C)` array of them (`pack!`).
+            T::unpack(unsafe { read_packed(ptr.cast::<T::Packed>()) })
+        }
+
+        #[doc = concat!("Writes ", $n, " elements at `ptr` as one packed ", $what, ".")]
+        ///
+        /// # Safety
+        #[doc = concat!(
+            "`ptr` points to ", $n, " writable elements (aligned to the ", $what, " on the GPU)."
+        )]
+        #[inline(always)]
+        pub(crate) unsafe fn $write<T: $pack>(ptr: *mut T, v: [T; $n]) {
+            // SAFETY: the caller's writable elements (aligned on the GPU) are one
+            // `T::Packed`, a `repr(C)` array of them (`pack!`).
+            unsafe { write_packed(ptr.cast::<T::Packed>(), T::pack(v)) }
+        }
+    )*};
+}
+
+packs! {
+    /// An element type with a packed, four-element-aligned group of itself.
+    Pack4: 4 "group", read4, write4;
+    /// An output type with a packed, two-element-aligned pair of itself (4 bytes for 16-bit
+    /// types, 8 for f32, 16 for f64).
+    Pack2: 2 "pair", read2, write2;
 }
 
 /// `$pack` (`Pack4` or `Pack2`: groups of `$n`) for each `$t`, packed as `$packed<$t>` (the
@@ -52,14 +95,6 @@ pack!(Pack4, 4, Aligned32 => f64);
 pack!(Pack2, 2, Pair8 => f32);
 pack!(Pack2, 2, Pair16 => f64);
 
-/// An output type with a packed, two-element-aligned pair of itself (4 bytes for 16-bit
-/// types, 8 for f32, 16 for f64).
-pub trait Pack2: Copy {
-    type Packed: Copy;
-    fn unpack(p: Self::Packed) -> [Self; 2];
-    fn pack(v: [Self; 2]) -> Self::Packed;
-}
-
 /// Reads a packed value: aligned on the GPU; on the host, where buffers are only
 /// element-aligned, unaligned.
 ///
@@ -93,50 +128,6 @@ unsafe fn write_packed<P: Copy>(ptr: *mut P, v: P) {
     unsafe {
         ptr.write_unaligned(v)
     }
-}
-
-/// Reads four elements at `ptr` as one packed group.
-///
-/// # Safety
-/// `ptr` points to four readable elements (aligned to the group on the GPU).
-#[inline(always)]
-pub(crate) unsafe fn read4<T: Pack4>(ptr: *const T) -> [T; 4] {
-    // SAFETY: the caller's four readable elements (group-aligned on the GPU) are one
-    // `T::Packed`, a `repr(C)` `[T; 4]` (`pack4!`).
-    T::unpack(unsafe { read_packed(ptr.cast::<T::Packed>()) })
-}
-
-/// Writes four elements at `ptr` as one packed group.
-///
-/// # Safety
-/// `ptr` points to four writable elements (aligned to the group on the GPU).
-#[inline(always)]
-pub(crate) unsafe fn write4<T: Pack4>(ptr: *mut T, v: [T; 4]) {
-    // SAFETY: the caller's four writable elements (group-aligned on the GPU) are one
-    // `T::Packed`, a `repr(C)` `[T; 4]` (`pack4!`).
-    unsafe { write_packed(ptr.cast::<T::Packed>(), T::pack(v)) }
-}
-
-/// Reads two elements at `ptr` as one packed pair.
-///
-/// # Safety
-/// `ptr` points to two readable elements (aligned to the pair on the GPU).
-#[inline(always)]
-pub(crate) unsafe fn read2<T: Pack2>(ptr: *const T) -> [T; 2] {
-    // SAFETY: the caller's two readable elements (pair-aligned on the GPU) are one
-    // `T::Packed`, a `repr(C)` `[T; 2]` (`pack2!`).
-    T::unpack(unsafe { read_packed(ptr.cast::<T::Packed>()) })
-}
-
-/// Writes two elements at `ptr` as one packed pair.
-///
-/// # Safety
-/// `ptr` points to two writable elements (aligned to the pair on the GPU).
-#[inline(always)]
-pub(crate) unsafe fn write2<T: Pack2>(ptr: *mut T, v: [T; 2]) {
-    // SAFETY: the caller's two writable elements (pair-aligned on the GPU) are one
-    // `T::Packed`, a `repr(C)` `[T; 2]` (`pack2!`).
-    unsafe { write_packed(ptr.cast::<T::Packed>(), T::pack(v)) }
 }
 
 /// Whether `ptr` is aligned for packed groups of `T` (on the host any address will do).

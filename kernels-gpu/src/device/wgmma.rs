@@ -64,36 +64,25 @@ impl Descriptor {
     }
 }
 
-/// The 128 accumulator registers, as the instructions name them (`%0` .. `%127`).
+/// The first `$len` accumulator registers, as the instructions name them (`%0` ..), after
+/// `$m`'s arguments: 128 for `m64n256`, 64 for `m64n128`, 32 for `m64n64`.
 #[cfg(target_arch = "nvptx64")]
 macro_rules! with_accumulators {
-    ($m:ident!($($args:tt)*)) => {
-        $m!($($args)*;
-            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
-            32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60
-            61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89
-            90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113
-            114 115 116 117 118 119 120 121 122 123 124 125 126 127)
+    ($len:tt, $m:ident!($($args:tt)*)) => {
+        with_accumulators!(@ $len, $m!($($args)*);
+            [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]
+            [32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60
+             61 62 63]
+            [64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92
+             93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115
+             116 117 118 119 120 121 122 123 124 125 126 127])
     };
-}
-
-/// The 64 accumulator registers of an `m64n128` (`%0` .. `%63`).
-#[cfg(target_arch = "nvptx64")]
-macro_rules! with_accumulators_64 {
-    ($m:ident!($($args:tt)*)) => {
-        $m!($($args)*;
-            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
-            32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60
-            61 62 63)
+    (@ 32, $m:ident!($($args:tt)*); [$($r:tt)*] $($more:tt)*) => { $m!($($args)*; $($r)*) };
+    (@ 64, $m:ident!($($args:tt)*); [$($r:tt)*] [$($s:tt)*] $($more:tt)*) => {
+        $m!($($args)*; $($r)* $($s)*)
     };
-}
-
-/// The 32 accumulator registers of an `m64n64` (`%0` .. `%31`).
-#[cfg(target_arch = "nvptx64")]
-macro_rules! with_accumulators_32 {
-    ($m:ident!($($args:tt)*)) => {
-        $m!($($args)*;
-            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31)
+    (@ 128, $m:ident!($($args:tt)*); [$($r:tt)*] [$($s:tt)*] [$($t:tt)*]) => {
+        $m!($($args)*; $($r)* $($s)* $($t)*)
     };
 }
 
@@ -167,7 +156,7 @@ pub trait Accumulators {
 }
 
 macro_rules! accumulators {
-    ($len:literal, $list:ident) => {
+    ($len:tt) => {
         impl Accumulators for [f32; $len] {
             #[inline(always)]
             fn fence(&mut self) {
@@ -176,7 +165,7 @@ macro_rules! accumulators {
                 // warpgroup runs it.
                 unsafe {
                     let acc = self;
-                    $list!(pinning!("wgmma.fence.sync.aligned;", acc,))
+                    with_accumulators!($len, pinning!("wgmma.fence.sync.aligned;", acc,))
                 }
             }
 
@@ -186,15 +175,18 @@ macro_rules! accumulators {
                 // SAFETY: waits for this warpgroup's own operations.
                 unsafe {
                     let acc = self;
-                    $list!(pinning!("wgmma.wait_group.sync.aligned {n};", acc, n = N))
+                    with_accumulators!(
+                        $len,
+                        pinning!("wgmma.wait_group.sync.aligned {n};", acc, n = N)
+                    )
                 }
             }
         }
     };
 }
-accumulators!(128, with_accumulators);
-accumulators!(64, with_accumulators_64);
-accumulators!(32, with_accumulators_32);
+accumulators!(128);
+accumulators!(64);
+accumulators!(32);
 
 /// `wgmma.fence.sync.aligned`: orders this thread's earlier accesses to the accumulators
 /// before the next `wgmma`.
@@ -203,14 +195,9 @@ pub fn fence(acc: &mut impl Accumulators) {
     acc.fence()
 }
 
-/// `wgmma.commit_group.sync.aligned`: closes the batch of `wgmma`s issued since the last.
-#[inline(always)]
-pub fn commit_group() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: bookkeeping of this warpgroup's own operations.
-    unsafe {
-        core::arch::asm!("wgmma.commit_group.sync.aligned;")
-    }
+instructions! {
+    /// `wgmma.commit_group.sync.aligned`: closes the batch of `wgmma`s issued since the last.
+    fn commit_group() = "wgmma.commit_group.sync.aligned;";
 }
 
 /// `wgmma.wait_group.sync.aligned N`: waits until at most `N` batches are in flight; the
@@ -241,16 +228,11 @@ pub fn keep_alive(a: &[[u32; 4]; 2]) {
     let _ = a;
 }
 
-/// `fence.proxy.async.shared::cta`: this thread's completed writes to shared memory
-/// (stores, landed `cp.async` copies) become visible to the asynchronous proxy that `wgmma`
-/// reads through. A barrier after it extends that to the block's writes.
-#[inline(always)]
-pub fn fence_proxy_async() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a memory fence.
-    unsafe {
-        core::arch::asm!("fence.proxy.async.shared::cta;")
-    }
+instructions! {
+    /// `fence.proxy.async.shared::cta`: this thread's completed writes to shared memory
+    /// (stores, landed `cp.async` copies) become visible to the asynchronous proxy that
+    /// `wgmma` reads through. A barrier after it extends that to the block's writes.
+    fn fence_proxy_async() = "fence.proxy.async.shared::cta;";
 }
 
 /// The f32 at shared address `at` rounded to TF32 (`cvt.rna.tf32.f32`, as
@@ -292,7 +274,7 @@ pub unsafe fn load_tf32(at: u32) -> u32 {
 
 macro_rules! mma_k16 {
     (
-        $(#[$doc:meta])* $name:ident, $shape:literal, $len:literal, $list:ident, $ty:literal,
+        $(#[$doc:meta])* $name:ident, $shape:literal, $len:tt, $ty:literal,
         $widen:expr
     ) => {
         $(#[$doc])*
@@ -319,7 +301,7 @@ macro_rules! mma_k16 {
                 // SAFETY: reads A and B through the descriptors and writes only `acc`'s
                 // registers; the caller's contract makes the operands valid and stable and
                 // the call warpgroup-wide.
-                unsafe { $list!(mma_asm!($shape, $ty, acc, a, b)) }
+                unsafe { with_accumulators!($len, mma_asm!($shape, $ty, acc, a, b)) }
             }
             #[cfg(not(target_arch = "nvptx64"))]
             emulate(acc, ASource::Shared(a, A_MN), (b, B_MN), Operand::Bits16($widen))
@@ -333,7 +315,6 @@ mma_k16!(
     m64n256k16_bf16,
     "m64n256k16",
     128,
-    with_accumulators,
     "bf16",
     |bits| f32::from_bits((bits as u32) << 16)
 );
@@ -342,7 +323,6 @@ mma_k16!(
     m64n256k16_f16,
     "m64n256k16",
     128,
-    with_accumulators,
     "f16",
     |bits| half::f16::from_bits(bits).to_f32()
 );
@@ -353,7 +333,6 @@ mma_k16!(
     m64n128k16_bf16,
     "m64n128k16",
     64,
-    with_accumulators_64,
     "bf16",
     |bits| f32::from_bits((bits as u32) << 16)
 );
@@ -364,7 +343,6 @@ mma_k16!(
     m64n64k16_bf16,
     "m64n64k16",
     32,
-    with_accumulators_32,
     "bf16",
     |bits| f32::from_bits((bits as u32) << 16)
 );
@@ -373,7 +351,6 @@ mma_k16!(
     m64n64k16_f16,
     "m64n64k16",
     32,
-    with_accumulators_32,
     "f16",
     |bits| half::f16::from_bits(bits).to_f32()
 );
@@ -382,7 +359,6 @@ mma_k16!(
     m64n128k16_f16,
     "m64n128k16",
     64,
-    with_accumulators_64,
     "f16",
     |bits| half::f16::from_bits(bits).to_f32()
 );
@@ -404,7 +380,10 @@ pub unsafe fn m64n256k8_tf32(acc: &mut [f32; 128], a: Descriptor, b: Descriptor)
         // the caller's contract makes the operands valid and stable and the call
         // warpgroup-wide.
         unsafe {
-            with_accumulators!(mma_tf32_asm!("m64n256k8", acc, "{a}" [a = in(reg64) a,], b, 1u32))
+            with_accumulators!(
+                128,
+                mma_tf32_asm!("m64n256k8", acc, "{a}" [a = in(reg64) a,], b, 1u32)
+            )
         }
     }
     #[cfg(not(target_arch = "nvptx64"))]
@@ -429,18 +408,21 @@ pub unsafe fn m64n256k8_tf32_rs(acc: &mut [f32; 128], a: [u32; 4], b: Descriptor
         // `acc`'s; the caller's contract makes B valid and stable and the call
         // warpgroup-wide.
         unsafe {
-            with_accumulators!(mma_tf32_asm!(
-                "m64n256k8",
-                acc,
-                "{{{a0}, {a1}, {a2}, {a3}}}" [
-                    a0 = in(reg32) a[0],
-                    a1 = in(reg32) a[1],
-                    a2 = in(reg32) a[2],
-                    a3 = in(reg32) a[3],
-                ],
-                b,
-                1u32
-            ))
+            with_accumulators!(
+                128,
+                mma_tf32_asm!(
+                    "m64n256k8",
+                    acc,
+                    "{{{a0}, {a1}, {a2}, {a3}}}" [
+                        a0 = in(reg32) a[0],
+                        a1 = in(reg32) a[1],
+                        a2 = in(reg32) a[2],
+                        a3 = in(reg32) a[3],
+                    ],
+                    b,
+                    1u32
+                )
+            )
         }
     }
     #[cfg(not(target_arch = "nvptx64"))]
@@ -464,7 +446,8 @@ pub unsafe fn m64n128k8_tf32(acc: &mut [f32; 64], a: Descriptor, b: Descriptor, 
         // the caller's contract makes the operands valid and stable and the call
         // warpgroup-wide.
         unsafe {
-            with_accumulators_64!(
+            with_accumulators!(
+                64,
                 mma_tf32_asm!("m64n128k8", acc, "{a}" [a = in(reg64) a,], b, scale_d)
             )
         }
@@ -657,25 +640,13 @@ fn emulate(acc: &mut [f32], a: ASource, (b, b_mn): (Descriptor, bool), operand: 
     }
 }
 
-/// `setmaxnreg.dec.sync.aligned.u32 N`: this warpgroup gives registers back to the block's
-/// pool, down to `N` per thread (a multiple of 8 from 24 to 256), for a warpgroup that
-/// issues copies and needs few. Every thread of the warpgroup calls it. No-op on the host.
-#[inline(always)]
-pub fn release_registers<const N: u32>() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: register reallocation; the kernel's launch bounds make the pool's sizes valid.
-    unsafe {
-        core::arch::asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N)
-    }
-}
-
-/// `setmaxnreg.inc.sync.aligned.u32 N`: this warpgroup takes registers from the pool, up to
-/// `N` per thread, waiting until others have released them. As [`release_registers`].
-#[inline(always)]
-pub fn claim_registers<const N: u32>() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: as `release_registers`.
-    unsafe {
-        core::arch::asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N)
-    }
+instructions! {
+    /// `setmaxnreg.dec.sync.aligned.u32 N`: this warpgroup gives registers back to the
+    /// block's pool, down to `N` per thread (a multiple of 8 from 24 to 256), for a warpgroup
+    /// that issues copies and needs few. Every thread of the warpgroup calls it. No-op on the
+    /// host.
+    fn release_registers<const N>() = "setmaxnreg.dec.sync.aligned.u32 {N};";
+    /// `setmaxnreg.inc.sync.aligned.u32 N`: this warpgroup takes registers from the pool, up
+    /// to `N` per thread, waiting until others have released them. As [`release_registers`].
+    fn claim_registers<const N>() = "setmaxnreg.inc.sync.aligned.u32 {N};";
 }
