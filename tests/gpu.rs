@@ -7,9 +7,27 @@
 use libtest_mimic::{Arguments, Trial};
 use rgemm::{Context, CpuExecutor, Element, Error, Kernel, Matrix, Output, Precision, Scalar};
 use rgemm_tests::{
-    Backend, Under, cases, check_product, check_product_with, fail, gpu_trial, kernels_for,
-    random_matrix,
+    Backend, Under, cases, check_product, check_product_with, fail, gpu_trial, integer_operands,
+    kernels_for, random_matrix, random_operands, random_products,
 };
+
+/// `Ok` where `x` and `y` hold the same bits (NaN included), else the first element where
+/// they differ and its two values.
+fn same_bits<X: Scalar>(x: &Matrix<X>, y: &Matrix<X>) -> Result<(), String> {
+    let bits = |v: &X| v.to_f64().to_bits();
+    let pairs = x.as_slice().iter().zip(y.as_slice());
+    match pairs.enumerate().find(|(_, (p, q))| bits(p) != bits(q)) {
+        None => Ok(()),
+        Some((i, (p, q))) => {
+            let (p, q) = (p.to_f64(), q.to_f64());
+            Err(format!(
+                "C[{}][{}] is {p:e} and {q:e}",
+                i / x.cols(),
+                i % x.cols()
+            ))
+        }
+    }
+}
 
 fn properties() -> Vec<Trial> {
     fn one<T: Element>(under: Under) -> Trial {
@@ -55,9 +73,7 @@ fn executor_agrees() -> Trial {
                 (130, 260, 50),
                 (68, 132, 48),
             ];
-            for (i, (m, n, k)) in shapes.into_iter().enumerate() {
-                let a = random_matrix::<T>(m, k, 11 + i as u64);
-                let b = random_matrix::<T>(k, n, 99 + i as u64);
+            for ((m, n, k), a, b) in random_products::<T>(shapes, 11) {
                 for kernel in kernels_for::<T>(7) {
                     let gpu = ctx.matmul_with(&a, &b, kernel).map_err(fail)?;
                     let host = cpu.matmul_with(&a, &b, kernel).map_err(fail)?;
@@ -70,18 +86,12 @@ fn executor_agrees() -> Trial {
                             .map_err(|e| format!("cpu {kernel}: {e}"))?;
                         continue;
                     }
-                    let (g, h) = (gpu.as_slice(), host.as_slice());
-                    let bits = |x: T::Out| x.to_f64().to_bits();
-                    if let Some(i) = (0..m * n).find(|&i| bits(g[i]) != bits(h[i])) {
-                        return Err(format!(
-                            "{kernel} {} {m}x{n}x{k}: C[{}][{}] is {:e} on the GPU, {:e} on the executor",
-                            T::NAME,
-                            i / n,
-                            i % n,
-                            g[i].to_f64(),
-                            h[i].to_f64()
-                        ));
-                    }
+                    same_bits(&gpu, &host).map_err(|e| {
+                        format!(
+                            "{kernel} {} {m}x{n}x{k}: {e} on the GPU and the executor",
+                            T::NAME
+                        )
+                    })?;
                 }
             }
             Ok(())
@@ -103,12 +113,7 @@ fn run_to_run() -> Trial {
                     (16, 64, 8192),
                     (300, 300, 2000),
                 ];
-                for (i, (m, n, k)) in shapes.into_iter().enumerate() {
-                    let a = random_matrix::<T>(m, k, 5 + i as u64);
-                    let b = random_matrix::<T>(k, n, 50 + i as u64);
-                    let bits = |c: &Matrix<T::Out>| -> Vec<u64> {
-                        c.as_slice().iter().map(|x| x.to_f64().to_bits()).collect()
-                    };
+                for ((m, n, k), a, b) in random_products::<T>(shapes, 5) {
                     let chosen = [None];
                     let named = kernels_for::<T>(16).map(Some);
                     for kernel in chosen.into_iter().chain(named) {
@@ -116,16 +121,11 @@ fn run_to_run() -> Trial {
                             Some(kernel) => ctx.matmul_with(&a, &b, kernel),
                             None => ctx.matmul(&a, &b),
                         };
-                        let first = bits(&run().map_err(fail)?);
-                        let second = bits(&run().map_err(fail)?);
-                        if let Some(at) = (0..m * n).find(|&i| first[i] != second[i]) {
-                            return Err(format!(
-                                "{kernel:?} {} {m}x{n}x{k}: C[{}][{}] differs between two runs",
-                                T::NAME,
-                                at / n,
-                                at % n
-                            ));
-                        }
+                        let first = run().map_err(fail)?;
+                        let second = run().map_err(fail)?;
+                        same_bits(&first, &second).map_err(|e| {
+                            format!("{kernel:?} {} {m}x{n}x{k}: {e} in two runs", T::NAME)
+                        })?;
                     }
                 }
                 Ok(())
@@ -266,13 +266,7 @@ fn stream_k_whole_and_split() -> Trial {
                 let ctas = (ctx.props().multiprocessors * kernel.blocks_per_sm::<T>()) as usize;
                 let n = (ctas * 3 / 2 + 1).div_ceil(17) * cols;
                 for k in [48, 37] {
-                    let a = Matrix::from_fn(m, k, |r, c| {
-                        T::from_f64(((r * 7 + c * 3) % 9) as f64 - 4.0)
-                    })
-                    .map_err(fail)?;
-                    let b =
-                        Matrix::from_fn(k, n, |r, c| T::from_f64(((r * 5 + c) % 7) as f64 - 3.0))
-                            .map_err(fail)?;
+                    let (a, b) = integer_operands::<T>((m, n, k));
                     let c = ctx.matmul_with(&a, &b, kernel).map_err(fail)?;
                     let want = rgemm::matmul_reference(&a, &b).map_err(fail)?;
                     let (got, want) = (c.as_slice(), want.as_slice());
@@ -319,10 +313,7 @@ fn choice() -> Trial {
             }
         }
         // matmul's own choice: one of the candidates, remembered, reported, and right.
-        let (a, b) = (
-            random_matrix::<f32>(300, 100, 5),
-            random_matrix::<f32>(100, 200, 6),
-        );
+        let (a, b) = random_operands::<f32>((300, 200, 100), 5);
         let (da, db) = (ctx.upload(&a).map_err(fail)?, ctx.upload(&b).map_err(fail)?);
         let mut dc = ctx.zeros::<f32>(300, 200).map_err(fail)?;
         let ran = ctx.matmul_device(&da, &db, &mut dc, None).map_err(fail)?;
@@ -358,10 +349,7 @@ fn choice() -> Trial {
 /// the precision asked for (and says so), and other element types have no TF32.
 fn precision() -> Trial {
     gpu_trial("choice::f32_is_exact_unless_tf32_is_asked_for", |ctx| {
-        let (a, b) = (
-            random_matrix::<f32>(256, 192, 3),
-            random_matrix::<f32>(192, 320, 4),
-        );
+        let (a, b) = random_operands::<f32>((256, 320, 192), 3);
         let (da, db) = (ctx.upload(&a).map_err(fail)?, ctx.upload(&b).map_err(fail)?);
         let mut dc = ctx.zeros::<f32>(256, 320).map_err(fail)?;
         let exact = ctx.matmul_device(&da, &db, &mut dc, None).map_err(fail)?;

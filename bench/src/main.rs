@@ -42,9 +42,10 @@ struct Args {
     #[arg(
         long,
         value_delimiter = ',',
+        value_parser = shape_arg,
         default_value = "4096x4096x1024,8192x1024x8192,1x4096x4096,4096x1x4096"
     )]
-    shapes: Vec<String>,
+    shapes: Vec<(usize, usize, usize)>,
     /// Element types: f32, f64, f16, bf16 (16-bit inputs accumulate in f32 and write C in
     /// f32; cuBLAS runs them on the tensor cores), f16_f16, bf16_bf16 (C in the input
     /// type, for us and for cuBLAS), and the f32 precisions asked for: tf32 (against
@@ -70,6 +71,10 @@ struct Args {
     /// Measure nothing: redraw the pictures of this recorded bench CSV into --out.
     #[arg(long, value_name = "CSV")]
     replot: Option<PathBuf>,
+}
+
+fn shape_arg(text: &str) -> Result<(usize, usize, usize), String> {
+    rgemm::parse_shape(text).ok_or_else(|| "a shape is MxNxK or S, e.g. 4096x14336x4096".into())
 }
 
 fn at_least_one(text: &str) -> Result<usize, String> {
@@ -176,15 +181,6 @@ fn main() -> ExitCode {
             }
         };
     }
-    let Some(practice) = args
-        .shapes
-        .iter()
-        .map(|s| rgemm::parse_shape(s))
-        .collect::<Option<Vec<_>>>()
-    else {
-        eprintln!("rgemm-bench: shapes are MxNxK or S, got {:?}", args.shapes);
-        return ExitCode::from(2);
-    };
     if let Err(e) = check_kernel_names(&args.kernels) {
         eprintln!("rgemm-bench: {e}");
         return ExitCode::from(2);
@@ -214,7 +210,7 @@ fn main() -> ExitCode {
         .sizes
         .iter()
         .map(|&s| (s, s, s))
-        .chain(practice)
+        .chain(args.shapes.iter().copied())
         .collect();
     let mut records = Vec::new();
     for dtype in &args.types {
@@ -422,6 +418,11 @@ fn measure<T: Element, O: Output<T>>(
     Ok(())
 }
 
+/// A cell of the report's table: `value()` where the record has one, else "-".
+fn cell(has: bool, value: impl FnOnce() -> String) -> String {
+    if has { value() } else { "-".into() }
+}
+
 fn report(props: &DeviceProps, records: &[Record]) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -451,33 +452,23 @@ fn report(props: &DeviceProps, records: &[Record]) -> String {
     );
     for r in records {
         let (m, n, k) = r.shape;
+        let chosen = if r.chosen { " *" } else { "" };
+        let of_peak = r.pct_peak(peak(props, r.dtype));
+        let registers = cell(r.registers > 0, || r.registers.to_string());
+        let occupancy = cell(!r.occupancy.is_nan(), || {
+            format!("{:.0}%", 100.0 * r.occupancy)
+        });
+        let error_f64 = cell(!r.error_f64.is_nan(), || format!("{:.1e}", r.error_f64));
+        let check = if r.ok { "ok" } else { "FAIL" };
         let _ = writeln!(
             out,
-            "| {} | {m}x{n}x{k} | {}{} | {:.3} | {:.2} | {:.1}% | {:.1}% | {} | {} | {:.1e} | {} | {} |",
+            "| {} | {m}x{n}x{k} | {}{chosen} | {:.3} | {:.2} | {:.1}% | {of_peak:.1}% | {registers} | {occupancy} | {:.1e} | {error_f64} | {check} |",
             r.dtype,
             r.kernel,
-            if r.chosen { " *" } else { "" },
             r.ms,
             r.tflops(),
             r.pct_cublas(),
-            r.pct_peak(peak(props, r.dtype)),
-            if r.registers > 0 {
-                r.registers.to_string()
-            } else {
-                "-".into()
-            },
-            if r.occupancy.is_nan() {
-                "-".into()
-            } else {
-                format!("{:.0}%", 100.0 * r.occupancy)
-            },
-            r.error,
-            if r.error_f64.is_nan() {
-                "-".into()
-            } else {
-                format!("{:.1e}", r.error_f64)
-            },
-            if r.ok { "ok" } else { "FAIL" }
+            r.error
         );
     }
     let _ = writeln!(out);

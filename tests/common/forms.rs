@@ -3,7 +3,7 @@
 //! batches (stride 0 for a shared operand), alpha and beta (beta = 0 over a NaN-filled C),
 //! checked element by element against [`rgemm::gemm_reference`]; the elements of C's
 //! buffer outside every view must come back untouched.
-use crate::{Backend, side};
+use crate::{Backend, Under, side};
 use proptest::prelude::*;
 use rgemm::{Batch, Element, Kernel, Layout, MatrixLayout, MatrixView, MatrixViewMut, Output};
 
@@ -73,6 +73,32 @@ pub struct Case {
     pub alpha: f64,
     pub beta: f64,
     pub seed: u64,
+}
+
+impl Case {
+    /// The views of A, B and C as the case stores them, A's and B's leading dimensions and
+    /// offsets multiples of `units` elements (what tensor maps read).
+    pub fn views(&self, units: usize) -> (MatrixLayout, MatrixLayout, MatrixLayout) {
+        let (m, n, k) = self.mnk;
+        let a = self.a.view_aligned(m, k, units);
+        let b = self.b.view_aligned(k, n, units);
+        (a, b, self.c.view(m, n))
+    }
+
+    /// C's contents before the product, from `values`: NaN where beta = 0, which must not
+    /// reach the result.
+    pub fn c_before<T: Element, O: Output<T>>(&self, values: &[T]) -> Vec<O> {
+        match self.beta {
+            0.0 => vec![O::from_f64(f64::NAN); values.len()],
+            _ => values.iter().map(|x| O::from_f64(x.to_f64())).collect(),
+        }
+    }
+}
+
+/// 16 bytes in elements of the narrower of the input and C types: how far apart products
+/// start, which the kernels without offsets need.
+pub(crate) fn align<T: Element, O: Output<T>>() -> usize {
+    16 / std::mem::size_of::<T>().min(std::mem::size_of::<O>())
 }
 
 pub(crate) fn case(max_side: usize, batches: bool, general: bool) -> impl Strategy<Value = Case> {
@@ -163,33 +189,27 @@ pub fn property<T: Element, O: Output<T>>(
     kernel: Option<Kernel>,
     (cases, max_side): (u32, usize),
     (general, batches): (bool, bool),
-    tolerance: crate::Arith,
 ) -> Result<(), String> {
     crate::run_cases(cases, &case(max_side, batches, general), |case| {
-        one::<T, O>(backend, kernel, &case, tolerance)
+        one::<T, O>(backend, kernel, &case)
     })
 }
 
-/// One case: the product on `backend`, the reference on the host, compared.
+/// One case: the product on `backend`, the reference on the host, compared within the
+/// tolerance of how `kernel` computes.
 pub fn one<T: Element, O: Output<T>>(
     backend: &Backend,
     kernel: Option<Kernel>,
     case: &Case,
-    tolerance: crate::Arith,
 ) -> Result<(), String> {
-    let (m, n, k) = case.mnk;
-    let align = 16 / std::mem::size_of::<T>().min(std::mem::size_of::<O>());
     // A kernel reading the caller's A and B through tensor maps takes them in 16-byte
     // units (one that packs them first takes any view).
     let units = match kernel.and_then(|k| k.spec().tma) {
         Some(maps) if maps.pack.is_none() => 16 / std::mem::size_of::<T>(),
         _ => 1,
     };
-    let (la, lb) = (
-        case.a.view_aligned(m, k, units),
-        case.b.view_aligned(k, n, units),
-    );
-    let lc = case.c.view(m, n);
+    let (la, lb, lc) = case.views(units);
+    let align = align::<T, O>();
     let whole = units > 1;
     let (sa, len_a) = stride_of(&la, (case.shared.0, whole), case.count, align);
     let (sb, len_b) = stride_of(&lb, (case.shared.1, whole), case.count, align);
@@ -197,14 +217,8 @@ pub fn one<T: Element, O: Output<T>>(
     let batch = Batch::strided(case.count, (sa, sb, sc));
     let a: Vec<T> = rgemm::internals::random_buffer(len_a, case.seed);
     let b: Vec<T> = rgemm::internals::random_buffer(len_b, case.seed ^ 0x9e37_79b9);
-    // beta = 0: C holds NaN, which must not reach the result.
-    let c0: Vec<O> = match case.beta {
-        0.0 => vec![O::from_f64(f64::NAN); len_c],
-        _ => rgemm::internals::random_buffer::<T>(len_c, case.seed ^ 0x5151)
-            .into_iter()
-            .map(|x| O::from_f64(x.to_f64()))
-            .collect(),
-    };
+    let c: Vec<T> = rgemm::internals::random_buffer(len_c, case.seed ^ 0x5151);
+    let c0: Vec<O> = case.c_before::<T, O>(&c);
     let mut want = c0.clone();
     let fail = |e: rgemm::Error| format!("{case:?}: {e}");
     rgemm::gemm_reference(
@@ -225,7 +239,7 @@ pub fn one<T: Element, O: Output<T>>(
         (&c0, &got, &want),
         (la, lb, lc),
         batch,
-        tolerance,
+        Under::from(kernel).arith::<T>(),
     )
 }
 
@@ -315,93 +329,114 @@ pub type FormTest = Box<dyn FnOnce(&Backend) -> Result<(), String> + Send>;
 /// Makes a trial of a named forms test on one backend.
 pub type MakeTrial<'a> = &'a dyn Fn(String, FormTest) -> libtest_mimic::Trial;
 
-/// The forms trials of one backend: for every kernel that reads every form, each element
-/// type and both kinds of 16-bit C, general products and batches (`general_cases` each);
-/// for every other kernel that runs batches, plain batches (`batch_cases` each); with
-/// `auto`, the backend's own choice per type too. `make` wraps a test as a trial of that
-/// backend.
-pub fn trials(make: MakeTrial, counts: (u32, u32, usize), auto: bool) -> Vec<libtest_mimic::Trial> {
-    fn of<T: Element, O: Output<T>>(
-        make: MakeTrial,
-        (general_cases, batch_cases, max_side): (u32, u32, usize),
-        auto: bool,
-    ) -> Vec<libtest_mimic::Trial> {
-        let mut out = Vec::new();
-        let name = |what: &str, kernel: &str| format!("forms::{what}::{kernel}::{}", O::SUFFIX);
-        for kernel in batched_kernels::<T>() {
-            let arith = crate::Arith::from(kernel);
-            let (cases, general) = match kernel.spec().strided {
-                true => (general_cases, true),
-                false => (batch_cases, false),
-            };
-            let what = if general { "general" } else { "batched" };
-            out.push(make(
-                name(what, &kernel.to_string()),
-                Box::new(move |be| {
-                    property::<T, O>(be, Some(kernel), (cases, max_side), (general, true), arith)
-                }),
-            ));
-        }
-        for kernel in strided_kernels::<T>()
-            .into_iter()
-            .filter(|k| !k.spec().batched())
-        {
-            let arith = crate::Arith::from(kernel);
-            out.push(make(
-                name("general", &kernel.to_string()),
-                Box::new(move |be| {
-                    property::<T, O>(
-                        be,
-                        Some(kernel),
-                        (general_cases, max_side),
-                        (true, false),
-                        arith,
-                    )
-                }),
-            ));
-        }
-        if auto {
-            let arith = crate::Arith::from(!matches!(T::ELEM, rgemm::Elem::F32));
-            out.push(make(
-                name("general", "auto"),
-                Box::new(move |be| {
-                    property::<T, O>(be, None, (general_cases, max_side), (true, true), arith)
-                }),
-            ));
-            out.push(make(
-                name("batched", "auto"),
-                Box::new(move |be| {
-                    property::<T, O>(be, None, (batch_cases, max_side), (false, true), arith)
-                }),
-            ));
-        }
-        out
+/// The forms trials of one pairing of input and C types on one backend: for every kernel
+/// that reads every form, general products and batches (`general_cases` each); for every
+/// other kernel that runs batches, plain batches (`batch_cases` each); with `auto`, the
+/// backend's own choice too. `make` wraps a test as a trial of that backend.
+pub fn trials<T: Element, O: Output<T>>(
+    make: MakeTrial,
+    (general_cases, batch_cases, max_side): (u32, u32, usize),
+    auto: bool,
+) -> Vec<libtest_mimic::Trial> {
+    let trial = |kernel: Option<Kernel>, cases: u32, form: (bool, bool)| {
+        let what = if form.0 { "general" } else { "batched" };
+        let name = format!(
+            "forms::{what}::{}::{}",
+            Under::from(kernel).name(),
+            O::SUFFIX
+        );
+        let test = move |be: &Backend| property::<T, O>(be, kernel, (cases, max_side), form);
+        make(name, Box::new(test))
+    };
+    let mut out = Vec::new();
+    for kernel in batched_kernels::<T>() {
+        out.push(match kernel.spec().strided {
+            true => trial(Some(kernel), general_cases, (true, true)),
+            false => trial(Some(kernel), batch_cases, (false, true)),
+        });
     }
-    each_pairing!(of(make, counts, auto))
+    for kernel in strided_kernels::<T>() {
+        if !kernel.spec().batched() {
+            out.push(trial(Some(kernel), general_cases, (true, false)));
+        }
+    }
+    if auto {
+        out.push(trial(None, general_cases, (true, true)));
+        out.push(trial(None, batch_cases, (false, true)));
+    }
+    out
 }
 
 /// A check of one bad input: it must give the error `matches` accepts, before any work,
 /// leaving C as it was.
 pub type ErrorCase = (&'static str, fn(&Backend) -> Result<(), String>);
 
-/// Runs `C = A B`-shaped `kernel` over buffers of `lens` laid out as given, expecting an
-/// error that `want` accepts and C unchanged.
-fn expect_error(
-    be: &Backend,
-    kernel: Option<Kernel>,
-    (la, lb, lc): (MatrixLayout, MatrixLayout, MatrixLayout),
+/// `rows x cols`, row-major.
+const fn rm(rows: usize, cols: usize) -> MatrixLayout {
+    MatrixLayout::row_major(rows, cols)
+}
+
+/// An f32 product's input: `kernel` over views of A, B and C in buffers of `lens` elements,
+/// and the batch.
+#[derive(Clone, Copy)]
+struct Input {
+    kernel: Kernel,
+    a: MatrixLayout,
+    b: MatrixLayout,
+    c: MatrixLayout,
     lens: (usize, usize, usize),
     batch: Batch,
-    want: fn(&rgemm::Error) -> bool,
-) -> Result<(), String> {
-    let a: Vec<f32> = rgemm::internals::random_buffer(lens.0, 1);
-    let b: Vec<f32> = rgemm::internals::random_buffer(lens.1, 2);
-    let c: Vec<f32> = rgemm::internals::random_buffer(lens.2, 3);
-    match be.gemm::<f32, f32>(kernel, (1.0, 0.0), (&a, la), (&b, lb), (&c, lc), batch) {
-        Err(e) if want(&e) => Ok(()),
-        Err(e) => Err(format!("unexpected error: {e}")),
-        Ok(out) if out == c => Err("no error".into()),
-        Ok(_) => Err("no error, and C changed".into()),
+}
+
+/// A valid product (4 x 8 times 8 x 4 on `tiled16`, buffers of 64 elements), which each bad
+/// input spoils one way.
+const VALID: Input = Input {
+    kernel: Kernel::Tiled16,
+    a: rm(4, 8),
+    b: rm(8, 4),
+    c: rm(4, 4),
+    lens: (64, 64, 64),
+    batch: Batch::ONE,
+};
+
+impl Input {
+    // The input with one part replaced: what a bad input changes of [`VALID`].
+    fn kernel(self, kernel: Kernel) -> Self {
+        Input { kernel, ..self }
+    }
+
+    fn a(self, a: MatrixLayout) -> Self {
+        Input { a, ..self }
+    }
+
+    fn b(self, b: MatrixLayout) -> Self {
+        Input { b, ..self }
+    }
+
+    fn c(self, c: MatrixLayout) -> Self {
+        Input { c, ..self }
+    }
+
+    fn lens(self, lens: (usize, usize, usize)) -> Self {
+        Input { lens, ..self }
+    }
+
+    fn batch(self, batch: Batch) -> Self {
+        Input { batch, ..self }
+    }
+
+    /// Runs it, expecting an error that `want` accepts and C unchanged.
+    fn fails(self, be: &Backend, want: fn(&rgemm::Error) -> bool) -> Result<(), String> {
+        let a: Vec<f32> = rgemm::internals::random_buffer(self.lens.0, 1);
+        let b: Vec<f32> = rgemm::internals::random_buffer(self.lens.1, 2);
+        let c: Vec<f32> = rgemm::internals::random_buffer(self.lens.2, 3);
+        let (va, vb, vc) = ((&a[..], self.a), (&b[..], self.b), (&c[..], self.c));
+        match be.gemm::<f32, f32>(Some(self.kernel), (1.0, 0.0), va, vb, vc, self.batch) {
+            Err(e) if want(&e) => Ok(()),
+            Err(e) => Err(format!("unexpected error: {e}")),
+            Ok(out) if out == c => Err("no error".into()),
+            Ok(_) => Err("no error, and C changed".into()),
+        }
     }
 }
 
@@ -409,135 +444,70 @@ fn expect_error(
 /// are made unchecked here, as a caller holding raw layouts might).
 pub fn error_cases() -> Vec<ErrorCase> {
     use rgemm::Error;
-    const K: Option<Kernel> = Some(Kernel::Tiled16);
-    const fn rm(rows: usize, cols: usize) -> MatrixLayout {
-        MatrixLayout::row_major(rows, cols)
-    }
     vec![
         ("forms_error::leading_dimension_shorter_than_a_row", |be| {
-            let a = rm(4, 8).with_ld(7);
-            expect_error(
-                be,
-                K,
-                (a, rm(8, 4), rm(4, 4)),
-                (64, 64, 64),
-                Batch::ONE,
-                |e| {
-                    matches!(
-                        e,
-                        Error::LeadingDimension {
-                            ld: 7,
-                            least: 8,
-                            ..
-                        }
-                    )
-                },
-            )
+            let want = |e: &Error| {
+                matches!(
+                    e,
+                    Error::LeadingDimension {
+                        ld: 7,
+                        least: 8,
+                        ..
+                    }
+                )
+            };
+            VALID.a(rm(4, 8).with_ld(7)).fails(be, want)
         }),
         ("forms_error::view_past_its_buffer", |be| {
-            let c = rm(4, 4).at(5);
-            expect_error(
-                be,
-                K,
-                (rm(4, 8), rm(8, 4), c),
-                (64, 64, 20),
-                Batch::ONE,
-                |e| {
-                    matches!(
-                        e,
-                        Error::ViewOutOfBounds {
-                            needs: 21,
-                            len: 20,
-                            ..
-                        }
-                    )
-                },
-            )
+            let want = |e: &Error| {
+                matches!(
+                    e,
+                    Error::ViewOutOfBounds {
+                        needs: 21,
+                        len: 20,
+                        ..
+                    }
+                )
+            };
+            VALID.c(rm(4, 4).at(5)).lens((64, 64, 20)).fails(be, want)
         }),
         ("forms_error::batch_past_a_buffer", |be| {
+            let want = |e: &Error| matches!(e, Error::ViewOutOfBounds { .. });
             let batch = Batch::strided(3, (32, 32, 16));
-            expect_error(
-                be,
-                K,
-                (rm(4, 8), rm(8, 4), rm(4, 4)),
-                (95, 96, 48),
-                batch,
-                |e| matches!(e, Error::ViewOutOfBounds { .. }),
-            )
+            VALID.batch(batch).lens((95, 96, 48)).fails(be, want)
         }),
         ("forms_error::batch_overlapping_c", |be| {
-            let batch = Batch::strided(2, (32, 32, 8));
-            expect_error(
-                be,
-                K,
-                (rm(4, 8), rm(8, 4), rm(4, 4)),
-                (64, 64, 64),
-                batch,
-                |e| {
-                    matches!(
-                        e,
-                        Error::BatchOverlap {
-                            stride: 8,
-                            apart: 1
-                        }
-                    )
-                },
-            )
+            let want = |e: &Error| {
+                matches!(
+                    e,
+                    Error::BatchOverlap {
+                        stride: 8,
+                        apart: 1
+                    }
+                )
+            };
+            VALID.batch(Batch::strided(2, (32, 32, 8))).fails(be, want)
         }),
         ("forms_error::batch_sharing_c", |be| {
-            let batch = Batch::strided(2, (32, 32, 0));
-            expect_error(
-                be,
-                K,
-                (rm(4, 8), rm(8, 4), rm(4, 4)),
-                (64, 64, 64),
-                batch,
-                |e| matches!(e, Error::BatchOverlap { stride: 0, .. }),
-            )
+            let want = |e: &Error| matches!(e, Error::BatchOverlap { stride: 0, .. });
+            VALID.batch(Batch::strided(2, (32, 32, 0))).fails(be, want)
         }),
         ("forms_error::inner_dimensions", |be| {
-            expect_error(
-                be,
-                K,
-                (rm(4, 8), rm(7, 4), rm(4, 4)),
-                (64, 64, 64),
-                Batch::ONE,
-                |e| matches!(e, Error::InnerDimensionMismatch { .. }),
-            )
+            let want = |e: &Error| matches!(e, Error::InnerDimensionMismatch { .. });
+            VALID.b(rm(7, 4)).fails(be, want)
         }),
         ("forms_error::output_shape", |be| {
-            expect_error(
-                be,
-                K,
-                (rm(4, 8), rm(8, 4), rm(4, 5)),
-                (64, 64, 64),
-                Batch::ONE,
-                |e| matches!(e, Error::OutputShapeMismatch { .. }),
-            )
+            let want = |e: &Error| matches!(e, Error::OutputShapeMismatch { .. });
+            VALID.c(rm(4, 5)).fails(be, want)
         }),
         ("forms_error::transpose_on_a_row_major_only_kernel", |be| {
-            let a = rm(8, 4).t();
-            let coarse = Some(Kernel::Coarse);
-            expect_error(
-                be,
-                coarse,
-                (a, rm(8, 4), rm(4, 4)),
-                (64, 64, 64),
-                Batch::ONE,
-                |e| matches!(e, Error::UnsupportedForm { .. }),
-            )
+            let want = |e: &Error| matches!(e, Error::UnsupportedForm { .. });
+            VALID.kernel(Kernel::Coarse).a(rm(8, 4).t()).fails(be, want)
         }),
         ("forms_error::batch_on_a_kernel_without_batches", |be| {
+            let want = |e: &Error| matches!(e, Error::UnsupportedForm { .. });
             let batch = Batch::strided(2, (32, 32, 16));
-            let sk = Some(Kernel::StreamK);
-            expect_error(
-                be,
-                sk,
-                (rm(4, 8), rm(8, 4), rm(4, 4)),
-                (64, 64, 64),
-                batch,
-                |e| matches!(e, Error::UnsupportedForm { .. }),
-            )
+            VALID.kernel(Kernel::StreamK).batch(batch).fails(be, want)
         }),
         ("forms_error::interleaved_batches_are_fine", |be| {
             // Products 4 columns apart in rows of 8: disjoint, so no error, and C right.
@@ -548,7 +518,7 @@ pub fn error_cases() -> Vec<ErrorCase> {
             let batch = Batch::strided(2, (32, 32, 4));
             let got = be
                 .gemm::<f32, f32>(
-                    K,
+                    Some(Kernel::Tiled16),
                     (1.0, 0.0),
                     (&a, rm(4, 8)),
                     (&b, rm(8, 4)),
@@ -620,7 +590,7 @@ pub fn whole_tiles(be: &Backend) -> Result<(), String> {
                 beta: 0.0,
                 seed: 7,
             };
-            one::<T, T::Out>(be, Some(kernel), &case, crate::Arith::from(kernel))?;
+            one::<T, T::Out>(be, Some(kernel), &case)?;
         }
         Ok(())
     }
@@ -693,7 +663,7 @@ pub fn aligned_edges(be: &Backend) -> Result<(), String> {
                 .into_iter()
                 .chain(crate::stream_k_kernels())
             {
-                one::<T, T::Out>(be, Some(kernel), &case, crate::Arith::from(kernel))
+                one::<T, T::Out>(be, Some(kernel), &case)
                     .map_err(|e| format!("{kernel} {} {mnk:?} pad {pad}: {e}", T::NAME))?;
             }
         }

@@ -294,6 +294,13 @@ pub enum Under {
     Auto,
 }
 
+impl From<Option<Kernel>> for Under {
+    /// `kernel`, or (`None`) the backend's own choice.
+    fn from(kernel: Option<Kernel>) -> Self {
+        kernel.map_or(Under::Auto, Under::Fixed)
+    }
+}
+
 impl Under {
     /// Every kernel that has entry points for `T`, and the automatic choice.
     pub fn all_for<T: Element>() -> Vec<Under> {
@@ -460,6 +467,34 @@ pub fn random_matrix<T: Scalar>(rows: usize, cols: usize, seed: u64) -> Matrix<T
     Matrix::random(rows, cols, seed).unwrap()
 }
 
+/// Random operands of an `m x n x k` product: A (`m x k`) from `seed`, B (`k x n`) from
+/// `seed + 1`.
+pub fn random_operands<T: Scalar>(
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+) -> (Matrix<T>, Matrix<T>) {
+    (random_matrix(m, k, seed), random_matrix(k, n, seed + 1))
+}
+
+/// [`random_operands`] of each of `shapes`, seeds two apart from `seed` on: the shape, A, B.
+pub fn random_products<T: Scalar>(
+    shapes: impl IntoIterator<Item = (usize, usize, usize)>,
+    seed: u64,
+) -> impl Iterator<Item = ((usize, usize, usize), Matrix<T>, Matrix<T>)> {
+    (shapes.into_iter().enumerate()).map(move |(i, mnk)| {
+        let (a, b) = random_operands(mnk, seed + 2 * i as u64);
+        (mnk, a, b)
+    })
+}
+
+/// Operands of an `m x n x k` product in small integers (-4 to 4), whose products and sums
+/// every type holds exactly: any kernel must reproduce the f64 reference.
+pub fn integer_operands<T: Element>((m, n, k): (usize, usize, usize)) -> (Matrix<T>, Matrix<T>) {
+    let a = Matrix::from_fn(m, k, |r, c| T::from_f64(((r * 7 + c * 3) % 9) as f64 - 4.0));
+    let b = Matrix::from_fn(k, n, |r, c| T::from_f64(((r * 5 + c) % 7) as f64 - 3.0));
+    (a.unwrap(), b.unwrap())
+}
+
 /// Checks `c` against the f64 CPU reference of `a * b`, element by element.
 ///
 /// Tolerance: the kernels accumulate with one fused multiply-add per term, K roundings in
@@ -594,6 +629,20 @@ fn same_twice<T: Element, O: Output<T>>(
     Ok(())
 }
 
+/// [`same_twice`] with each of `kernels` on random operands of each of `shapes`.
+fn same_twice_on<T: Element, O: Output<T>>(
+    be: &Backend,
+    kernels: &[Kernel],
+    shapes: impl IntoIterator<Item = (usize, usize, usize)>,
+) -> Result<(), String> {
+    for (_, a, b) in random_products::<T>(shapes, 1) {
+        for &kernel in kernels {
+            same_twice::<T, O>(be, (&a, &b), kernel)?;
+        }
+    }
+    Ok(())
+}
+
 /// `a b` by each of `kernels` into a C of type `O` that starts as NaN: every element must be
 /// replaced by the product's.
 fn nan_c_is_overwritten<T: Element, O: Output<T>>(
@@ -653,8 +702,19 @@ pub fn backend_trials(
     let mut trials: Vec<Trial> = fixed
         .map(|(name, case)| make(name.to_string(), Box::new(case)))
         .collect();
-    trials.extend(forms::trials(make, forms, auto));
-    trials.extend(lists::trials(make, lists, auto));
+    trials.extend(each_pairing!(property_trials(make, forms, lists, auto)));
+    trials
+}
+
+/// The forms and lists trials of one pairing of input and C types.
+fn property_trials<T: Element, O: Output<T>>(
+    make: forms::MakeTrial,
+    forms: (u32, u32, usize),
+    lists: (u32, u32, usize),
+    auto: bool,
+) -> Vec<Trial> {
+    let mut trials = forms::trials::<T, O>(make, forms, auto);
+    trials.extend(lists::trials::<T, O>(make, lists, auto));
     trials
 }
 
@@ -686,12 +746,7 @@ pub fn fixed_cases() -> Vec<Case> {
         }),
         ("textbook::every_kernel_and_type_exact_on_integers", |be| {
             fn ints<T: Element>(be: &Backend) -> Result<(), String> {
-                let a = Matrix::from_fn(37, 19, |r, c| {
-                    T::from_f64(((r * 7 + c * 3) % 9) as f64 - 4.0)
-                })
-                .unwrap();
-                let b = Matrix::from_fn(19, 45, |r, c| T::from_f64(((r * 5 + c) % 7) as f64 - 3.0))
-                    .unwrap();
+                let (a, b) = integer_operands::<T>((37, 45, 19));
                 for kernel in kernels_for::<T>(5).chain([Kernel::TiledDynamic(32)]) {
                     exact(be, &a, &b, kernel)?;
                 }
@@ -713,8 +768,7 @@ pub fn fixed_cases() -> Vec<Case> {
                 be: &Backend,
                 (m, n, k): (usize, usize, usize),
             ) -> Result<(), String> {
-                let a = random_matrix::<T>(m, k, 7);
-                let b = random_matrix::<T>(k, n, 8);
+                let (a, b) = random_operands::<T>((m, n, k), 7);
                 for kernel in [
                     Kernel::WgmmaPersistent,
                     Kernel::WgmmaTma,
@@ -737,27 +791,24 @@ pub fn fixed_cases() -> Vec<Case> {
             // each: the result must not depend on which block finishes last, and the
             // counters must be left zero for the next product.
             fn decode<T: Element, O: Output<T>>(be: &Backend) -> Result<(), String> {
-                // (N = 130 and 67: no tensor maps, `decode_tma` runs `decode_mma`'s body.)
                 let kernels = [
                     Kernel::Decode,
                     Kernel::DecodeAsync,
                     Kernel::DecodeMma,
                     Kernel::DecodeTma,
                 ];
-                for (m, n, k, seed) in [
-                    (1, 384, 2048, 1),
-                    (16, 130, 1000, 2),
-                    (17, 67, 777, 3),
-                    (16, 512, 1536, 4),
-                    (5, 264, 1032, 5),
-                ] {
-                    let a = random_matrix::<T>(m, k, seed);
-                    let b = random_matrix::<T>(k, n, seed ^ 0x51);
-                    for kernel in kernels {
-                        same_twice::<T, O>(be, (&a, &b), kernel)?;
-                    }
-                }
-                Ok(())
+                // (N = 130 and 67: no tensor maps, `decode_tma` runs `decode_mma`'s body.)
+                same_twice_on::<T, O>(
+                    be,
+                    &kernels,
+                    [
+                        (1, 384, 2048),
+                        (16, 130, 1000),
+                        (17, 67, 777),
+                        (16, 512, 1536),
+                        (5, 264, 1032),
+                    ],
+                )
             }
             decode::<rgemm::f16, f32>(be)?;
             decode::<rgemm::bf16, f32>(be)?;
@@ -771,18 +822,17 @@ pub fn fixed_cases() -> Vec<Case> {
             // not (K, N not multiples of 4). Twice each: the result must not depend on which
             // block finishes last, and the counters must be left zero for the next product.
             fn few<T: Element>(be: &Backend) -> Result<(), String> {
-                for (m, n, k, seed) in [
-                    (100, 20, 1500, 1),
-                    (200, 7, 777, 2),
-                    (37, 33, 1030, 3),
-                    (300, 64, 2048, 4),
-                    (129, 12, 600, 5),
-                ] {
-                    let a = random_matrix::<T>(m, k, seed);
-                    let b = random_matrix::<T>(k, n, seed ^ 0x51);
-                    same_twice::<T, T::Out>(be, (&a, &b), Kernel::FewColumns)?;
-                }
-                Ok(())
+                same_twice_on::<T, T::Out>(
+                    be,
+                    &[Kernel::FewColumns],
+                    [
+                        (100, 20, 1500),
+                        (200, 7, 777),
+                        (37, 33, 1030),
+                        (300, 64, 2048),
+                        (129, 12, 600),
+                    ],
+                )
             }
             few::<f32>(be)?;
             few::<f64>(be)
@@ -792,14 +842,8 @@ pub fn fixed_cases() -> Vec<Case> {
             // `few_columns`, whose 4 counters are followed by its planes (over the bytes of
             // the first product's counters), then the first again: its counters must be
             // zero at launch, not the planes the second left there.
-            let (a, b) = (
-                random_matrix::<rgemm::bf16>(2, 4096, 1),
-                random_matrix::<rgemm::bf16>(4096, 8192, 2),
-            );
-            let (x, y) = (
-                random_matrix::<f32>(200, 2048, 3),
-                random_matrix::<f32>(2048, 8, 4),
-            );
+            let (a, b) = random_operands::<rgemm::bf16>((2, 8192, 4096), 1);
+            let (x, y) = random_operands::<f32>((200, 8, 2048), 3);
             for (round, kernel) in [Kernel::DecodeAsync, Kernel::FewColumns, Kernel::DecodeAsync]
                 .into_iter()
                 .enumerate()
@@ -822,20 +866,14 @@ pub fn fixed_cases() -> Vec<Case> {
             // `thin`'s two ways through (few rows, few columns) and its 4-steps-per-load path
             // (one column, K a multiple of 4), with K both a multiple of 4 and not.
             fn ints<T: Element>(be: &Backend) -> Result<(), String> {
-                for (m, n, k) in [
+                for mnk in [
                     (37, 1, 64),
                     (37, 1, 67),
                     (1, 45, 64),
                     (3, 2, 130),
                     (40, 1, 4),
                 ] {
-                    let a = Matrix::from_fn(m, k, |r, c| {
-                        T::from_f64(((r * 7 + c * 3) % 9) as f64 - 4.0)
-                    })
-                    .unwrap();
-                    let b =
-                        Matrix::from_fn(k, n, |r, c| T::from_f64(((r * 5 + c) % 7) as f64 - 3.0))
-                            .unwrap();
+                    let (a, b) = integer_operands::<T>(mnk);
                     exact(be, &a, &b, Kernel::Thin)?;
                 }
                 Ok(())
@@ -983,8 +1021,7 @@ pub fn fixed_cases() -> Vec<Case> {
             // tile row (136 = 128 + 8), and a last column tile past n that takes the pair or
             // element stores. C starts as NaN; every element must be the product's.
             fn each<T: Element + Output<T>>(be: &Backend) -> Result<(), String> {
-                let (m, n, k) = (136, 520, 40);
-                let (a, b) = (random_matrix::<T>(m, k, 3), random_matrix::<T>(k, n, 4));
+                let (a, b) = random_operands::<T>((136, 520, 40), 3);
                 let tensor_cores = kernels_for::<T>(7).filter(|k| k.spec().tensor_cores);
                 nan_c_is_overwritten::<T, T>(be, (&a, &b), tensor_cores)
             }
@@ -995,8 +1032,7 @@ pub fn fixed_cases() -> Vec<Case> {
             // C starts as NaN; every element of the product must replace it (interior and
             // edge tiles: 67 x 129 is no multiple of any block tile).
             fn each<T: Element>(be: &Backend) -> Result<(), String> {
-                let (m, n, k) = (67, 129, 33);
-                let (a, b) = (random_matrix::<T>(m, k, 1), random_matrix::<T>(k, n, 2));
+                let (a, b) = random_operands::<T>((67, 129, 33), 1);
                 nan_c_is_overwritten::<T, T::Out>(be, (&a, &b), kernels_for::<T>(7))
             }
             each::<f32>(be)?;

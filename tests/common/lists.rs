@@ -3,8 +3,8 @@
 //! buffer at different offsets (a table offset may be negative), in every form
 //! [`crate::forms`] draws; each product checked against [`rgemm::gemm_reference`], and the
 //! elements of C's buffers outside the views untouched.
-use crate::forms::{Case, MakeTrial, batched_kernels, case, compare};
-use crate::{Backend, Operands};
+use crate::forms::{Case, MakeTrial, align, batched_kernels, case, compare};
+use crate::{Backend, Operands, Under};
 use rgemm::{Batch, Element, Kernel, MatrixLayout, MatrixView, MatrixViewMut, Output};
 
 /// Product `z`'s extra offset in its operand's buffer, in units of `align` elements:
@@ -39,28 +39,20 @@ fn operand<T: Element>(
     (buffers, views)
 }
 
-/// One case as a list of `case.count + 1` products (so at least two: a table).
+/// One case as a list of `case.count + 1` products (so at least two: a table), compared
+/// within the tolerance of how `kernel` computes.
 pub fn one<T: Element, O: Output<T>>(
     backend: &Backend,
     kernel: Option<Kernel>,
     case: &Case,
-    tolerance: crate::Arith,
 ) -> Result<(), String> {
-    let (m, n, k) = case.mnk;
     let count = case.count + 1;
-    // Products 16-byte aligned, which the kernels without offsets need.
-    let align = 16 / std::mem::size_of::<T>().min(std::mem::size_of::<O>());
-    let (la, lb, lc) = (case.a.view(m, k), case.b.view(k, n), case.c.view(m, n));
+    let align = align::<T, O>();
+    let (la, lb, lc) = case.views(1);
     let (a, va) = operand::<T>(la, (count, case.shared.0, align), case.seed);
     let (b, vb) = operand::<T>(lb, (count, case.shared.1, align), case.seed ^ 0x9e37);
     let (c, vc) = operand::<T>(lc, (count, false, align), case.seed ^ 0x5151);
-    // beta = 0: C holds NaN, which must not reach the result.
-    let c0: Vec<Vec<O>> = (c.iter())
-        .map(|x| match case.beta {
-            0.0 => vec![O::from_f64(f64::NAN); x.len()],
-            _ => x.iter().map(|v| O::from_f64(v.to_f64())).collect(),
-        })
-        .collect();
+    let c0: Vec<Vec<O>> = c.iter().map(|x| case.c_before::<T, O>(x)).collect();
     let vc: Vec<_> = vc.into_iter().map(|(_, v)| v).collect();
     let fail = |e: rgemm::Error| format!("{case:?} as a list: {e}");
     let scalars = (case.alpha, case.beta);
@@ -86,7 +78,7 @@ pub fn one<T: Element, O: Output<T>>(
             (&c0[z], &got[z], &want),
             layouts,
             Batch::ONE,
-            tolerance,
+            Under::from(kernel).arith::<T>(),
         )
         .map_err(|e| format!("product {z} of {count}: {e}"))?;
     }
@@ -99,52 +91,42 @@ pub fn property<T: Element, O: Output<T>>(
     kernel: Option<Kernel>,
     (cases, max_side): (u32, usize),
     general: bool,
-    tolerance: crate::Arith,
 ) -> Result<(), String> {
     crate::run_cases(cases, &case(max_side, true, general), |case| {
-        one::<T, O>(backend, kernel, &case, tolerance)
+        one::<T, O>(backend, kernel, &case)
     })
 }
 
-/// The list trials of one backend: every kernel that runs batches and reads operands
-/// through pointers (not the TMA kernels, which take one address per operand), in every
-/// form it computes (`general_cases`; plain lists, `plain_cases`, for the kernels without
-/// the general forms), each element type and both kinds of 16-bit C; with `auto`, the
-/// backend's own choice too.
-pub fn trials(make: MakeTrial, counts: (u32, u32, usize), auto: bool) -> Vec<libtest_mimic::Trial> {
-    fn of<T: Element, O: Output<T>>(
-        make: MakeTrial,
-        (general_cases, plain_cases, max_side): (u32, u32, usize),
-        auto: bool,
-    ) -> Vec<libtest_mimic::Trial> {
-        let name = |kernel: &str| format!("forms::lists::{kernel}::{}", O::SUFFIX);
-        let mut out = Vec::new();
-        for kernel in batched_kernels::<T>()
-            .into_iter()
-            .filter(|k| k.spec().tma.is_none())
-        {
-            let arith = crate::Arith::from(kernel);
-            let general = kernel.spec().strided;
-            let cases = if general { general_cases } else { plain_cases };
-            out.push(make(
-                name(&kernel.to_string()),
-                Box::new(move |be| {
-                    property::<T, O>(be, Some(kernel), (cases, max_side), general, arith)
-                }),
-            ));
-        }
-        if auto {
-            let arith = crate::Arith::from(!matches!(T::ELEM, rgemm::Elem::F32));
-            out.push(make(
-                name("auto"),
-                Box::new(move |be| {
-                    property::<T, O>(be, None, (general_cases, max_side), true, arith)
-                }),
-            ));
-        }
-        out
+/// The list trials of one pairing of input and C types on one backend: every kernel that
+/// runs batches and reads operands through pointers (not the TMA kernels, which take one
+/// address per operand), in every form it computes (`general_cases`; plain lists,
+/// `plain_cases`, for the kernels without the general forms); with `auto`, the backend's
+/// own choice too.
+pub fn trials<T: Element, O: Output<T>>(
+    make: MakeTrial,
+    (general_cases, plain_cases, max_side): (u32, u32, usize),
+    auto: bool,
+) -> Vec<libtest_mimic::Trial> {
+    let trial = |kernel: Option<Kernel>, general: bool| {
+        let name = format!(
+            "forms::lists::{}::{}",
+            Under::from(kernel).name(),
+            O::SUFFIX
+        );
+        let cases = if general { general_cases } else { plain_cases };
+        let test = move |be: &Backend| property::<T, O>(be, kernel, (cases, max_side), general);
+        make(name, Box::new(test))
+    };
+    let through_pointers = batched_kernels::<T>()
+        .into_iter()
+        .filter(|k| k.spec().tma.is_none());
+    let mut out: Vec<_> = through_pointers
+        .map(|kernel| trial(Some(kernel), kernel.spec().strided))
+        .collect();
+    if auto {
+        out.push(trial(None, true));
     }
-    each_pairing!(of(make, counts, auto))
+    out
 }
 
 /// Runs a list of f32 products (A's, B's and C's views over buffers of their own, `lens`

@@ -30,6 +30,9 @@ struct Args {
     target: common::Target,
 }
 
+/// A plain product's M, N and K, and the count of its batch.
+type Shape = (usize, usize, usize, usize);
+
 /// One form of a product: its views (logical `op(A)`, `op(B)`, C), scalars and batch.
 struct Form {
     name: String,
@@ -109,7 +112,7 @@ fn run<T: Element, O: Output<T>>(
 /// and cuBLAS on the same buffers: (kernel, ms, cuBLAS ms).
 fn chosen<T: Element, O: Output<T>>(
     ctx: &Context,
-    (m, n, k, count): (usize, usize, usize, usize),
+    (m, n, k, count): Shape,
 ) -> rgemm::Result<(String, f64, f64)> {
     let blas = Cublas::new(ctx)?;
     let (la, lb, lc) = (
@@ -142,8 +145,8 @@ fn chosen<T: Element, O: Output<T>>(
 /// hands both to `row`.
 fn rule_and_tuned<T: Element, O: Output<T>>(
     (ctx, tuned): (&Context, &Context),
-    shapes: impl IntoIterator<Item = (usize, usize, usize, usize)>,
-    mut row: impl FnMut((usize, usize, usize, usize), (String, f64, f64), (String, f64, f64)),
+    shapes: impl IntoIterator<Item = Shape>,
+    mut row: impl FnMut(Shape, (String, f64, f64), (String, f64, f64)),
 ) -> rgemm::Result<()> {
     for shape in shapes {
         row(
@@ -154,6 +157,38 @@ fn rule_and_tuned<T: Element, O: Output<T>>(
     }
     Ok(())
 }
+
+/// The shapes (M, N, K, batch) on which the rule's choice is timed against the tuner's, and
+/// the types each is timed in.
+const RULE_SHAPES: [(Shape, &[&str]); 27] = [
+    ((1024, 1024, 1024, 1), &["f32", "f64", "bf16"]),
+    ((2048, 2048, 2048, 1), &["f32"]),
+    ((4096, 4096, 4096, 1), &["f32", "f64", "bf16"]),
+    ((8192, 8192, 8192, 1), &["f32"]),
+    ((4096, 4096, 14336, 1), &["f32", "f64", "bf16"]),
+    ((3001, 2999, 1234, 1), &["f32"]),
+    ((1000, 1000, 1000, 1), &["f32"]),
+    ((2000, 2000, 2000, 1), &["f32"]),
+    ((3000, 3000, 3000, 1), &["f32"]),
+    ((1000, 1000, 4096, 1), &["f32"]),
+    ((32, 4096, 4096, 1), &["f32"]),
+    ((48, 4096, 4096, 1), &["f32"]),
+    ((64, 4096, 4096, 1), &["f32", "f64", "bf16"]),
+    ((96, 4096, 4096, 1), &["f32"]),
+    ((128, 4096, 4096, 1), &["f32"]),
+    ((16, 4096, 4096, 1), &["f32", "f64", "bf16"]),
+    ((8, 4096, 4096, 1), &["f32"]),
+    ((4, 4096, 4096, 1), &["f32"]),
+    ((1, 4096, 4096, 1), &["f32", "bf16"]),
+    ((4096, 300, 4096, 1), &["f32"]),
+    ((4096, 512, 4096, 1), &["f32"]),
+    ((4096, 16, 4096, 1), &["f32", "f64", "bf16"]),
+    ((4096, 64, 4096, 1), &["f32", "f64"]),
+    ((2048, 16, 2048, 1), &["f32"]),
+    ((8192, 64, 8192, 1), &["f64"]),
+    ((128, 128, 128, 512), &["f32", "bf16"]),
+    ((512, 512, 512, 64), &["f32", "f64", "bf16"]),
+];
 
 /// The rule's choice against the tuner's on the same shapes, each against cuBLAS.
 fn rule_against_tuned(
@@ -171,35 +206,7 @@ fn rule_against_tuned(
         "| type | M x N x K | batch | rule | TFLOP/s | tuned | TFLOP/s | rule / tuned | cuBLAS TFLOP/s | rule % cuBLAS |"
     );
     let _ = writeln!(md, "|---|---|---:|---|---:|---|---:|---:|---:|---:|");
-    let square = [1024, 2048, 4096, 8192].map(|s| (s, s, s, 1));
-    let practice = [
-        (4096, 4096, 14336, 1),
-        (3001, 2999, 1234, 1),
-        (1000, 1000, 1000, 1),
-        (2000, 2000, 2000, 1),
-        (3000, 3000, 3000, 1),
-        (1000, 1000, 4096, 1),
-        (32, 4096, 4096, 1),
-        (48, 4096, 4096, 1),
-        (64, 4096, 4096, 1),
-        (96, 4096, 4096, 1),
-        (128, 4096, 4096, 1),
-        (16, 4096, 4096, 1),
-        (8, 4096, 4096, 1),
-        (4, 4096, 4096, 1),
-        (1, 4096, 4096, 1),
-        (4096, 300, 4096, 1),
-        (4096, 512, 4096, 1),
-        (4096, 16, 4096, 1),
-        (4096, 64, 4096, 1),
-        (2048, 16, 2048, 1),
-        (128, 128, 128, 512),
-        (512, 512, 512, 64),
-    ];
-    let mut one = |ty: &str,
-                   shape: (usize, usize, usize, usize),
-                   r: (String, f64, f64),
-                   t: (String, f64, f64)| {
+    let mut one = |ty: &str, shape: Shape, r: (String, f64, f64), t: (String, f64, f64)| {
         let (m, n, k, count) = shape;
         let flops = 2.0 * (m * n * k * count) as f64;
         let tf = |ms: f64| flops / ms / 1e9;
@@ -227,33 +234,14 @@ fn rule_against_tuned(
         );
     };
     let pair = (ctx, tuned);
-    rule_and_tuned::<f32, f32>(pair, square.into_iter().chain(practice), |s, r, t| {
-        one("f32", s, r, t)
-    })?;
-    let f64_shapes = [
-        (1024, 1024, 1024, 1),
-        (4096, 4096, 4096, 1),
-        (4096, 4096, 14336, 1),
-        (16, 4096, 4096, 1),
-        (64, 4096, 4096, 1),
-        (4096, 16, 4096, 1),
-        (4096, 64, 4096, 1),
-        (8192, 64, 8192, 1),
-        (512, 512, 512, 64),
-    ];
-    rule_and_tuned::<f64, f64>(pair, f64_shapes, |s, r, t| one("f64", s, r, t))?;
-    let bf16_shapes = [
-        (1024, 1024, 1024, 1),
-        (4096, 4096, 4096, 1),
-        (4096, 4096, 14336, 1),
-        (16, 4096, 4096, 1),
-        (1, 4096, 4096, 1),
-        (64, 4096, 4096, 1),
-        (4096, 16, 4096, 1),
-        (512, 512, 512, 64),
-        (128, 128, 128, 512),
-    ];
-    rule_and_tuned::<rgemm::bf16, f32>(pair, bf16_shapes, |s, r, t| one("bf16", s, r, t))?;
+    let shapes = |ty: &'static str| {
+        (RULE_SHAPES.iter())
+            .filter(move |(_, types)| types.contains(&ty))
+            .map(|&(shape, _)| shape)
+    };
+    rule_and_tuned::<f32, f32>(pair, shapes("f32"), |s, r, t| one("f32", s, r, t))?;
+    rule_and_tuned::<f64, f64>(pair, shapes("f64"), |s, r, t| one("f64", s, r, t))?;
+    rule_and_tuned::<rgemm::bf16, f32>(pair, shapes("bf16"), |s, r, t| one("bf16", s, r, t))?;
     Ok(())
 }
 
@@ -284,19 +272,18 @@ fn main() -> ExitCode {
     common::measure("rgemm-forms", &args.target, |ctx| all_forms(ctx, device))
 }
 
+/// The forms against cuBLAS; the rule's tables add their rows to its CSV.
+const FORMS: common::Table = common::Table {
+    setup: "cuBLAS: cublasGemmStridedBatchedEx on the same views",
+    titles: "| type | form | M x N x K | batch | kernel | ms | TFLOP/s | cuBLAS TFLOP/s | % cuBLAS | max rel. diff |",
+    alignment: "|---|---|---|---:|---|---:|---:|---:|---:|---:|",
+    columns: "type,form,shape,batch,kernel,ms,tflops,cublas_ms,cublas_tflops,pct_cublas,max_rel_diff",
+};
+
 /// Every table, printed as it is finished; returns the rows as CSV.
 fn all_forms(ctx: &Context, device: usize) -> rgemm::Result<String> {
     let blas = Cublas::new(ctx)?;
-    let (mut md, mut csv) = common::report_and_csv(
-        ctx,
-        "type,form,shape,batch,kernel,ms,tflops,cublas_ms,cublas_tflops,pct_cublas,max_rel_diff",
-        "cuBLAS: cublasGemmStridedBatchedEx on the same views",
-    );
-    let _ = writeln!(
-        md,
-        "| type | form | M x N x K | batch | kernel | ms | TFLOP/s | cuBLAS TFLOP/s | % cuBLAS | max rel. diff |"
-    );
-    let _ = writeln!(md, "|---|---|---|---:|---|---:|---:|---:|---:|---:|");
+    let (mut md, mut csv) = FORMS.start(ctx);
     let mut row = |ty: &str, form: &Form, r: (String, f64, f64, f64)| {
         let (m, n, k) = form.mnk;
         let flops = 2.0 * (m * n * k * form.batch) as f64;

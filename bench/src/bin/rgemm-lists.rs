@@ -147,22 +147,18 @@ fn main() -> ExitCode {
     common::measure("rgemm-lists", &args.target, run)
 }
 
+/// Lists against cuBLAS's and against one strided batch.
+const LISTS: common::Table = common::Table {
+    setup: "every product's A, B and C in buffers of their own; cuBLAS: cublasGemmBatchedEx on the same buffers (pointer arrays copied each call), and cublasGemmStridedBatchedEx on the same products as one strided batch",
+    titles: "| type | form | batch | kernel (list) | TFLOP/s | cuBLAS gemmBatched TFLOP/s | % cuBLAS | strided (ours) TFLOP/s | cuBLAS strided TFLOP/s | list / strided | max rel. diff | host us / call |",
+    alignment: "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    columns: "type,form,count,shape,kernel,list_ms,list_tflops,cublas_list_tflops,pct_cublas_list,strided_kernel,strided_tflops,cublas_strided_tflops,list_pct_of_strided,max_rel_diff,host_us",
+};
+
 /// The table, printed when finished; returns its rows as CSV.
 fn run(ctx: &Context) -> rgemm::Result<String> {
     let blas = Cublas::new(ctx)?;
-    let (mut md, mut csv) = common::report_and_csv(
-        ctx,
-        "type,form,count,shape,kernel,list_ms,list_tflops,cublas_list_tflops,pct_cublas_list,strided_kernel,strided_tflops,cublas_strided_tflops,list_pct_of_strided,max_rel_diff,host_us",
-        "every product's A, B and C in buffers of their own; cuBLAS: cublasGemmBatchedEx on the same buffers (pointer arrays copied each call), and cublasGemmStridedBatchedEx on the same products as one strided batch",
-    );
-    let _ = writeln!(
-        md,
-        "| type | form | batch | kernel (list) | TFLOP/s | cuBLAS gemmBatched TFLOP/s | % cuBLAS | strided (ours) TFLOP/s | cuBLAS strided TFLOP/s | list / strided | max rel. diff | host us / call |"
-    );
-    let _ = writeln!(
-        md,
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-    );
+    let (mut md, mut csv) = LISTS.start(ctx);
     let mut row = |ty: &str, ta: bool, (count, s): (usize, usize), r: Measured| {
         let flops = 2.0 * (count * s * s * s) as f64;
         let t = |ms: f64| flops / ms / 1e9;

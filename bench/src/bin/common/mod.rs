@@ -116,15 +116,26 @@ pub fn note_kernel(plan: Option<LaunchPlan>, ran: &mut String) {
     }
 }
 
-/// A markdown report and a CSV of `columns`, the report opened by the GPU's name and how
-/// it was measured (`setup`, after the timing common to the tables).
-pub fn report_and_csv(ctx: &Context, columns: &str, setup: &str) -> (String, String) {
-    let props = ctx.props();
-    let md = format!(
-        "GPU: {} ({} SMs); medians of 10 after 3 warm-ups, CUDA events; {setup}\n\n",
-        props.name, props.multiprocessors
-    );
-    (md, format!("{columns}\n"))
+/// The table a binary fills: how it was measured (after the timing common to the tables),
+/// its markdown header (the titles, then the alignment row) and its CSV columns.
+pub struct Table {
+    pub setup: &'static str,
+    pub titles: &'static str,
+    pub alignment: &'static str,
+    pub columns: &'static str,
+}
+
+impl Table {
+    /// The markdown report, opened by the GPU's name, the setup and the table's header, and
+    /// the CSV, opened by its columns: both ready for rows.
+    pub fn start(&self, ctx: &Context) -> (String, String) {
+        let props = ctx.props();
+        let md = format!(
+            "GPU: {} ({} SMs); medians of 10 after 3 warm-ups, CUDA events; {}\n\n{}\n{}\n",
+            props.name, props.multiprocessors, self.setup, self.titles, self.alignment
+        );
+        (md, format!("{}\n", self.columns))
+    }
 }
 
 /// cuBLAS's strided-batched product (`gemm_views`) of `a` and `b` as `la` and `lb`, into
