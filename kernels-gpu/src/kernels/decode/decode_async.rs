@@ -33,8 +33,8 @@ use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, sync_threads, 
 use crate::device::vector::{aligned4, aligned16};
 use crate::element::{Accumulator, Element};
 use crate::element::{Bf16, Narrow};
-use crate::parts::schedule::decode_split::LAST_BLOCK_STREAMED;
 use crate::parts::schedule::decode_split::{LANE_COLS, RESIDENT, STRIP, THREADS, WARPS, counters};
+use crate::parts::schedule::decode_split::{LAST_BLOCK_STREAMED, warp_share};
 use crate::parts::schedule::split_k::last_to_arrive;
 use crate::problem::{Gemm, kernel};
 
@@ -193,14 +193,9 @@ pub unsafe fn decode_async<T: Element>(g: Gemm<T>) {
     let (a, b, c, m, n, k) = g.plain();
     let splits = g.p.ctas.max(1);
     let (strip, split, strips) = (block_idx_x(), block_idx_y(), grid_dim_x());
-    let chunk = k.div_ceil(splits).next_multiple_of(STAGE_ROWS);
-    let k_lo = (split * chunk).min(k);
-    let k_hi = (k_lo + chunk).min(k);
     let tid = thread_idx_x();
     let (warp, lane) = (tid / 32, tid % 32);
-    let quarter = (k_hi - k_lo).div_ceil(WARPS).next_multiple_of(STAGE_ROWS);
-    let k0 = (k_lo + warp * quarter).min(k_hi);
-    let k1 = (k0 + quarter).min(k_hi);
+    let (k0, k1) = warp_share(k, (splits, split), warp, STAGE_ROWS);
     let col = strip * STRIP + lane * LANE_COLS;
     // SAFETY: the launch provides PIPES + 4 accumulators; the sums fit in the pipelines'
     // bytes (checked above), which they use at other times (barriers between).

@@ -40,6 +40,7 @@ use crate::parts::decode::mma_strip::{ROWS, product};
 use crate::parts::mma::fragments::{LDMATRIX, LDMATRIX_TRANS};
 use crate::parts::mma::tensor_tile::MMA_16BIT;
 use crate::parts::schedule::decode_split::{LAST_BLOCK_STREAMED, STRIP, THREADS, WARPS};
+use crate::parts::schedule::k_slice;
 use crate::parts::schedule::split_k::Slices;
 use crate::parts::wgmma::warp_specialised::StageBarriers;
 use crate::problem::{Gemm, kernel};
@@ -101,9 +102,7 @@ pub unsafe fn decode_tma<T: Half>(g: Gemm<T>) {
     }
     let splits = g.p.ctas.max(1);
     let (strip, split) = (block_idx_x(), block_idx_y());
-    let chunk = k.div_ceil(splits).next_multiple_of(STAGE_K);
-    let k0 = (split * chunk).min(k);
-    let k1 = (k0 + chunk).min(k);
+    let (k0, k1) = k_slice(k, splits, split, STAGE_K);
     let phases = (k1 - k0).div_ceil(STAGE_K);
     let tid = thread_idx_x();
     let (warp, lane) = (tid / 32, tid % 32);

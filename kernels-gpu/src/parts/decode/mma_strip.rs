@@ -9,7 +9,7 @@ use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, sync_warp, thread_idx_x};
 use crate::device::vector::aligned16;
 use crate::element::Half;
-use crate::parts::schedule::decode_split::{STRIP, WARPS};
+use crate::parts::schedule::decode_split::{STRIP, WARPS, warp_share};
 use crate::parts::schedule::split_k::{PASS_ROWS, Slices};
 use crate::problem::Gemm;
 /// K rows per stage: one `mma` K step.
@@ -162,14 +162,9 @@ pub unsafe fn product<T: Half>(g: Gemm<T>) {
     let (a, b, _, m, n, k) = g.plain();
     let splits = g.p.ctas.max(1);
     let (strip, split) = (block_idx_x(), block_idx_y());
-    let chunk = k.div_ceil(splits).next_multiple_of(STAGE_ROWS);
-    let k_lo = (split * chunk).min(k);
-    let k_hi = (k_lo + chunk).min(k);
     let tid = thread_idx_x();
     let (warp, lane) = (tid / 32, tid % 32);
-    let quarter = (k_hi - k_lo).div_ceil(WARPS).next_multiple_of(STAGE_ROWS);
-    let k0 = (k_lo + warp * quarter).min(k_hi);
-    let k1 = (k0 + quarter).min(k_hi);
+    let (k0, k1) = warp_share(k, (splits, split), warp, STAGE_ROWS);
     // SAFETY: the launch provides PIPES + 4 accumulators; the sums fit in the pipelines'
     // bytes (checked above), which they use at other times (barriers between).
     let pipes = unsafe { SharedArena::<T>::launch_sized() }.tile(WARPS * STAGES * STAGE_ROWS, ROW);

@@ -21,6 +21,19 @@ pub const LAST_BLOCK_STREAMED: PtxFacts = PtxFacts::all(&[
     Lacks("call"),
 ]);
 
+/// Warp `warp`'s share of K in slice `split` of `splits`: the slice as [`k_slice`] cuts it
+/// in steps of `granule`, cut again into [`WARPS`] shares of whole steps; `(k0, k1)`, empty
+/// for a share past the slice's end.
+///
+/// [`k_slice`]: crate::parts::schedule::k_slice
+#[inline(always)]
+pub fn warp_share(k: u32, (splits, split): (u32, u32), warp: u32, granule: u32) -> (u32, u32) {
+    let (k_lo, k_hi) = crate::parts::schedule::k_slice(k, splits, split, granule);
+    let share = (k_hi - k_lo).div_ceil(WARPS).next_multiple_of(granule);
+    let k0 = (k_lo + warp * share).min(k_hi);
+    (k0, (k0 + share).min(k_hi))
+}
+
 /// Blocks resident per SM that [`splits`] plans for (registers allow two).
 pub const RESIDENT: usize = 2;
 
