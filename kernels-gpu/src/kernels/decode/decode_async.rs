@@ -26,13 +26,14 @@
 use crate::catalogue::PtxFact::{Barriers, Has};
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, Shared, Threads, Tile};
-use crate::device::async_copy::{commit_group, pipeline, wait_group};
+use crate::device::async_copy::{pipeline, wait_group};
 use crate::device::global::{load, load_volatile, load4, load4_or_zeros, store};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, grid_dim_x, sync_threads, thread_idx_x};
 use crate::device::vector::{aligned4, aligned16};
 use crate::element::{Accumulator, Element};
 use crate::element::{Bf16, Narrow};
+use crate::parts::decode::stream::fill_stage;
 use crate::parts::schedule::decode_split::{LANE_COLS, RESIDENT, STRIP, THREADS, WARPS, counters};
 use crate::parts::schedule::decode_split::{LAST_BLOCK_STREAMED, warp_share};
 use crate::parts::schedule::split_k::last_to_arrive;
@@ -108,21 +109,12 @@ unsafe fn pass<T: Element, const MR: usize>(
         }
     };
     if n.is_multiple_of(LANE_COLS) && aligned16(b) {
-        // One stage: this lane's chunk of 8 K rows from `kk`, zeros past `k1` and `n`.
-        let fill = |s: u32| {
-            let (slot, kk) = ((s % STAGES) * STAGE_ROWS, k0 + s * STAGE_ROWS);
-            for r in 0..STAGE_ROWS {
-                let row = kk + r;
-                let inside = row < k1 && col < n;
-                let at = row as usize * n as usize + col as usize;
-                let src = if inside { b.wrapping_add(at) } else { b };
-                // SAFETY: row slot + r < STAGES STAGE_ROWS, columns `lane 8..+ 8` of the pipe;
-                // where inside, `src` is 16 aligned bytes of B (N a multiple of 8, `b` 16-byte
-                // aligned: the branch), else unread; only this lane reads the chunk, after its own
-                // `wait_group` (no barrier needed for a thread's own copies).
-                unsafe { pipe.copy16_or_zero(slot + r, lane * LANE_COLS, src, inside) };
-            }
-            commit_group();
+        // One stage: this lane's chunk of 8 K rows, zeros past `k1` and `n`.
+        // SAFETY: N is a multiple of 8 and `b` 16-byte aligned (the branch); the pipe is the
+        // lane's STAGES x STAGE_ROWS rows, and only this lane reads a slot, after its own
+        // `wait_group` (no barrier needed for a thread's own copies).
+        let fill = |s| unsafe {
+            fill_stage::<T, STAGES, STAGE_ROWS>(pipe, b, (k0, k1, n), (col, lane), s)
         };
         let steps = (k1 - k0).div_ceil(STAGE_ROWS);
         // No barrier: a lane's stages are its own (it read the slot refilled next itself).

@@ -22,18 +22,14 @@ use crate::catalogue::Grid;
 use crate::element::Half;
 use crate::element::{Bf16, Narrow};
 use crate::parts::wgmma::warp_specialised::{spec, warp_specialised};
+use crate::parts::wgmma::warpgroup::stages_for;
 use crate::problem::{Gemm, kernel};
-
-/// Columns of a block tile.
-const BN: u32 = 128;
-/// Stages of A's 128 x 64 and B's 64 x 128 (32 KiB).
-const STAGES: u32 = 6;
 
 // Launch: `warp_specialised::spec`'s for the body's tile width and stages, and the host writes A's
 // and B's tensor maps into the workspace wherever `tma::reads` holds.
 kernel! {
     SPEC = spec(("wgmma_128x128", file!()), "`wgmma_persistent` on 128 x 128 tiles (`wgmma` m64n128k16 per consumer warpgroup, 6 stages of 32 KiB): twice the tiles where 128 x 256 ones leave SMs idle",
-        (BN, STAGES), Grid::Persistent);
-    fn wgmma_128x128<T: Half>(Gemm<T>) = warp_specialised::<T, true, [f32; 64], STAGES>;
+        (128, stages_for(128)), Grid::Persistent);
+    fn wgmma_128x128<T: Half>(Gemm<T>) = warp_specialised::<T, true, [f32; 64], { stages_for(128) }>;
     strided entries wgmma_128x128_f16: f16, wgmma_128x128_bf16: Bf16, wgmma_128x128_f16_f16: Narrow<f16>, wgmma_128x128_bf16_bf16: Narrow<Bf16>;
 }

@@ -19,18 +19,14 @@ use crate::catalogue::Grid;
 use crate::element::Half;
 use crate::element::{Bf16, Narrow};
 use crate::parts::wgmma::warp_specialised::{spec, warp_specialised};
+use crate::parts::wgmma::warpgroup::stages_for;
 use crate::problem::{Gemm, kernel};
-
-/// Columns of a block tile.
-const BN: u32 = 64;
-/// Stages of A's 128 x 64 and B's 64 x 64 (24 KiB).
-const STAGES: u32 = 8;
 
 // Launch: `warp_specialised::spec`'s for the body's tile width and stages, and the host writes A's
 // and B's tensor maps into the workspace wherever `tma::reads` holds.
 kernel! {
     SPEC = spec(("wgmma_128x64", file!()), "`wgmma_persistent` on 128 x 64 tiles (`wgmma` m64n64k16 per consumer warpgroup, 8 stages of 24 KiB): twice `wgmma_128x128`'s tiles, so twice the SMs read B where C has few rows",
-        (BN, STAGES), Grid::Persistent);
-    fn wgmma_128x64<T: Half>(Gemm<T>) = warp_specialised::<T, true, [f32; 32], STAGES>;
+        (64, stages_for(64)), Grid::Persistent);
+    fn wgmma_128x64<T: Half>(Gemm<T>) = warp_specialised::<T, true, [f32; 32], { stages_for(64) }>;
     strided entries wgmma_128x64_f16: f16, wgmma_128x64_bf16: Bf16, wgmma_128x64_f16_f16: Narrow<f16>, wgmma_128x64_bf16_bf16: Narrow<Bf16>;
 }

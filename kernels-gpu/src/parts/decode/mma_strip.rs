@@ -2,13 +2,14 @@
 //! 256-column strip through three `cp.async` stages, `ldmatrix.trans` turns them into B
 //! fragments for `mma.sync` m16n8k16 on up to 16 rows of C, A's fragments from global memory.
 //! `decode_mma` runs it, and `decode_tma` where TMA cannot read the operands.
-use crate::device::async_copy::{commit_group, pipeline, wait_group};
+use crate::device::async_copy::{pipeline, wait_group};
 use crate::device::global::{load, load4_or_zeros};
 use crate::device::ldmatrix;
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, sync_warp, thread_idx_x};
 use crate::device::vector::aligned16;
 use crate::element::Half;
+use crate::parts::decode::stream::fill_stage;
 use crate::parts::schedule::decode_split::{STRIP, WARPS, warp_share};
 use crate::parts::schedule::split_k::{PASS_ROWS, Slices};
 use crate::problem::Gemm;
@@ -97,19 +98,10 @@ unsafe fn pass<T: Half>(
     let col = col0 + lane * 8;
     if n.is_multiple_of(8) && aligned16(b) {
         // One stage: this lane's 16-byte chunk of 16 K rows, zeros past `k1` and `n`.
-        let fill = |s: u32| {
-            let (slot, kk) = ((s % STAGES) * STAGE_ROWS, k0 + s * STAGE_ROWS);
-            for r in 0..STAGE_ROWS {
-                let row = kk + r;
-                let inside = row < k1 && col < n;
-                let at = row as usize * n as usize + col as usize;
-                let src = if inside { b.wrapping_add(at) } else { b };
-                // SAFETY: `copy16_or_zero`'s points: 16-aligned bytes (slot + r, lane 8 ..) of the
-                // warp's pipe; if `inside`, 16 bytes of B's row (n % 8 == 0, col % 8 == 0, B
-                // 16-aligned); the slot's readers met at `sync_warp` before `pipeline` refills it.
-                unsafe { pipe.copy16_or_zero(slot + r, lane * 8, src, inside) };
-            }
-            commit_group();
+        // SAFETY: n % 8 == 0 and B 16-aligned (the branch); the slot's readers met at
+        // `sync_warp` before `pipeline` refills it.
+        let fill = |s| unsafe {
+            fill_stage::<T, STAGES, STAGE_ROWS>(pipe, b, (k0, k1, n), (col, lane), s)
         };
         // The warp's lanes share the stages: they meet at each step.
         pipeline::<STAGES, { STAGES - 2 }>(steps, fill, sync_warp, |s| {

@@ -1,2 +1,3 @@
 //! Decode mainloops.
 pub mod mma_strip;
+pub mod stream;

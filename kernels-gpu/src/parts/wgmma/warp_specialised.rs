@@ -45,34 +45,34 @@ const TILES_256: &[PtxFacts] = &[
     F32_C_PAIRS,
     NARROW_C_256,
 ];
+/// What the entries of a kernel on the narrower tiles show: the 16 `wgmma`s of the tile's
+/// shape, its TMA copies (A's box or panels and B's panels), 3 barriers.
+macro_rules! narrower_tiles {
+    ($wgmma:literal, $copies:literal, $narrow_c:ident) => {
+        &[
+            PtxFacts::all(&[Barriers(3)]),
+            PtxFacts::only(
+                SIXTEEN_BIT,
+                &[Count($wgmma, 16), Count("cp.async.bulk.tensor", $copies)],
+            ),
+            TMA_PIPELINE,
+            F32_C_PAIRS,
+            $narrow_c,
+        ]
+    };
+}
 /// The same on 128 x 128 tiles: `m64n128k16`, two panels of B.
-const TILES_128: &[PtxFacts] = &[
-    PtxFacts::all(&[Barriers(3)]),
-    PtxFacts::only(
-        SIXTEEN_BIT,
-        &[
-            Count("wgmma.mma_async.sync.aligned.m64n128k16.f32.{t}.{t}", 16),
-            Count("cp.async.bulk.tensor", 6),
-        ],
-    ),
-    TMA_PIPELINE,
-    F32_C_PAIRS,
-    NARROW_C_128,
-];
+const TILES_128: &[PtxFacts] = narrower_tiles!(
+    "wgmma.mma_async.sync.aligned.m64n128k16.f32.{t}.{t}",
+    6,
+    NARROW_C_128
+);
 /// The same on 128 x 64 tiles: `m64n64k16`, one panel of B.
-const TILES_64: &[PtxFacts] = &[
-    PtxFacts::all(&[Barriers(3)]),
-    PtxFacts::only(
-        SIXTEEN_BIT,
-        &[
-            Count("wgmma.mma_async.sync.aligned.m64n64k16.f32.{t}.{t}", 16),
-            Count("cp.async.bulk.tensor", 5),
-        ],
-    ),
-    TMA_PIPELINE,
-    F32_C_PAIRS,
-    NARROW_C_64,
-];
+const TILES_64: &[PtxFacts] = narrower_tiles!(
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32.{t}.{t}",
+    5,
+    NARROW_C_64
+);
 
 /// The spec of a warp-specialised kernel on 128 x `cols` block tiles of 16-bit elements in
 /// `stages` stages, on a grid of tiles or a persistent one: 384 threads (a producer and two

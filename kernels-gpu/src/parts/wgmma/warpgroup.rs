@@ -20,6 +20,12 @@ pub(crate) const A_STAGE: u32 = BM * BK * 2;
 pub(crate) const PANEL: u32 = BK * 128;
 pub(crate) const B_STAGE: u32 = BK * BN * 2;
 
+/// Stages of a 128 x `cols` block tile that 192 KiB of shared memory hold, A's 16 KiB and
+/// B's `cols / 64` panels of 8 KiB each: 4 for 256 columns, 6 for 128, 8 for 64.
+pub(crate) const fn stages_for(cols: u32) -> u32 {
+    192 * 1024 / (A_STAGE + BK * cols * 2)
+}
+
 /// A warpgroup's operands in stage 0, as descriptors of the first K step, each operand as
 /// its tile lies: K-major (128-byte rows of 64 K elements, 8 rows an atom; a K step of 16 is
 /// 32 bytes along the rows), or MN-major where `A_MN` / `B_MN` (64-element panels of 128-byte
