@@ -20,6 +20,9 @@
 //! The nvptx target links with `llvm-bitcode-linker`, which rustup cannot fetch here; the
 //! stand-in `ptx-linker` in the kernel crate does its three steps with the `llvm-tools`
 //! component (llvm-link -> opt internalize + O3 -> llc).
+#[path = "src/ptx_split.rs"]
+mod ptx_split;
+
 use rgemm_kernels::catalogue::{CATALOGUE, MODULES, Module};
 use std::env;
 use std::fmt::Write as _;
@@ -125,20 +128,47 @@ fn main() {
     write_table(&out_dir, &arches.iter().zip(&names).collect::<Vec<_>>());
 }
 
-/// Writes `modules.rs`: the table of `(architecture, PTX text)` that `src/ptx.rs` embeds.
+/// Writes `modules.rs`: the table of `(architecture, PTX text)` that `src/ptx.rs` embeds,
+/// and each entry point's own module as byte ranges of its architecture's text
+/// ([`ptx_split`]).
 fn write_table(out_dir: &Path, modules: &[(&rgemm_kernels::catalogue::Arch, &String)]) {
     let mut table = String::from(
         "/// The PTX modules built from the catalogue: `(architecture, PTX text)`.\n\
          pub const MODULE_PTX: &[(rgemm_kernels::catalogue::Arch, &str)] = &[\n",
     );
+    let mut entries = String::from(
+        "/// Each entry point's own module: `(architecture, entry, byte ranges of the \
+         architecture's text)`.\n\
+         pub const ENTRY_PTX: &[EntryModule] = &[\n",
+    );
     for (arch, name) in modules {
+        let path = out_dir.join(name);
         let _ = writeln!(
             table,
             "    (rgemm_kernels::catalogue::Arch::{arch:?}, include_str!({:?})),",
-            out_dir.join(name).display().to_string()
+            path.display().to_string()
         );
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| fail(&format!("reading {}: {e}", path.display())));
+        let pieces = ptx_split::split(&text)
+            .unwrap_or_else(|e| fail(&format!("cutting {name} into entries: {e:?}")));
+        for piece in pieces {
+            let ranges: Vec<String> = piece
+                .ranges
+                .iter()
+                .map(|r| format!("({}, {})", r.start, r.end))
+                .collect();
+            let _ = writeln!(
+                entries,
+                "    (rgemm_kernels::catalogue::Arch::{arch:?}, {:?}, &[{}]),",
+                piece.entry,
+                ranges.join(", ")
+            );
+        }
     }
     table.push_str("];\n");
+    entries.push_str("];\n");
+    table.push_str(&entries);
     write(&out_dir.join("modules.rs"), &table);
 }
 

@@ -142,6 +142,55 @@ fn each_module_holds_exactly_its_kernels_with_the_one_parameter_list() {
     }
 }
 
+/// Each entry point is loaded as a module of its own, cut from its architecture's module:
+/// the header, the entry exactly as the whole module has it, and every function it calls.
+#[test]
+fn each_entry_point_has_its_own_module_with_what_it_calls() {
+    let mut cut = 0;
+    for spec in CATALOGUE.iter() {
+        let whole = module(spec.arch);
+        let header_end = whole.find(".address_size 64\n").expect("header") + 17;
+        let header: String = whole[..header_end]
+            .lines()
+            .filter(|l| l.starts_with('.'))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let names = spec
+            .entries()
+            .map(|(_, e)| e.to_string())
+            .chain(spec.fixup_entries().map(|e| e.to_string()));
+        for name in names {
+            let own = rgemm::internals::ptx_entry(spec.arch, &name)
+                .unwrap_or_else(|| panic!("{name}: no module of its own"));
+            assert!(own.starts_with(&header), "{name}: header");
+            assert_eq!(own.matches(".entry ").count(), 1, "{name}: one entry");
+            assert_eq!(entry_in(leak(own.clone()), &name), entry_in(whole, &name));
+            for call in own.split("call.uni ").skip(1) {
+                let callee = call
+                    .split([',', ';', ' '])
+                    .find(|w| !w.is_empty() && !w.starts_with('('))
+                    .expect("callee");
+                assert!(
+                    own.contains(&format!(".func {callee}(")),
+                    "{name} calls {callee}, which its module does not define"
+                );
+            }
+            if own.contains("gpu_launch_sized_workgroup_mem;") {
+                assert!(own.contains(".extern .shared"), "{name}: shared memory");
+            }
+            assert!(own.len() < whole.len(), "{name}: cut");
+            cut += 1;
+        }
+    }
+    assert!(cut > 200, "{cut} entry points");
+    assert!(rgemm::internals::ptx_entry(Arch::Sm80, "no_such_entry").is_none());
+}
+
+/// `text` for the rest of the process (a test's few modules).
+fn leak(text: String) -> &'static str {
+    Box::leak(text.into_boxed_str())
+}
+
 #[test]
 fn the_catalogue_is_consistent() {
     let mut names: Vec<_> = CATALOGUE.iter().map(|s| s.name).collect();

@@ -65,8 +65,8 @@ pub(crate) struct Device {
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
     pub(crate) props: DeviceProps,
-    /// The PTX modules, each loaded on first use of one of its kernels.
-    modules: Arc<Mutex<HashMap<Arch, Arc<CudaModule>>>>,
+    /// The entry points' modules (each entry alone, see `ptx::entry`), loaded on first use.
+    modules: Arc<Mutex<HashMap<String, Arc<CudaModule>>>>,
     /// Kernels made ready per (kernel, entry suffix: input and output types).
     resolved: ResolvedCache,
     /// Scratch memory for kernels that need it (partial sums, tensor maps).
@@ -212,11 +212,11 @@ impl Device {
             return Ok(ready.clone());
         }
         kernel.check_device::<T>(&self.props)?;
-        let module = self.module(kernel.spec().arch)?;
+        let arch = kernel.spec().arch;
         let entry = kernel.entry_for::<T, O>();
-        let main = module.load_function(&entry)?;
+        let main = self.module(arch, &entry)?.load_function(&entry)?;
         let fixup = match kernel.fixup_entry_for::<T, O>() {
-            Some(name) => Some(module.load_function(&name)?),
+            Some(name) => Some(self.module(arch, &name)?.load_function(&name)?),
             None => None,
         };
         // Checked against the device's limit by `check_device`.
@@ -245,19 +245,20 @@ impl Device {
         Ok(cache.entry(key).or_insert(ready).clone())
     }
 
-    /// `arch`'s module, loaded on first use.
-    fn module(&self, arch: Arch) -> Result<Arc<CudaModule>> {
+    /// The module of entry point `name` of `arch`'s PTX, loaded on first use. The lock is
+    /// held while the driver compiles it, so that no two threads compile one entry.
+    fn module(&self, arch: Arch, name: &str) -> Result<Arc<CudaModule>> {
         let mut modules = self.modules.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(module) = modules.get(&arch) {
+        if let Some(module) = modules.get(name) {
             return Ok(module.clone());
         }
-        let text = crate::ptx::module(arch).ok_or_else(|| Error::UnsupportedKernel {
-            kernel: format!("{arch:?} module"),
+        let text = crate::ptx::entry(arch, name).ok_or_else(|| Error::UnsupportedKernel {
+            kernel: name.to_string(),
             device: self.props.name.clone(),
-            reason: "no kernel of this build is in it".into(),
+            reason: format!("this build's {arch:?} module has no such entry point"),
         })?;
         let module = self.ctx.load_module(Ptx::from_src(text))?;
-        Ok(modules.entry(arch).or_insert(module).clone())
+        Ok(modules.entry(name.to_string()).or_insert(module).clone())
     }
 
     /// Copies a batch's table ([`Problem::batch_table`]) to the device, on the stream, and

@@ -54,6 +54,9 @@ mod normalize;
 mod occupancy;
 mod props;
 mod ptx;
+// Run by the build script; compiled here for its tests.
+#[cfg(test)]
+mod ptx_split;
 mod reference;
 mod select;
 mod timing;
@@ -100,7 +103,7 @@ pub mod internals {
     pub use crate::heuristic::{Product, RULE, Row, Then, order_of, preference, preference_for};
     pub use crate::kernels::{ENTRY_PARAMS, Launches, PackLaunch, PtxParam};
     pub use crate::normalize::{Indexed, Normalized, Table, ViewOf};
-    pub use crate::ptx::module as ptx_module;
+    pub use crate::ptx::{entry as ptx_entry, module as ptx_module};
     pub use crate::timing::{median, time_ms};
     pub use rgemm_kernels::problem::Problem;
 }
