@@ -8,8 +8,8 @@ use crate::matrix::DeviceMatrix;
 use crate::normalize::Normalized;
 use crate::reference::{check_output_shape, product_dims};
 use crate::view::{Batch, DeviceView, DeviceViewMut};
-use cudarc::cublas::sys::cublasGemmAlgo_t;
 use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
+use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t};
 use cudarc::cublas::{CudaBlas, result};
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 
@@ -58,20 +58,22 @@ impl<'c> Cublas<'c> {
         c: &mut DeviceMatrix<f32>,
         precision: Precision,
     ) -> Result<()> {
-        use cudarc::cublas::sys::cublasComputeType_t as Compute;
-        let compute = match precision {
-            Precision::Tf32 => Compute::CUBLAS_COMPUTE_32F_FAST_TF32,
-            Precision::Exact | Precision::Tf32x3 => Compute::CUBLAS_COMPUTE_32F,
-            other => {
-                return Err(Error::UnsupportedPrecision {
-                    precision: other.name(),
-                    element: "f32",
-                    device: self.ctx.props().name.clone(),
-                    reason: "cuBLAS has no such compute type".into(),
-                });
-            }
-        };
-        self.gemm(a, b, c, compute)
+        self.gemm(a, b, c, self.f32_compute(precision)?)
+    }
+
+    /// cuBLAS's compute type for an f32 product at `precision` (see
+    /// [`Cublas::matmul_f32_in`]), or the error for a precision it has no counterpart of.
+    fn f32_compute(&self, precision: Precision) -> Result<cublasComputeType_t> {
+        match precision {
+            Precision::Tf32 => Ok(cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32),
+            Precision::Exact | Precision::Tf32x3 => Ok(cublasComputeType_t::CUBLAS_COMPUTE_32F),
+            other => Err(Error::UnsupportedPrecision {
+                precision: other.name(),
+                element: "f32",
+                device: self.ctx.props().name.clone(),
+                reason: "cuBLAS has no such compute type".into(),
+            }),
+        }
     }
 
     fn gemm<T: Element, O: Output<T>>(
@@ -79,7 +81,7 @@ impl<'c> Cublas<'c> {
         a: &DeviceMatrix<T>,
         b: &DeviceMatrix<T>,
         c: &mut DeviceMatrix<O>,
-        compute: cudarc::cublas::sys::cublasComputeType_t,
+        compute: cublasComputeType_t,
     ) -> Result<()> {
         let (m, n, k) = product_dims(a.shape(), b.shape())?;
         check_output_shape(c.shape(), m, n)?;
@@ -220,10 +222,39 @@ impl<'c> Cublas<'c> {
     /// f64).
     pub fn gemm_views<T: Element, O: Output<T>>(
         &self,
+        scalars: (T::Out, T::Out),
+        operands: (&DeviceView<T>, &DeviceView<T>),
+        c: &mut DeviceViewMut<O>,
+        batch: Batch,
+    ) -> Result<()> {
+        self.strided_views(scalars, operands, c, batch, T::CUBLAS.2)
+    }
+
+    /// [`Cublas::gemm_views`] for f32 at the cuBLAS counterpart of `precision`, as
+    /// [`Cublas::matmul_f32_in`] maps it (`CUBLAS_COMPUTE_32F_FAST_TF32` for
+    /// [`Precision::Tf32`]): the yardstick of a product run with
+    /// [`GemmCall::precision`](crate::GemmCall::precision).
+    pub fn gemm_views_in(
+        &self,
+        scalars: (f32, f32),
+        operands: (&DeviceView<f32>, &DeviceView<f32>),
+        c: &mut DeviceViewMut<f32>,
+        batch: Batch,
+        precision: Precision,
+    ) -> Result<()> {
+        let compute = self.f32_compute(precision)?;
+        self.strided_views(scalars, operands, c, batch, compute)
+    }
+
+    /// `cublasGemmStridedBatchedEx` over views with compute type `compute` (its scale type
+    /// `T::Out`): the body of [`Cublas::gemm_views`] and [`Cublas::gemm_views_in`].
+    fn strided_views<T: Element, O: Output<T>>(
+        &self,
         (alpha, beta): (T::Out, T::Out),
         (a, b): (&DeviceView<T>, &DeviceView<T>),
         c: &mut DeviceViewMut<O>,
         batch: Batch,
+        compute: cublasComputeType_t,
     ) -> Result<()> {
         use crate::element::Scalar;
         use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_T;
@@ -242,7 +273,7 @@ impl<'c> Cublas<'c> {
         let (ka, kb, kc) = norm.addresses::<T, O>((pa, pb, pc));
         let op = |t: bool| if t { CUBLAS_OP_T } else { CUBLAS_OP_N };
         let (a_t, b_t) = (p.layout & 1 != 0, p.layout & 2 != 0);
-        let (ab, _, compute) = T::CUBLAS;
+        let (ab, _, _) = T::CUBLAS;
         // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B first.
         // SAFETY: `Normalized::new` checked every product's views against their buffers and
         // that C's products do not overlap; alpha and beta are `T::Out`, `compute`'s scale.
