@@ -129,9 +129,14 @@ impl Table {
     /// The markdown report, opened by the GPU's name, the setup and the table's header, and
     /// the CSV, opened by its columns: both ready for rows.
     pub fn start(&self, ctx: &Context) -> (String, String) {
+        self.start_timed(ctx, 10)
+    }
+
+    /// [`Table::start`] for medians of `reps` timed calls (the count a binary was asked for).
+    pub fn start_timed(&self, ctx: &Context, reps: usize) -> (String, String) {
         let props = ctx.props();
         let md = format!(
-            "GPU: {} ({} SMs); medians of 10 after 3 warm-ups, CUDA events; {}\n\n{}\n{}\n",
+            "GPU: {} ({} SMs); medians of {reps} after 3 warm-ups, CUDA events; {}\n\n{}\n{}\n",
             props.name, props.multiprocessors, self.setup, self.titles, self.alignment
         );
         (md, format!("{}\n", self.columns))
