@@ -1052,6 +1052,11 @@ fn the_rule_picks_the_measured_kernels() {
         (F64, (8192, 32, 8192), Kernel::StreamKNarrow32),
         (F64, (4096, 24, 4096), Kernel::StreamKNarrow32),
         (F32, (2048, 16, 2048), Kernel::FewColumns),
+        // Rows of A or B TMA cannot read (K or N not a multiple of 8), from 17 rows: packed.
+        (Bf16, (4096, 4096, 4099), Kernel::WgmmaPacked),
+        (Bf16, (4096, 1001, 4096), Kernel::WgmmaPacked),
+        (Bf16, (1500, 1500, 1500), Kernel::WgmmaPacked),
+        (Bf16, (64, 4100, 4096), Kernel::WgmmaPacked),
     ]
     .map(|(elem, (m, n, k), want)| (elem, (m, n, k, 1), want))
     .into_iter()
@@ -1111,7 +1116,7 @@ fn without_wgmma_the_rule_picks_the_swizzled_mma_rung() {
 /// main launch reads the caller's A with its own leading dimension.
 #[test]
 fn tf32_reads_a_row_major_aligned_a_in_place_and_packs_the_rest() {
-    use rgemm_kernels::parts::wgmma::tf32_pack::Packing;
+    use rgemm_kernels::parts::wgmma::pack::Packing;
     use rgemm_kernels::problem::{Problem, TRANSPOSED_A};
     let base = 0x7f00_0000_0000u64;
     let dense = Problem::row_major(300, 200, 100);
@@ -1127,20 +1132,30 @@ fn tf32_reads_a_row_major_aligned_a_in_place_and_packs_the_rest() {
         batch_stride_a: stride,
         ..dense
     };
-    for (p, a, parts, want) in [
-        (dense, base, 1, true),
-        (padded, base, 1, true),
-        (dense, base + 4, 1, false),
-        (odd, base, 1, false),
-        (transposed, base, 1, false),
-        (batched(300 * 100), base, 1, true),
-        (batched(0), base, 1, true),
-        (batched(300 * 100 + 2), base, 1, false),
-        (dense, base, 2, false),
+    // (problem, A's address, parts, bytes of an element, A read in place)
+    for (p, a, parts, width, want) in [
+        (dense, base, 1, 4, true),
+        (padded, base, 1, 4, true),
+        (dense, base + 4, 1, 4, false),
+        (odd, base, 1, 4, false),
+        (transposed, base, 1, 4, false),
+        (batched(300 * 100), base, 1, 4, true),
+        (batched(0), base, 1, 4, true),
+        (batched(300 * 100 + 2), base, 1, 4, false),
+        (dense, base, 2, 4, false),
+        // 16-bit elements: rows of 100 are 200 bytes, of 104 208 (13 units of 16).
+        (dense, base, 1, 2, false),
+        (padded, base, 1, 2, true),
+        (padded, base + 2, 1, 2, false),
+        (batched(300 * 104), base, 1, 2, false),
     ] {
-        let packing = Packing::of(&p, parts);
+        let packing = Packing::of(&p, parts, width);
+        assert_eq!(packing.row, p.k.div_ceil(128 / width) * (128 / width));
         let in_place = packing.a_in_place(&p, a);
-        assert_eq!(in_place, want, "{p:?} at {a:#x}, {parts} parts");
+        assert_eq!(
+            in_place, want,
+            "{p:?} at {a:#x}, {parts} parts of {width} bytes"
+        );
         let main = packing.problem(&p, in_place);
         let (_, y, _) = packing.grid(&p, in_place);
         let b_rows = p.n.div_ceil(64);

@@ -38,6 +38,9 @@ pub struct Product {
     pub tma_rows: bool,
     /// Some leading dimension not a multiple of 4 elements: no vector path.
     pub unaligned: bool,
+    /// A's and B's leading dimensions and batch strides whole 16-byte groups of 16-bit
+    /// elements: TMA reads them (where their bases are aligned too).
+    pub tma_operands: bool,
 }
 
 impl Product {
@@ -61,6 +64,14 @@ impl Product {
             narrow_c,
             tma_rows: lds.is_multiple_of(8),
             unaligned: !lds.is_multiple_of(4),
+            tma_operands: [
+                problem.lda as u64,
+                problem.ldb as u64,
+                problem.batch_stride_a,
+                problem.batch_stride_b,
+            ]
+            .iter()
+            .all(|x| x.is_multiple_of(8)),
         }
     }
 
@@ -419,12 +430,30 @@ pub const RULE: &[Row] = &[
         &[Thin],
         "bench/2026-11-23-h200-f32-bf16-columns.md",
     ),
+    // 16-bit operands TMA cannot read (a leading dimension or batch stride off 16 bytes):
+    // packed first, then the persistent `wgmma` kernel (H100, % of cuBLAS: 4096 x 4096 x 4099
+    // bf16 397% against `fragment_buffered`'s 15%, 4096 x 1001 x 4096 320% against
+    // `wgmma_tma`'s fallback at 33%, 1500^3 169% against 28%).
+    row(
+        "16-bit on Hopper, A or B not in rows TMA reads: packed first",
+        |p| p.sixteen_bit() && p.hopper && !p.tma_operands,
+        &[WgmmaPacked],
+        "bench/2026-11-26-h100-suite.md",
+    ),
     Row {
         when: "16-bit on Hopper: the wgmma kernels",
         holds: |p| p.sixteen_bit() && p.hopper,
         then: Then::Table(WGMMA),
         record: "bench/2026-11-23-h200-bf16-f16-wgmma.md",
     },
+    // Behind them, for operands whose bases TMA cannot read (a view at an odd offset; the
+    // rule sees no addresses, the launch check does).
+    row(
+        "16-bit on Hopper, after the TMA kernels: packed first",
+        |p| p.sixteen_bit() && p.hopper,
+        &[WgmmaPacked],
+        "bench/2026-11-26-h100-suite.md",
+    ),
     // Without `wgmma`, or where no `wgmma` kernel takes the launch: the swizzled `mma.sync`
     // rung leads (H200, bf16 4096^3: 378 TFLOP/s against `mma_deep`'s 272), but under half a
     // wave of its tiles two blocks per SM of 128 x 128 do better (1024^3: `mma_deep128` 75.7

@@ -10,7 +10,7 @@ use cudarc::driver::LaunchConfig;
 use rgemm_kernels::catalogue::{Candidate, KernelSpec, Pack, Shared, TensorMaps, Threads, Tile};
 use rgemm_kernels::host_bodies::KernelId;
 use rgemm_kernels::parts::schedule::plan::{FixupLaunch, Plan, PlanInput};
-use rgemm_kernels::parts::wgmma::tf32_pack::{PACK_BLOCK, PACK_SHARED, Packing};
+use rgemm_kernels::parts::wgmma::pack::{PACK_BLOCK, PACK_SHARED, Packing};
 use rgemm_kernels::problem::Problem;
 
 pub use rgemm_kernels::catalogue::{Arch, Elem, Precision};
@@ -121,11 +121,13 @@ impl Kernel {
         self.fixup_entry_for::<T, T::Out>()
     }
 
-    /// The second launch's entry point for inputs `T` and C of type `O`: by the
-    /// accumulator type, or `<fixup>_bf16_bf16` for a 16-bit C.
+    /// The second launch's entry point for inputs `T` and C of type `O`: a pack's by the
+    /// main entry's suffix (`pack_16_bf16`); a fix-up's by the accumulator type, or
+    /// `<fixup>_bf16_bf16` for a 16-bit C.
     pub fn fixup_entry_for<T: Element, O: Output<T>>(&self) -> Option<String> {
-        let second = self.spec().second_launch()?;
-        Some(match O::NARROW {
+        let spec = self.spec();
+        let second = spec.second_launch()?;
+        Some(match O::NARROW || spec.packs() {
             true => format!("{second}_{}", O::SUFFIX),
             false => format!("{second}_{}", T::ELEM.acc().suffix()),
         })
@@ -401,7 +403,7 @@ impl Kernel {
     /// pack launch for `problem`, on its largest grid (A packed too); the main launch's
     /// workspace is then the packed operands.
     fn pack_launch(&self, props: &DeviceProps, problem: &Problem, how: Pack) -> Result<PackLaunch> {
-        let packing = Packing::of(problem, how.parts);
+        let packing = Packing::of(problem, how.parts, how.width);
         let (x, y, z) = packing.grid(problem, false);
         if x > props.max_grid_dim.0 || y > props.max_grid_dim.1 {
             let (m, n, k) = (problem.m as usize, problem.n as usize, problem.k as usize);

@@ -452,18 +452,20 @@ pub struct TensorMaps {
     pub a_t_box: (u32, u32),
     pub b_t_box: (u32, u32),
     /// A first launch (`<pack>_<element>`, the kernel's second body) that copies A and B
-    /// into the workspace in the layout the maps read (`wgmma_tf32`: K-major, rounded to
-    /// TF32); the main launch then takes the packed operands and their problem block.
+    /// into the workspace in the layout the maps read (K-major; `wgmma_tf32`: rounded to
+    /// TF32, `wgmma_packed`: as stored); the main launch then takes the packed operands and their problem block.
     pub pack: Option<Pack>,
 }
 
-/// A pack launch ([`TensorMaps::pack`]): its entry family, and the parts it splits each
-/// element into (1: TF32; 2: 3xTF32's big and small), each part a plane of its own after
-/// the operand's others, which the maps read as more of the batch's planes.
+/// A pack launch ([`TensorMaps::pack`]): its entry family, the parts it splits each
+/// element into (1: TF32 or as stored; 2: 3xTF32's big and small), each part a plane of its
+/// own after the operand's others, which the maps read as more of the batch's planes, and
+/// the bytes of a packed element (4: TF32 words; 2: 16-bit elements).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pack {
     pub name: &'static str,
     pub parts: u32,
+    pub width: u32,
 }
 
 impl TensorMaps {
@@ -649,19 +651,33 @@ impl KernelSpec {
             .chain(own)
     }
 
-    /// The second launch's entry points (`stream_k`'s fix-up after the main launch, or a
-    /// pack before it, [`TensorMaps::pack`]): one per accumulator type of its elements, and
-    /// one per 16-bit element for C in that type.
+    /// The second launch's entry points: for `stream_k`'s fix-up after the main launch, one
+    /// per accumulator type of its elements (it adds partial sums of that type), and one per
+    /// 16-bit element for C in that type; for a pack before it ([`TensorMaps::pack`]), one
+    /// per main entry point, of the same suffix (it reads the operands as the main launch
+    /// does).
     pub fn fixup_entries(&self) -> impl Iterator<Item = EntryName> + '_ {
         let fixup = self.second_launch();
+        let packs = self.packs();
         let by_acc = [Elem::F32, Elem::F64]
             .into_iter()
-            .filter(move |acc| self.elements.iter().any(|e| e.acc() == *acc))
+            .filter(move |acc| !packs && self.elements.iter().any(|e| e.acc() == *acc))
             .map(Elem::suffix);
+        let by_input = self
+            .elements
+            .iter()
+            .filter(move |_| packs)
+            .map(|e| e.suffix());
         let own = self.elements.iter().filter_map(|e| e.narrow_suffix());
         by_acc
+            .chain(by_input)
             .chain(own)
             .filter_map(move |suffix| fixup.map(|f| EntryName::new(f, suffix)))
+    }
+
+    /// Whether the second launch is a pack before the main one ([`TensorMaps::pack`]).
+    pub const fn packs(&self) -> bool {
+        matches!(self.tma, Some(TensorMaps { pack: Some(_), .. }))
     }
 }
 
@@ -820,6 +836,10 @@ macro_rules! for_each_kernel {
                 /// `wgmma_persistent` on 128 x 64 tiles, `wgmma` m64n64k16
                 /// (`wgmma_128x64.rs`; f16/bf16, 9.0 only).
                 Wgmma128x64 => $crate::kernels::wgmma::wgmma_128x64::SPEC, $crate::kernels::wgmma::wgmma_128x64::wgmma_128x64;
+                /// `wgmma_persistent` on operands a first launch packed K-major, for 16-bit
+                /// operands TMA cannot read as they lie (`wgmma_packed.rs`; f16/bf16, 9.0 only).
+                WgmmaPacked => $crate::kernels::wgmma::wgmma_packed::SPEC, $crate::kernels::wgmma::wgmma_packed::wgmma_packed,
+                    $crate::kernels::wgmma::wgmma_packed::pack_16;
                 /// f64 on the FP64 tensor cores: `mma.sync` m16n8k8 f64, `cp.async`-fed
                 /// (`dmma.rs`; f64, 9.0 only).
                 Dmma => $crate::kernels::dmma::dmma::SPEC, $crate::kernels::dmma::dmma::dmma;

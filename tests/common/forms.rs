@@ -677,7 +677,8 @@ pub fn aligned_edges(be: &Backend) -> Result<(), String> {
 /// The products of a batch closer together than a whole operand (each A^T one stored row of
 /// 8, rows 16 elements apart, products 8 apart): tensor maps read such planes wrong on an
 /// H200 though the driver encodes them, so the TMA kernels refuse the form with a typed
-/// error, and the rule's choice computes it exactly (small integers).
+/// error, and `wgmma_packed` (which packs each plane apart) and the rule's choice compute it
+/// exactly (small integers).
 pub fn close_planes(be: &Backend) -> Result<(), String> {
     use rgemm::bf16;
     let la = MatrixLayout::row_major(1, 8).with_ld(16).t();
@@ -716,6 +717,20 @@ pub fn close_planes(be: &Backend) -> Result<(), String> {
             Err(rgemm::Error::UnsupportedForm { .. }) => {}
             other => return Err(format!("{kernel}: {other:?}, expected UnsupportedForm")),
         }
+    }
+    // A kernel that packs the operands first writes each product's planes apart.
+    let packed = be
+        .gemm::<bf16, f32>(
+            Some(Kernel::WgmmaPacked),
+            (1.0, 0.0),
+            (&a, la),
+            (&b, lb),
+            (&c0, lc),
+            batch,
+        )
+        .map_err(fail)?;
+    if packed != want {
+        return Err(format!("wgmma_packed: {packed:?}, reference {want:?}"));
     }
     if let Backend::Gpu(_) = be {
         let got = be

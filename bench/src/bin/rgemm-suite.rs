@@ -912,6 +912,51 @@ fn main() -> ExitCode {
 mod tests {
     use super::*;
 
+    /// The rows `args` select (clap parses them as the command line would).
+    fn rows_of(args: &[&str]) -> Vec<(&'static Row, Ty)> {
+        let args = Args::try_parse_from(std::iter::once(NAME).chain(args.iter().copied()))
+            .expect("valid arguments");
+        selected(&args)
+    }
+
+    #[test]
+    fn the_table_holds_every_type_enough_rows_and_only_rows_that_run() {
+        assert_eq!(check_table(), Vec::<String>::new());
+        let rows = rows_of(&["--list"]);
+        assert!(rows.len() >= 150, "only {} rows", rows.len());
+        for ty in Ty::ALL {
+            assert!(
+                rows.iter().any(|(_, t)| *t == ty),
+                "no row of {}",
+                ty.label()
+            );
+        }
+    }
+
+    #[test]
+    fn filters_select_rows() {
+        // Decode: 16 shapes, each in bf16, f16 and bf16c.
+        assert_eq!(rows_of(&["--groups", "decode"]).len(), 48);
+        let rows = rows_of(&["--groups", "decode,edge", "--types", "bf16"]);
+        assert_eq!(rows.len(), 16 + 5);
+        assert!(rows.iter().all(|(_, ty)| *ty == Ty::Bf16));
+        // Types and groups that share no row select none (main's usage error).
+        assert!(rows_of(&["--types", "f16c", "--groups", "decode"]).is_empty());
+    }
+
+    #[test]
+    fn unknown_names_are_usage_errors() {
+        for args in [
+            &["--list", "--types", "nosuch"][..],
+            &["--types", "nosuch"],
+            &["--list", "--groups", "nosuch"],
+            &["--list", "--reps", "0"],
+        ] {
+            let parsed = Args::try_parse_from(std::iter::once(NAME).chain(args.iter().copied()));
+            assert!(parsed.is_err(), "{args:?}");
+        }
+    }
+
     #[test]
     fn hashed_values_are_in_range_and_centred() {
         let values: Vec<f64> = (0..100_000).map(|i| hashed_unit(2, i)).collect();

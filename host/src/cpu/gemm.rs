@@ -287,25 +287,32 @@ impl CpuExecutor {
             device: "the CPU executor".into(),
             reason: format!("it has no body for {}", T::NAME),
         })?;
+        // A pack runs the entry named as the main one's, on the operands as stored; a fix-up
+        // the one named by C's type (`Output::Second`): C and the workspace are its own
+        // types, A and B it reads as stored.
         let pack_config = launches.pack_config(a as u64);
-        // The second launch runs the entry named by C's type (`Output::Second`), on the same
-        // buffers: C and the workspace are its own types, A and B it reads as stored.
+        if let Some(config) = pack_config {
+            let pack =
+                O::Device::fixup_body(kernel.id()).ok_or_else(|| Error::UnsupportedKernel {
+                    kernel: kernel.to_string(),
+                    device: "the CPU executor".into(),
+                    reason: format!("it has no pack body for {}", O::SUFFIX),
+                })?;
+            let name = kernel.fixup_entry_for::<T, O>().unwrap_or_default();
+            self.launch(&CpuLaunch::of(&name, &config, &globals), &move || {
+                // SAFETY: as below; the pack reads the caller's A and B and writes the
+                // workspace, which `launches` sized for it.
+                unsafe { pack(gemm.get().this_product()) }
+            })?;
+        }
         let second = gemm_of::<O::Second, _, _>((a, b, c, at), launches.problem);
         let second_body = O::Second::fixup_body(kernel.id());
-        if (launches.fixup.is_some() || pack_config.is_some()) && second_body.is_none() {
+        if launches.fixup.is_some() && second_body.is_none() {
             return Err(Error::UnsupportedKernel {
                 kernel: kernel.to_string(),
                 device: "the CPU executor".into(),
                 reason: format!("it has no second-launch body for C of {}", O::SUFFIX),
             });
-        }
-        if let (Some(config), Some(pack)) = (pack_config, second_body) {
-            let name = kernel.fixup_entry_for::<T, O>().unwrap_or_default();
-            self.launch(&CpuLaunch::of(&name, &config, &globals), &move || {
-                // SAFETY: as below; the pack reads the caller's A and B and writes the
-                // workspace, which `launches` sized for it.
-                unsafe { pack(second.get().this_product()) }
-            })?;
         }
         let main = Shared(Gemm::<O::Device> {
             a: ptrs.0 as *const _,

@@ -1,6 +1,6 @@
 //! f32 products at FP32-class accuracy on Hopper's TF32 `wgmma` ([`Precision::Tf32x3`],
 //! only when asked): `wgmma_tf32`'s pack launch splits each element x into big = tf32(x)
-//! and small = tf32(x - big) (`tf32_pack::split_tf32`), written as planes of their own; the main
+//! and small = tf32(x - big) (`pack::split_tf32`), written as planes of their own; the main
 //! launch is `wgmma_tf32`'s warp-specialised persistent pipeline on 128 x 128 block tiles,
 //! each stage holding A's and B^T's big and small tiles, and three `wgmma`s per K step:
 //! small x big, big x small, big x big (small x small, about 2^-22 of the product, is
@@ -37,7 +37,7 @@ use crate::device::wgmma::{self, Descriptor, Swizzle};
 use crate::element::Element;
 use crate::parts::schedule::tile_order::TileOrder;
 use crate::parts::wgmma::epilogue::epilogue;
-use crate::parts::wgmma::tf32_pack::pack;
+use crate::parts::wgmma::pack::{Tf32x3, pack};
 use crate::parts::wgmma::warp_specialised::{StageBarriers, consumes, spec, stage_k};
 use crate::parts::wgmma::warpgroup::{ATOM, BM};
 use crate::problem::{Gemm, entry_points, kernel};
@@ -61,7 +61,7 @@ kernel! {
     SPEC = KernelSpec { shared: Shared::InputElements(STAGE / 4 * STAGES + ATOM / 4 + 2 * (2 * STAGES + 1) + 2),
         ..spec(("wgmma_3xtf32", file!()), "FP32-class accuracy on TF32 `wgmma` when asked: operands packed as big and small TF32 parts, three `wgmma` m64n128k8 per K step into partial sums added in FP32 each stage",
             (BN, STAGES), Grid::Persistent) }
-        .with_elements(&[Elem::F32]).with_precision(Precision::Tf32x3).with_tma(TensorMaps::packed((BM, BN, BK), Pack { name: "pack_3xtf32", parts: 2 }))
+        .with_elements(&[Elem::F32]).with_precision(Precision::Tf32x3).with_tma(TensorMaps::packed((BM, BN, BK), Pack { name: "pack_3xtf32", parts: 2, width: 4 }))
         .with_ptx(&[PtxFacts::all(&[Barriers(1), Count("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", 12 + 4), Count("cp.async.bulk.tensor.3d", 8),
                 Lacks("mma.sync"), Lacks("m64n256")]),
             PtxFacts::second(&[Barriers(1), Count("cvt.rna.tf32.f32", 32), Lacks(".local")])]);
@@ -75,10 +75,10 @@ kernel! {
 /// As `wgmma_tf32::pack_tf32`, with twice its shared bytes.
 #[inline(always)]
 pub unsafe fn pack_3xtf32(gemm: Gemm<f32>) {
-    // SAFETY: `pack::<T, 2>` needs the pack launch of 32 x 8 threads with 2 x PACK_SHARED bytes
+    // SAFETY: `pack::<f32, Tf32x3>` needs the pack launch of 32 x 8 threads with 2 x PACK_SHARED bytes
     // (two parts), T f32, the caller's problem and a `Packing::bytes` workspace: this fn's
     // contract.
-    unsafe { pack::<f32, 2>(gemm) }
+    unsafe { pack::<f32, Tf32x3>(gemm) }
 }
 
 /// The stages, their mbarriers, and the verdict (an mbarrier and two words) in shared

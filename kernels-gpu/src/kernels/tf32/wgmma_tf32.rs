@@ -7,7 +7,7 @@
 //! means each input rounded to nearest (`cvt.rna.tf32.f32`), which the instruction does not
 //! do (it reads the upper 19 bits). [`pack_tf32`] therefore writes, into the launch's
 //! workspace, B as `n x k` (B^T) and, unless the main launch reads A in place, A as `m x k`,
-//! both row-major with rows of [`Packing::row`] elements (16-byte units), every element
+//! both row-major with rows of [`Packing::row`] elements (whole 128-byte lines), every element
 //! rounded to TF32, whatever the caller's layout, transposes, leading dimensions and batch
 //! strides: every form of the product becomes one K-major pair. It reads and writes each
 //! operand once.
@@ -33,9 +33,9 @@
 use crate::catalogue::PtxFact::{Barriers, Count, Lacks, Lines};
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{Elem, Grid, KernelSpec, Pack, Precision, Shared, TensorMaps};
-use crate::parts::wgmma::tf32_pack::pack;
 #[cfg(doc)]
-use crate::parts::wgmma::tf32_pack::{PACK_SHARED, Packing};
+use crate::parts::wgmma::pack::{PACK_SHARED, Packing};
+use crate::parts::wgmma::pack::{Tf32, pack};
 use crate::parts::wgmma::warp_specialised::{spec, stage_k, warp_specialised};
 use crate::parts::wgmma::warpgroup::{ATOM, BM, BN, STAGES};
 use crate::problem::{Gemm, entry_points, kernel};
@@ -51,7 +51,7 @@ kernel! {
     SPEC = KernelSpec { shared: Shared::InputElements(STAGES * (BM * BK + BK * BN) + ATOM / 4 + 2 * 2 * STAGES),
         ..spec(("wgmma_tf32", file!()), "f32 in TF32 when asked: B (and an A TMA cannot read K-major) packed K-major and rounded (`cvt.rna`) by a first launch, a row-major A read in place, rounded on its way to `wgmma`'s A registers; `wgmma_persistent`'s pipeline with `wgmma` m64n256k8 tf32",
             (BN, STAGES), Grid::Persistent) }
-        .with_elements(&[Elem::F32]).with_precision(Precision::Tf32).with_tma(TensorMaps::packed((BM, BN, BK), Pack { name: "pack_tf32", parts: 1 }))
+        .with_elements(&[Elem::F32]).with_precision(Precision::Tf32).with_tma(TensorMaps::packed((BM, BN, BK), Pack { name: "pack_tf32", parts: 1, width: 4 }))
         .with_ptx(&[PtxFacts::all(&[Barriers(1), Count(TF32_N256, 4), Lines(&[TF32_N256, "}, {%r"], 4), Count("ld.shared.b32", 16), Count("cvt.rna.tf32.f32", 16),
                 Lacks("fence.proxy.async"), Count("cp.async.bulk.tensor.3d", 2), Lacks("mma.sync"), Lacks("m64n256k16")]),
             PtxFacts::second(&[Barriers(1), Count("cvt.rna.tf32.f32", 16), Lacks(".local")])]);
@@ -70,8 +70,8 @@ kernel! {
 /// caller's problem, the workspace [`Packing::bytes`] long.
 #[inline(always)]
 pub unsafe fn pack_tf32(gemm: Gemm<f32>) {
-    // SAFETY: `pack::<T, 1>` needs the pack launch of 32 x 8 threads with PACK_SHARED bytes (one
+    // SAFETY: `pack::<f32, Tf32>` needs the pack launch of 32 x 8 threads with PACK_SHARED bytes (one
     // part), T f32, the caller's problem and a `Packing::bytes` workspace: this fn's contract.
-    unsafe { pack::<f32, 1>(gemm) }
+    unsafe { pack::<f32, Tf32>(gemm) }
 }
 entry_points!(strided pack_tf32; pack_tf32_f32: f32);

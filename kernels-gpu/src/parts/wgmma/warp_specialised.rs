@@ -31,7 +31,7 @@ const CONSUMERS: u32 = 256;
 /// `m64n256k16`, per stage A's box or two panels and B's four panels or box, and the barriers
 /// (after the mbarriers' init, and the one-stage loop's two for each half of the tile where
 /// TMA cannot read the operands; one half for a 16-bit C).
-const TILES_256: &[PtxFacts] = &[
+pub(crate) const TILES_256: &[PtxFacts] = &[
     PtxFacts::only(
         SIXTEEN_BIT,
         &[
