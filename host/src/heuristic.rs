@@ -287,12 +287,14 @@ pub const DECODE: &[Row] = &[
 
 /// f64 on the FP64 tensor cores (Hopper).
 pub const DMMA: &[Row] = &[
-    // 64 x 64 tiles where 128 x 64 ones would not fill two blocks per SM.
+    // 64 x 64 tiles where 128 x 64 ones would not fill two blocks per SM, with the buffered
+    // mainloop (H100, % of cuBLAS: 512^3 96.2% against `dmma_small`'s 76.8%, 1024^3 101.1%
+    // against 98.9%, 1000^3 83.2% against 83.1%).
     row(
         "128 x 64 tiles fill less than two blocks per SM",
         |p| dmma_wide_tiles(p) < 2 * p.sms,
-        &[DmmaSmall, DmmaK4, DmmaWarps],
-        "bench/2026-11-22-h200-f64-dmma.md",
+        &[DmmaSmallBuffered, DmmaSmall, DmmaK4, DmmaWarps],
+        "bench/2026-11-26-h100-f64-edges.md",
     ),
     // `dmma_k4` where every tile is whole (edge tiles run its plain mainloop, spilled):
     // H200, 4096^3 91.7%, 8192^3 91.0%, 2048^3 92.8% of cuBLAS against `dmma_buffered`'s
@@ -303,11 +305,14 @@ pub const DMMA: &[Row] = &[
         &[DmmaK4, DmmaWarps, DmmaSmall],
         "bench/2026-11-26-h200-f64-dmma-k4.md",
     ),
+    // Edge tiles: the buffered mainloop on 64 x 64 tiles, whose edges waste less (H100, % of
+    // cuBLAS against `dmma_warps`': 1500^3 93.7% against 76.9%, 2000^3 80.5% against 78.6%,
+    // 2500^3 89.0% against 78.3%, 3000^3 86.3% against 77.0%).
     row(
         "edge tiles filling the SMs",
         |p| dmma_wide_tiles(p) >= 2 * p.sms && !dmma_whole(p),
-        &[DmmaWarps, DmmaK4, DmmaSmall],
-        "bench/2026-11-26-h200-f64-dmma-k4.md",
+        &[DmmaSmallBuffered, DmmaWarps, DmmaK4, DmmaSmall],
+        "bench/2026-11-26-h100-f64-edges.md",
     ),
     row(
         "then the buffered and first DMMA kernels",
