@@ -1069,6 +1069,20 @@ fn the_rule_picks_the_measured_kernels() {
     ]) {
         assert_eq!(first(elem, shape), want, "{elem:?} {shape:?}");
     }
+    // Few rows with B transposed (N x K as stored): stream-K's short tiles for f32, the DMMA
+    // kernels for f64.
+    let transposed_b = |m: u32| Problem {
+        layout: rgemm_kernels::problem::TRANSPOSED_B,
+        ldb: 4096,
+        ..Problem::row_major(m, 8192, 4096)
+    };
+    let exact = rgemm::Precision::Exact;
+    for (m, want) in [(17, Kernel::StreamK32), (64, Kernel::StreamK64)] {
+        let order = rgemm::internals::preference::<f32>(&p, &transposed_b(m), exact);
+        assert_eq!(order[0], want, "f32 {m} x 8192 x 4096, B transposed");
+        let order = rgemm::internals::preference::<f64>(&p, &transposed_b(m), exact);
+        assert_eq!(order[0], Kernel::DmmaSmallBuffered, "f64 {m}, B transposed");
+    }
     // With C in the 16-bit type, 1 and 2 rows go to `decode_tma` too.
     for (m, n, k) in [(1, 8192, 8192), (2, 4096, 4096)] {
         let problem = Problem::row_major(m, n, k);

@@ -121,14 +121,18 @@ impl Product {
             }
     }
 
-    /// Stream-K on tiles as short as C: from 7 rows of f32, 3 of f64, to 127.
+    /// Stream-K on tiles as short as C: from 7 rows of f32, 3 of f64, to 127; for f32 one
+    /// product of any form, for f64 dense row-major operands only (with B transposed the
+    /// DMMA kernels ran ahead: H100, 64 x 8192 x 4096 0.138 ms against `stream_k_64`'s
+    /// 0.306; f32 0.237 against `stream_k`'s 0.367).
     fn few_rows(&self) -> bool {
         let fewest = match self.elem {
             Elem::F32 => 7,
             Elem::F64 => 3,
             _ => return false,
         };
-        (fewest..128).contains(&self.m) && self.plain
+        let form = self.plain || (self.elem == Elem::F32 && self.batch == 1);
+        (fewest..128).contains(&self.m) && form
     }
 
     /// `thin`'s shapes: up to 16 rows (8 outside 16-bit), or one or two columns.
@@ -363,7 +367,9 @@ pub const RULE: &[Row] = &[
     // 103%, 48 rows 94% with `stream_k_64`, 96 rows 102% against `stream_k`'s 87%). A C
     // whose last tile is partial runs one tile height: mixing whole and edge tiles cost 65%
     // more time. Fewer rows still: f32 from 7 rows, f64 from 3 (x 4096 x 4096, 4 to 8 rows:
-    // 65-72% of cuBLAS against `thin`'s 23-43%).
+    // 65-72% of cuBLAS against `thin`'s 23-43%). f32 in any form (H100, B transposed, 17 and
+    // 64 x 8192 x 4096: 0.184 and 0.237 ms against `stream_k`'s 0.364 and 0.367,
+    // bench/2026-11-26-h100-few-rows-forms.md).
     row(
         "7-32 rows of f32 (3-32 of f64)",
         |p| p.few_rows() && p.m <= 32,

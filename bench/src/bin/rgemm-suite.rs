@@ -269,12 +269,13 @@ const B16: &[Ty] = &[Bf16, F16, Bf16c, F16c];
 /// The 16-bit types at decode and few rows.
 const B16_DECODE: &[Ty] = &[Bf16, F16, Bf16c];
 /// M = 64 rows: the decode types, and f32 and f64.
-const FEW_ROWS_64: &[Ty] = &[Bf16, F16, Bf16c, F32, F64];
+const FEW_ROWS: &[Ty] = &[Bf16, F16, Bf16c, F32, F64];
 const ODD_LD: &[Ty] = &[Bf16, F16, Bf16c, F16c, Tf32];
 const LM_HEAD: &[Ty] = &[Bf16, Bf16c];
 const BF16_F32: &[Ty] = &[Bf16, F32];
 const F32_F64_BF16: &[Ty] = &[F32, F64, Bf16];
 const F32_TF32: &[Ty] = &[F32, Tf32];
+const F32_F64: &[Ty] = &[F32, F64];
 const BATCH_SMALL: &[Ty] = &[F32, Tf32, F64, Bf16];
 const F64_ONLY: &[Ty] = &[F64];
 const BF16_ONLY: &[Ty] = &[Bf16];
@@ -317,8 +318,9 @@ const ROWS: &[Row] = &[
     row(Forms, "2048 B^T", (2048, 2048, 2048), F64_ONLY).tb(),
     row(Forms, "2048 A^T B^T", (2048, 2048, 2048), F64_ONLY).tt(),
     row(Forms, "2048 C col", (2048, 2048, 2048), F64_ONLY).c_col(),
-    row(FewRows, "M 17", (17, 8192, 4096), B16_DECODE).tb(),
-    row(FewRows, "M 64", (64, 8192, 4096), FEW_ROWS_64).tb(),
+    row(FewRows, "M 17", (17, 8192, 4096), FEW_ROWS).tb(),
+    row(FewRows, "M 32 B as stored", (32, 4096, 4096), F32_F64),
+    row(FewRows, "M 64", (64, 8192, 4096), FEW_ROWS).tb(),
     row(FewRows, "M 128", (128, 8192, 4096), B16_DECODE).tb(),
     row(FewRows, "M 256", (256, 8192, 4096), B16_DECODE).tb(),
     row(FewRows, "M 128 K 8192", (128, 4096, 8192), B16_DECODE).tb(),
