@@ -443,8 +443,8 @@ pub const RULE: &[Row] = &[
     ),
     // 16-bit operands TMA cannot read (a leading dimension or batch stride off 16 bytes):
     // packed first, then the persistent `wgmma` kernel (H100, % of cuBLAS: 4096 x 4096 x 4099
-    // bf16 397% against `fragment_buffered`'s 15%, 4096 x 1001 x 4096 320% against
-    // `wgmma_tma`'s fallback at 33%, 1500^3 169% against 28%).
+    // bf16 400% against `fragment_buffered`'s 15%, 4096 x 1001 x 4096 314% against
+    // `wgmma_tma`'s fallback at 33%, 1500^3 163% against 26%).
     row(
         "16-bit on Hopper, A or B not in rows TMA reads: packed first",
         |p| p.sixteen_bit() && p.hopper && !p.tma_operands,
