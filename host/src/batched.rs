@@ -15,8 +15,9 @@ impl Context {
     /// may lie anywhere in any buffer; each C in a buffer of its own (its view borrows it
     /// mutably). Set `alpha`, `beta`, a kernel or a precision as for [`Context::gemm`];
     /// lists of different lengths or of differing views are an
-    /// [`Error::BatchMismatch`]. The kernel reads each product in place through a table of
-    /// offsets that the call copies to the device (on the stream, before the launch).
+    /// [`Error::BatchMismatch`](crate::Error::BatchMismatch). The kernel reads each product
+    /// in place through a table of offsets that the call copies to the device (on the
+    /// stream, before the launch).
     /// The TMA kernels read one address per operand and do not take such a batch: the rule
     /// chooses among the others.
     ///

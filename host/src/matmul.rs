@@ -26,8 +26,8 @@ impl Context {
     /// FP32's speed) or [`Precision::Tf32x3`] (FP32-class accuracy from three TF32 products);
     /// [`Precision::Exact`] is [`Context::matmul`]. The fastest kernel of that precision
     /// runs, chosen as `matmul` chooses; [`LaunchPlan::precision`] reports what ran.
-    /// [`Error::UnsupportedPrecision`] for other element types, or a device without the
-    /// tensor cores (compute capability below 8.0).
+    /// [`Error::UnsupportedPrecision`](crate::Error::UnsupportedPrecision) for other element
+    /// types, or a device without the tensor cores (compute capability below 8.0).
     ///
     /// ```no_run
     /// # fn main() -> rgemm::Result<()> {

@@ -20,7 +20,7 @@ pub struct Normalized {
     pub offsets: (usize, usize, usize),
     /// Nothing to do: an empty C or batch, or `C = 1 C` (k = 0 or alpha = 0, beta = 1).
     pub nothing: bool,
-    /// A batch of independent views ([`Context::gemm_batched`]), whose products the
+    /// A batch of independent views (`Context::gemm_batched`), whose products the
     /// kernels find through a table of offsets: the greatest common divisor of the
     /// products' offsets per operand (kernel order; 0 if all are 0), which says how they
     /// are aligned. `None` for one product or a strided batch.
