@@ -121,18 +121,18 @@ impl Product {
             }
     }
 
-    /// Stream-K on tiles as short as C: from 7 rows of f32, 3 of f64, to 127; for f32 one
-    /// product of any form, for f64 dense row-major operands only (with B transposed the
-    /// DMMA kernels ran ahead: H100, 64 x 8192 x 4096 0.138 ms against `stream_k_64`'s
-    /// 0.306; f32 0.237 against `stream_k`'s 0.367).
+    /// Stream-K on tiles as short as C: 7-127 rows of f32, one product of any form; 3-48
+    /// rows of f64, dense row-major operands only. Elsewhere the DMMA kernels ran ahead
+    /// (H100: 64 x 8192 x 8192 `dmma_small_buffered` 0.251 ms against `stream_k_64`'s
+    /// 0.432, bench/2026-11-26-h100-f64-few-rows.md; B transposed, 64 x 8192 x 4096 0.138
+    /// against 0.306), and f32 in other forms gained (0.237 ms against `stream_k`'s 0.367).
     fn few_rows(&self) -> bool {
-        let fewest = match self.elem {
-            Elem::F32 => 7,
-            Elem::F64 => 3,
+        let (rows, form) = match self.elem {
+            Elem::F32 => (7..=127, self.plain || self.batch == 1),
+            Elem::F64 => (3..=48, self.plain),
             _ => return false,
         };
-        let form = self.plain || (self.elem == Elem::F32 && self.batch == 1);
-        (fewest..128).contains(&self.m) && form
+        rows.contains(&self.m) && form
     }
 
     /// `thin`'s shapes: up to 16 rows (8 outside 16-bit), or one or two columns.
@@ -377,13 +377,13 @@ pub const RULE: &[Row] = &[
         "bench/2026-11-23-h200-f32-f64-few-rows.md",
     ),
     row(
-        "33-64 rows of f32 or f64",
+        "33-64 rows of f32 (33-48 of f64)",
         |p| p.few_rows() && (33..=64).contains(&p.m),
         &[StreamK64],
         "bench/2026-11-23-h200-f32-f64-few-rows.md",
     ),
     row(
-        "65-127 rows of f32 or f64, a multiple of 32",
+        "65-127 rows of f32, a multiple of 32",
         |p| p.few_rows() && p.m > 64 && p.m.is_multiple_of(32),
         &[StreamK32],
         "bench/2026-11-23-h200-f32-f64-few-rows.md",
