@@ -38,8 +38,8 @@ pub struct Product {
     pub tma_rows: bool,
     /// Some leading dimension not a multiple of 4 elements: no vector path.
     pub unaligned: bool,
-    /// A's and B's leading dimensions and batch strides whole 16-byte groups of 16-bit
-    /// elements: TMA reads them (where their bases are aligned too).
+    /// TMA reads A and B as their leading dimensions and batch strides lay them out
+    /// (`tma::reads`, where their bases are aligned too).
     pub tma_operands: bool,
 }
 
@@ -64,14 +64,12 @@ impl Product {
             narrow_c,
             tma_rows: lds.is_multiple_of(8),
             unaligned: !lds.is_multiple_of(4),
-            tma_operands: [
-                problem.lda as u64,
-                problem.ldb as u64,
-                problem.batch_stride_a,
-                problem.batch_stride_b,
-            ]
-            .iter()
-            .all(|x| x.is_multiple_of(8)),
+            // (Bases aside: device buffers start aligned, offsets are the launch check's.)
+            tma_operands: rgemm_kernels::device::tma::reads(
+                problem,
+                (0, 0),
+                std::mem::size_of::<T>() as u64,
+            ),
         }
     }
 
