@@ -293,13 +293,22 @@ impl Kernel {
 
     /// Whether this kernel computes `problem` as it is laid out: every kernel computes
     /// row-major, dense `C = A B`; the [`KernelSpec::strided`] ones leading dimensions,
-    /// transposes and alpha/beta as well; the [`KernelSpec::batched`] ones batches.
+    /// transposes and alpha/beta as well; the [`KernelSpec::b_transposed`] ones the dense
+    /// product with B transposed; the [`KernelSpec::batched`] ones batches.
     /// [`Error::UnsupportedForm`] says why not.
     pub fn check_form(&self, problem: &Problem) -> Result<()> {
         let p = *problem;
         let spec = self.spec();
-        let reason = if !p.is_dense_unscaled() && !spec.strided {
-            "it reads only row-major, dense operands and computes C = A B (no leading dimensions, transposes, alpha or beta)"
+        let b_transposed = spec.b_transposed && p.is_dense_unscaled_b_transposed();
+        let reason = if !p.is_dense_unscaled() && !spec.strided && !b_transposed {
+            match spec.b_transposed {
+                true => {
+                    "it reads only dense operands, row-major or B transposed, and computes C = A B (no leading dimensions, other transposes, alpha or beta)"
+                }
+                false => {
+                    "it reads only row-major, dense operands and computes C = A B (no leading dimensions, transposes, alpha or beta)"
+                }
+            }
         } else if p.batch > 1 && !spec.batched() {
             "it cannot run a batch in one launch (its grid is not one block per tile)"
         } else {

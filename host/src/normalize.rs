@@ -144,6 +144,17 @@ impl Normalized {
         p.is_dense_unscaled() && products
     }
 
+    /// Whether it is one dense product with B transposed from the start of whole buffers
+    /// ([`Problem::is_dense_unscaled_b_transposed`]), which the
+    /// [`KernelSpec::b_transposed`](crate::KernelSpec::b_transposed) kernels read.
+    pub fn is_dense_b_transposed(&self) -> bool {
+        let p = &self.problem;
+        self.table.is_none()
+            && self.offsets == (0, 0, 0)
+            && p.batch == 1
+            && p.is_dense_unscaled_b_transposed()
+    }
+
     /// The kernels' A and B: the caller's, or the other way round for a column-major C.
     pub fn ordered<X>(&self, a: X, b: X) -> (X, X) {
         match self.swapped {
@@ -170,7 +181,8 @@ impl Normalized {
     /// takes plain products only.
     pub fn check_kernel(&self, kernel: Kernel, bytes: (usize, usize)) -> Result<()> {
         let plain = self.is_plain(bytes);
-        if !kernel.spec().strided && !plain {
+        let b_transposed = kernel.spec().b_transposed && self.is_dense_b_transposed();
+        if !kernel.spec().strided && !plain && !b_transposed {
             return Err(Error::UnsupportedForm {
                 kernel: kernel.to_string(),
                 reason: "it reads only dense, row-major operands from the start of their buffers and computes C = A B".into(),

@@ -296,6 +296,12 @@ pub struct KernelSpec {
     /// [`Strides`]: crate::problem::Strides
     /// [`Scale`]: crate::problem::Scale
     pub strided: bool,
+    /// Whether, besides the plain product, it reads the dense product with B transposed
+    /// ([`Problem::is_dense_unscaled_b_transposed`]: B stored `n x k`, as PyTorch stores a
+    /// layer's weight). A [`KernelSpec::strided`] kernel reads it anyway.
+    ///
+    /// [`Problem::is_dense_unscaled_b_transposed`]: crate::problem::Problem::is_dense_unscaled_b_transposed
+    pub b_transposed: bool,
     /// What its PTX must show ([`PtxFacts`]), checked against the built modules by one test
     /// that walks the catalogue.
     pub ptx: &'static [PtxFacts],
@@ -514,6 +520,7 @@ impl KernelSpec {
             tma: None,
             precision: Precision::Exact,
             strided: false,
+            b_transposed: false,
             ptx: &[],
         }
     }
@@ -522,6 +529,14 @@ impl KernelSpec {
     pub const fn general(self) -> KernelSpec {
         KernelSpec {
             strided: true,
+            ..self
+        }
+    }
+
+    /// This spec for a kernel that also reads B transposed ([`KernelSpec::b_transposed`]).
+    pub const fn with_b_transposed(self) -> KernelSpec {
+        KernelSpec {
+            b_transposed: true,
             ..self
         }
     }

@@ -130,6 +130,19 @@ impl Problem {
             && beta == 0.0
     }
 
+    /// Whether it is dense `C = A B` with B stored transposed, `n x k` row-major (`ldb = k`,
+    /// A and C row-major and dense, alpha 1, beta 0): how PyTorch stores a layer's weight.
+    #[inline(always)]
+    pub fn is_dense_unscaled_b_transposed(&self) -> bool {
+        let (alpha, beta) = (self.alpha, self.beta);
+        self.lda == self.k
+            && self.ldb == self.k
+            && self.ldc == self.n
+            && self.layout == TRANSPOSED_B
+            && alpha == 1.0
+            && beta == 0.0
+    }
+
     /// The strides and orientations of A, B and C.
     #[inline(always)]
     pub fn strides(&self) -> Strides {

@@ -316,6 +316,77 @@ pub fn strided_kernels<T: Element>() -> Vec<Kernel> {
         .collect()
 }
 
+/// The kernels that read the dense product with B transposed besides the plain one
+/// ([`rgemm::KernelSpec::b_transposed`]), with entries for `T`, that the CPU executor runs.
+pub fn b_transposed_kernels<T: Element>() -> Vec<Kernel> {
+    Kernel::FIXED
+        .into_iter()
+        .filter(|k| k.spec().b_transposed && k.supports::<T>() && k.spec().cpu)
+        .collect()
+}
+
+/// Random dense products with B stored `n x k` (K a multiple of 8: rows TMA reads) on a
+/// [`b_transposed_kernels`] kernel, checked as [`one`] checks; first the forms next to it
+/// that the kernel does not read (K off 8 elements, B's rows padded, alpha 2), each a typed
+/// error with C untouched.
+pub fn b_transposed<T: Element, O: Output<T>>(
+    backend: &Backend,
+    kernel: Kernel,
+    (cases, max_side): (u32, usize),
+) -> Result<(), String> {
+    let plain = Storage {
+        transposed: false,
+        layout: Layout::RowMajor,
+        pad: 0,
+        offset: 0,
+    };
+    let b_t = Storage {
+        transposed: true,
+        ..plain
+    };
+    let (m, n) = (5, 24);
+    for (k, pad, alpha) in [(12, 0, 1.0), (16, 8, 1.0), (16, 0, 2.0)] {
+        let (la, lc) = (plain.view(m, k), plain.view(m, n));
+        let lb = Storage { pad, ..b_t }.view(k, n);
+        let lens = (m * k, n * (k + pad), m * n);
+        let a: Vec<T> = rgemm::internals::random_buffer(lens.0, 1);
+        let b: Vec<T> = rgemm::internals::random_buffer(lens.1, 2);
+        let c0 = vec![O::from_f64(0.5); lens.2];
+        let scalars = (alpha, 0.0);
+        let what = format!("{kernel}, K {k}, B's rows padded by {pad}, alpha {alpha}");
+        match backend.gemm::<T, O>(
+            Some(kernel),
+            scalars,
+            (&a, la),
+            (&b, lb),
+            (&c0, lc),
+            Batch::ONE,
+        ) {
+            Err(rgemm::Error::UnsupportedForm { .. }) => {}
+            Err(e) => return Err(format!("{what}: unexpected error: {e}")),
+            Ok(_) => return Err(format!("{what}: no error")),
+        }
+    }
+    let case = (
+        (side(max_side), side(max_side), side(max_side)),
+        any::<u64>(),
+    )
+        .prop_map(move |((m, n, k), seed)| Case {
+            mnk: (m, n, k.next_multiple_of(8)),
+            a: plain,
+            b: b_t,
+            c: plain,
+            count: 1,
+            shared: (false, false),
+            alpha: 1.0,
+            beta: 0.0,
+            seed,
+        });
+    crate::run_cases(cases, &case, |case| {
+        one::<T, O>(backend, Some(kernel), &case)
+    })
+}
+
 /// The kernels that run a batch in one launch, with entries for `T`.
 pub fn batched_kernels<T: Element>() -> Vec<Kernel> {
     Kernel::FIXED
@@ -331,7 +402,8 @@ pub type MakeTrial<'a> = &'a dyn Fn(String, FormTest) -> libtest_mimic::Trial;
 
 /// The forms trials of one pairing of input and C types on one backend: for every kernel
 /// that reads every form, general products and batches (`general_cases` each); for every
-/// other kernel that runs batches, plain batches (`batch_cases` each); with `auto`, the
+/// other kernel that runs batches, plain batches (`batch_cases` each); for every kernel that
+/// reads B transposed besides the plain form, that form (`general_cases`); with `auto`, the
 /// backend's own choice too. `make` wraps a test as a trial of that backend.
 pub fn trials<T: Element, O: Output<T>>(
     make: MakeTrial,
@@ -359,6 +431,15 @@ pub fn trials<T: Element, O: Output<T>>(
         if !kernel.spec().batched() {
             out.push(trial(Some(kernel), general_cases, (true, false)));
         }
+    }
+    for kernel in b_transposed_kernels::<T>() {
+        let name = format!(
+            "forms::b_transposed::{}::{}",
+            Under::from(Some(kernel)).name(),
+            O::SUFFIX
+        );
+        let test = move |be: &Backend| b_transposed::<T, O>(be, kernel, (general_cases, max_side));
+        out.push(make(name, Box::new(test)));
     }
     if auto {
         out.push(trial(None, general_cases, (true, true)));

@@ -18,8 +18,8 @@ mod common;
 
 use clap::{Parser, ValueEnum};
 use rgemm::{
-    Batch, Context, Cublas, DeviceMatrix, DeviceView, DeviceViewMut, Element, Matrix, MatrixLayout,
-    Output, Precision, Scalar, bf16, f16,
+    Batch, Context, Cublas, DeviceMatrix, DeviceView, DeviceViewMut, Element, Kernel, Matrix,
+    MatrixLayout, Output, Precision, Scalar, bf16, f16,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -57,6 +57,11 @@ struct Args {
     /// Print the rows that would run, check the table, and exit (no GPU needed).
     #[arg(long)]
     list: bool,
+    /// Run every row on this kernel instead of the rule's choice (a row whose form or
+    /// device it does not take is reported as that row's error): how the rule's rows are
+    /// measured.
+    #[arg(long)]
+    kernel: Option<Kernel>,
 }
 
 /// A row's element types: inputs, C, and the arithmetic (ours and cuBLAS's).
@@ -604,7 +609,7 @@ struct Measured {
 /// Runs `row` in `T` and `O` at `precision`: one product each (ours, then cuBLAS's
 /// `yardstick`) from the same C for the comparison, then the medians of `reps` timed calls.
 fn measure_row<T: Element, O: Output<T>>(
-    (ctx, blas): (&Context, &Cublas),
+    (ctx, blas, forced): (&Context, &Cublas, Option<Kernel>),
     row: &Row,
     (precision, reps): (Precision, usize),
     yardstick: impl Fn(
@@ -625,11 +630,14 @@ fn measure_row<T: Element, O: Output<T>>(
     let scalars = common::scalars::<T>((1.0, 0.0));
     let mut kernel = String::new();
     let mut call = |c: &mut DeviceMatrix<O>| -> rgemm::Result<()> {
-        let plan = ctx
+        let mut call = ctx
             .gemm(a.view_as(g.a)?, b.view_as(g.b)?, c.view_mut_as(g.c)?)
             .batch(g.batch)
-            .precision(precision)
-            .run()?;
+            .precision(precision);
+        if let Some(forced) = forced {
+            call = call.kernel(forced);
+        }
+        let plan = call.run()?;
         common::note_kernel(plan, &mut kernel);
         Ok(())
     };
@@ -662,7 +670,12 @@ fn plain<T: Element, O: Output<T>>(
 }
 
 /// Runs `row` in type `ty`.
-fn measure(ty: Ty, on: (&Context, &Cublas), row: &Row, reps: usize) -> rgemm::Result<Measured> {
+fn measure(
+    ty: Ty,
+    on: (&Context, &Cublas, Option<Kernel>),
+    row: &Row,
+    reps: usize,
+) -> rgemm::Result<Measured> {
     let exact = (Precision::Exact, reps);
     match ty {
         Ty::F32 => measure_row::<f32, f32>(on, row, exact, plain),
@@ -855,16 +868,22 @@ fn summary(outcomes: &[Outcome]) -> String {
 /// Measures every selected row, printing each as it is done, then the summaries; returns
 /// the CSV and the number of rows that failed.
 fn run_all(
-    ctx: &Context,
+    (ctx, forced): (&Context, Option<Kernel>),
     jobs: &[(&'static Row, Ty)],
     reps: usize,
 ) -> rgemm::Result<(String, usize)> {
     let blas = Cublas::new(ctx)?;
     let (md, mut csv) = SUITE.start_timed(ctx, reps);
-    say(&format!("{}\n\n{md}", counts(jobs)));
+    let note = match forced {
+        Some(kernel) => {
+            format!("\n\nours: every row on `{kernel}` (--kernel), not the rule's choice")
+        }
+        None => String::new(),
+    };
+    say(&format!("{}{note}\n\n{md}", counts(jobs)));
     let mut outcomes = Vec::with_capacity(jobs.len());
     for &(row, ty) in jobs {
-        let result = measure(ty, (ctx, &blas), row, reps).map_err(|e| e.to_string());
+        let result = measure(ty, (ctx, &blas, forced), row, reps).map_err(|e| e.to_string());
         let outcome = Outcome { row, ty, result };
         let (md_line, csv_line) = lines(&outcome);
         say(&format!("{md_line}\n"));
@@ -897,7 +916,7 @@ fn main() -> ExitCode {
         Ok(csv) => csv,
         Err(code) => return code,
     };
-    match run_all(&ctx, &jobs, args.reps as usize) {
+    match run_all((&ctx, args.kernel), &jobs, args.reps as usize) {
         Ok((rows, 0)) => csv.finish(NAME, &rows),
         Ok((rows, _)) => {
             let _ = csv.finish(NAME, &rows);
@@ -947,12 +966,20 @@ mod tests {
     }
 
     #[test]
+    fn a_kernel_can_be_forced() {
+        let args = ["rgemm-suite", "--list", "--kernel", "decode_tma"];
+        let parsed = Args::try_parse_from(args).expect("valid arguments");
+        assert_eq!(parsed.kernel, Some(Kernel::DecodeTma));
+    }
+
+    #[test]
     fn unknown_names_are_usage_errors() {
         for args in [
             &["--list", "--types", "nosuch"][..],
             &["--types", "nosuch"],
             &["--list", "--groups", "nosuch"],
             &["--list", "--reps", "0"],
+            &["--list", "--kernel", "nosuch"],
         ] {
             let parsed = Args::try_parse_from(std::iter::once(NAME).chain(args.iter().copied()));
             assert!(parsed.is_err(), "{args:?}");

@@ -17,13 +17,20 @@
 //! waits for that and its thread 0 refills it (warp 0 waits for the slowest warp, with the
 //! other stages in flight).
 //!
+//! B stored transposed (`n x k`, as PyTorch stores a layer's weight) comes through its own
+//! map in boxes of 64 columns x 64 K, the same bytes a panel; plain `ldmatrix` then gives
+//! the fragments `ldmatrix.trans` gives from a row-major panel. The two mainloops are one
+//! function with the orientation a constant, so neither carries the other's branch.
+//!
 //! Where TMA cannot read A and B (N or K not a multiple of 8, a misaligned operand: the
-//! host writes no maps) the block runs `decode_mma`'s body on the same grid.
+//! host writes no maps) the block runs `decode_mma`'s body on the same grid; the host
+//! launches B transposed only where TMA reads it.
 //!
 //! Launch rules ([`SPEC`]): 128 threads; grid `ceil(n / 256) x splits` (`Problem::ctas`,
 //! one block per SM: [`crate::parts::schedule::decode_split::splits`]); 226,424 shared bytes; workspace (f32
 //! units): the two tensor maps (64), then `decode_mma`'s (counters, zero at launch, and
-//! planes); only in the sm_90a module; f16, bf16.
+//! planes); only in the sm_90a module; f16, bf16; the plain product, and the dense one with
+//! B transposed where TMA reads it.
 use crate::catalogue::PtxFact::{Barriers, Count, Has};
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{
@@ -61,14 +68,14 @@ const _: () = assert!(A_BYTES.is_multiple_of(ATOM) && STAGE_BYTES.is_multiple_of
 /// Shared f32s ahead of the stages: one pass's sums and the last-block flag.
 const SUMS: u32 = ROWS * STRIP + 4;
 const SHARED_BYTES: u32 = 4 * SUMS + ATOM + STAGES * STAGE_BYTES + 8 + 2 * STAGES * 8;
-// (A transposed box is never used: the kernel takes row-major operands only.)
+// (A transposed box is never used: A is read row-major only.)
 kernel! {
     SPEC = KernelSpec::new(("decode_tma", file!()), "`decode_mma` fed by TMA: one thread copies A's 16 x 64 box and B's four 64 x 64 panels per stage, six 34 KiB stages ahead on mbarriers, one block per SM",
         Arch::Sm90a, Threads::Fixed(THREADS, 1), Tile::Fixed { rows: ROWS, cols: STRIP })
         .with_grid(Grid::SplitKLastBlock { per_sm: 1 }).with_shared(Shared::InputElements(SHARED_BYTES / 2))
-        .with_elements(&[Elem::F16, Elem::Bf16]).with_candidate(Candidate::WhenSideAtMost(16)).on_tensor_cores()
+        .with_elements(&[Elem::F16, Elem::Bf16]).with_candidate(Candidate::WhenSideAtMost(16)).on_tensor_cores().with_b_transposed()
         .with_tma(TensorMaps { a_box: (ROWS, STAGE_K), b_box: (STAGE_K, 64), a_t_box: (STAGE_K, 64), b_t_box: (64, STAGE_K), pack: None })
-        .with_ptx(&[PtxFacts::all(&[Barriers(10), Count("cp.async.bulk.tensor.3d", 10), Count(LDMATRIX, 4), Count(MMA_16BIT, 96), Has("mbarrier.try_wait.parity"),
+        .with_ptx(&[PtxFacts::all(&[Barriers(15), Count("cp.async.bulk.tensor.3d", 20), Count(LDMATRIX, 24), Count(MMA_16BIT, 128), Has("mbarrier.try_wait.parity"),
             Has("mbarrier.arrive.expect_tx"), Has(LDMATRIX_TRANS)]), LAST_BLOCK_STREAMED]);
     fn decode_tma;
     entries decode_tma_f16: f16, decode_tma_bf16: Bf16, decode_tma_f16_f16: Narrow<f16>, decode_tma_bf16_bf16: Narrow<Bf16>;
@@ -93,13 +100,36 @@ pub unsafe fn decode_tma<T: Half>(g: Gemm<T>) {
             .wrapping_add(TensorMaps::BYTES / size_of::<T::Acc>()),
         ..g
     };
-    let (a, b, _, m, _, k) = g.plain();
+    let (a, b, ..) = g.plain();
+    let b_t = g.p.strides().b_t;
     if !tma::reads(&g.p, (a as u64, b as u64), size_of::<T>() as u64) {
+        if b_t {
+            // (The host launches B transposed only where TMA reads it.)
+            return;
+        }
         // SAFETY: without maps the launch still meets `decode_mma`'s rules: 128 threads, the same
         // grid, more than its PIPES + 4 accumulators, and its counters and planes after the maps'
         // bytes (`split_k`): `product`'s contract.
         return unsafe { product::<T>(split_k) };
     }
+    match b_t {
+        // SAFETY: TMA reads A and B, so the host wrote their maps (B as stored) at the
+        // workspace's start, and `split_k` is the workspace after them: `streamed`'s contract.
+        false => unsafe { streamed::<T, false>(g, split_k) },
+        // SAFETY: as above, B's map of B transposed.
+        true => unsafe { streamed::<T, true>(g, split_k) },
+    }
+}
+
+/// The mainloop on TMA's stages, B row-major or (`B_T`) stored `n x k`, and the split-K's
+/// finish.
+///
+/// # Safety
+/// As [`decode_tma`], with the tensor maps of A and B (B as `B_T` says) at the workspace's
+/// start and `split_k` the workspace after them.
+#[inline(always)]
+unsafe fn streamed<T: Half, const B_T: bool>(g: Gemm<T>, split_k: Gemm<T>) {
+    let (_, _, _, m, _, k) = g.plain();
     let splits = g.p.ctas.max(1);
     let (strip, split) = (block_idx_x(), block_idx_y());
     let (k0, k1) = k_slice(k, splits, split, STAGE_K);
@@ -144,7 +174,9 @@ pub unsafe fn decode_tma<T: Half>(g: Gemm<T>) {
             tma::load_3d(at, a_map, (kk, row0, 0), full);
             for p in 0..PANELS {
                 let panel = at.wrapping_add((A_BYTES + p * PANEL) as usize);
-                tma::load_3d(panel, b_map, (strip * STRIP + 64 * p, kk, 0), full);
+                let col0 = strip * STRIP + 64 * p;
+                let box_at = if B_T { (kk, col0, 0) } else { (col0, kk, 0) };
+                tma::load_3d(panel, b_map, box_at, full);
             }
         }
     };
@@ -153,10 +185,13 @@ pub unsafe fn decode_tma<T: Half>(g: Gemm<T>) {
             issue(i);
         }
     }
-    // This lane's row (of 16) and 16-byte chunk (of 2) for `ldmatrix`, the same for both
-    // operands: A's matrices (rows 0-7, 8-15) x (K 0-7, 8-15) as the `mma` fragment's four
-    // registers; B's (K 0-7, 8-15) x (tile j, j + 1), transposed.
+    // This lane's row (of 16) and 16-byte chunk (of 2) for `ldmatrix`: A's matrices (rows
+    // 0-7, 8-15) x (K 0-7, 8-15) as the `mma` fragment's four registers; a row-major B's (K
+    // 0-7, 8-15) x (tile j, j + 1), transposed. A transposed B's panel has a row per column
+    // of C: its matrices are (tile j: K 0-7, 8-15) then (tile j + 1: K 0-7, 8-15), each a
+    // fragment as stored, its rows `8 j + t_row` and chunks `2 step + t_chunk`.
     let (row, chunk) = (lane % 8 + 8 * ((lane / 8) % 2), lane / 16);
+    let (t_row, t_chunk) = (lane % 8 + 8 * (lane / 16), (lane / 8) % 2);
     let base = shared_address(stages);
     let (gr, tq) = (lane / 4, lane % 4);
     let mut it = 0;
@@ -174,10 +209,23 @@ pub unsafe fn decode_tma<T: Half>(g: Gemm<T>) {
                 // it (uniform loops).
                 let af = unsafe { ldmatrix::x4_at(swizzled(stage, row, 2 * step + chunk)) };
                 for j in (0..8).step_by(2) {
-                    let at = swizzled(panel, 16 * step + row, j as u32 + chunk);
-                    // SAFETY: rows 16 step + row < 64 and chunk j + chunk < 8 of this warp's panel,
+                    // SAFETY: rows 16 step + row < 64 and chunks j + chunk < 8 of this warp's
+                    // panel (transposed: rows 8 j + t_row < 64, chunks 2 step + t_chunk < 8),
                     // 16-byte aligned, which has landed; the whole warp runs it, as for A.
-                    let r = unsafe { ldmatrix::x4_trans_at(at) };
+                    let r = unsafe {
+                        match B_T {
+                            false => ldmatrix::x4_trans_at(swizzled(
+                                panel,
+                                16 * step + row,
+                                j as u32 + chunk,
+                            )),
+                            true => ldmatrix::x4_at(swizzled(
+                                panel,
+                                8 * j as u32 + t_row,
+                                2 * step + t_chunk,
+                            )),
+                        }
+                    };
                     acc[j] = T::mma_m16n8k16(af, [r[0], r[1]], acc[j]);
                     acc[j + 1] = T::mma_m16n8k16(af, [r[2], r[3]], acc[j + 1]);
                 }

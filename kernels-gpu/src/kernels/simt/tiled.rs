@@ -49,8 +49,8 @@ const fn tiled_spec(
         tma: None,
         precision: Precision::Exact,
         strided: true,
+        b_transposed: false,
         cpu: true,
-
         ptx: PTX,
     }
 }
