@@ -1059,12 +1059,19 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (4096, 1001, 4096), Kernel::WgmmaPacked),
         (Bf16, (1500, 1500, 1500), Kernel::WgmmaPacked),
         (Bf16, (64, 4100, 4096), Kernel::WgmmaPacked),
+        // Rows TMA reads, not whole 32-byte sectors apart, more than a wave of tiles.
+        (Bf16, (3000, 3000, 3000), Kernel::WgmmaPacked),
+        (Bf16, (5000, 5000, 5000), Kernel::WgmmaPacked),
+        (Bf16, (4000, 4000, 4000), Kernel::WgmmaPersistent),
+        (Bf16, (1000, 1000, 1000), Kernel::Wgmma128x64),
     ]
     .map(|(elem, (m, n, k), want)| (elem, (m, n, k, 1), want))
     .into_iter()
     .chain([
         (Bf16, (128, 128, 128, 512), Kernel::Wgmma128x64),
         (F32, (128, 128, 128, 512), Kernel::WarpTiledK16),
+        (F32, (64, 64, 64, 512), Kernel::WarpTiled64),
+        (F32, (64, 48, 64, 100), Kernel::WarpTiled64),
         (Bf16, (256, 256, 256, 128), Kernel::WgmmaPersistent),
         (Bf16, (512, 512, 512, 64), Kernel::WgmmaPersistent),
         (Bf16, (1024, 1024, 1024, 16), Kernel::WgmmaPersistent),
@@ -1084,6 +1091,36 @@ fn the_rule_picks_the_measured_kernels() {
         assert_eq!(order[0], want, "f32 {m} x 8192 x 4096, B transposed");
         let order = rgemm::internals::preference::<f64>(&p, &transposed_b(m), exact);
         assert_eq!(order[0], Kernel::DmmaSmallBuffered, "f64 {m}, B transposed");
+    }
+    // Decode with the weight as PyTorch stores it (B transposed, N x K): `decode_tma` leads,
+    // and it takes the form where TMA reads B's rows (K a multiple of 8 elements), not
+    // where it cannot, nor with B's rows padded.
+    for (m, n, k) in [(1, 4096, 4096), (4, 14336, 4096), (16, 4096, 14336)] {
+        let b_t = |ldb: usize, k: usize| {
+            let views = (
+                rgemm::MatrixLayout::row_major(m, k),
+                rgemm::MatrixLayout::row_major(n, k).with_ld(ldb).t(),
+                rgemm::MatrixLayout::row_major(m, n),
+            );
+            let lens = (m * k, n * ldb, m * n);
+            rgemm::internals::Normalized::new(views, lens, rgemm::Batch::ONE, (1.0, 0.0))
+                .expect("valid views")
+        };
+        let norm = b_t(k, k);
+        let order = rgemm::internals::preference_for::<bf16>(&p, &norm.problem, exact, true);
+        assert_eq!(order[0], Kernel::DecodeTma, "{m}x{n}x{k}, B transposed");
+        assert!(Kernel::DecodeTma.spec().b_transposed);
+        let check =
+            |norm: &rgemm::internals::Normalized| norm.check_kernel(Kernel::DecodeTma, (2, 2));
+        assert!(check(&norm).is_ok(), "{m}x{n}x{k}");
+        for off in [b_t(k + 8, k), b_t(k + 3, k + 3)] {
+            assert!(matches!(
+                check(&off),
+                Err(rgemm::Error::UnsupportedForm { .. })
+            ));
+        }
+        // Kernels that read only the plain form refuse it.
+        assert!(norm.check_kernel(Kernel::DecodeMma, (2, 2)).is_err());
     }
     // With C in the 16-bit type, 1 and 2 rows go to `decode_tma` too.
     for (m, n, k) in [(1, 8192, 8192), (2, 4096, 4096)] {

@@ -38,6 +38,9 @@ pub struct Product {
     pub tma_rows: bool,
     /// Some leading dimension not a multiple of 4 elements: no vector path.
     pub unaligned: bool,
+    /// A's and B's rows whole 32-byte sectors apart: TMA's 128-byte box rows start on a
+    /// sector, so a box row reads no sector it does not use.
+    pub sector_rows: bool,
     /// TMA reads A and B as their leading dimensions and batch strides lay them out
     /// (`tma::reads`, where their bases are aligned too).
     pub tma_operands: bool,
@@ -64,6 +67,8 @@ impl Product {
             narrow_c,
             tma_rows: lds.is_multiple_of(8),
             unaligned: !lds.is_multiple_of(4),
+            sector_rows: ((problem.lda | problem.ldb) as usize * std::mem::size_of::<T>())
+                .is_multiple_of(32),
             // (Bases aside: device buffers start aligned, offsets are the launch check's.)
             tma_operands: rgemm_kernels::device::tma::reads(
                 problem,
@@ -239,6 +244,9 @@ pub const DECODE: &[Row] = &[
     // On Hopper, where TMA reads A and B, `decode_tma` leads (H100: 4-16 x 4096 x 4096 at
     // 75-102% of cuBLAS against the others' best 56-72%; 16 x 28672 x 8192 98-102%), but for
     // 1 or 2 rows with an f32 C, where `decode_async` ran 7-14% ahead in two of three runs.
+    // With B transposed too, the only decode kernel that reads it (H100, Llama-3-8B layers
+    // at 1-16 rows: 75-98% of cuBLAS against the `wgmma` kernels' 51-92%,
+    // bench/2026-11-26-h100-rule-rows.md).
     row(
         "16-bit on Hopper, TMA reads the operands, not 1-2 rows with an f32 C",
         |p| p.tma_decode() && !p.async_first(),
@@ -449,6 +457,17 @@ pub const RULE: &[Row] = &[
         &[WgmmaPacked],
         "bench/2026-11-26-h100-suite.md",
     ),
+    // Rows TMA reads but not whole 32-byte sectors apart, more than a wave of tiles: each
+    // box row touches a sector more than it reads, and the packed copy's aligned rows win
+    // (bf16, H100, % of cuBLAS against the best TMA kernel's: 3000^3 66.2% against 60.7%,
+    // 5000^3 82.9% against 59.1%, 3000 x 6000 x 3000 84.2% against 80.6%; rows whole
+    // sectors apart it lost, 4000^3 87.9% against 95.9%).
+    row(
+        "16-bit on Hopper, rows of A or B not whole 32-byte sectors, more 128 x 256 tiles than SMs: packed first",
+        |p| p.sixteen_bit() && p.hopper && !p.sector_rows && p.tiles(WgmmaPersistent) > p.sms,
+        &[WgmmaPacked],
+        "bench/2026-11-26-h100-rule-rows.md",
+    ),
     Row {
         when: "16-bit on Hopper: the wgmma kernels",
         holds: |p| p.sixteen_bit() && p.hopper,
@@ -519,6 +538,15 @@ pub const RULE: &[Row] = &[
         |p| p.unaligned,
         &[FragmentBuffered],
         "bench/2026-11-22-h200-forms.md",
+    ),
+    // f32 batches of products of at most 64 x 64: `warp_tiled_64`'s tile is the product
+    // (H100, 512 x 64^3: 124.6% of cuBLAS against `warp_tiled_k16`'s 40.2%; 256 x 128^3 it
+    // lost, 92.6% against 111.9%, bench/2026-11-26-h100-rule-rows.md).
+    row(
+        "f32 batches of products of at most 64 x 64",
+        |p| p.elem == Elem::F32 && p.batch > 1 && p.m <= 64 && p.n <= 64,
+        &[WarpTiled64],
+        "bench/2026-11-26-h100-rule-rows.md",
     ),
     // f32 batches of one-tile products: BK = 16 and no `cp.async` stages to fill (512 x
     // 128^3, the tuner's choice in three runs, H200 and H100: 35.1 / 33.9 / 35.3 against
