@@ -604,7 +604,12 @@ struct Measured {
     ms: f64,
     cublas_ms: f64,
     diff: f64,
+    /// Host microseconds of one call, ours and cuBLAS's ([`common::host_us`]).
+    host_us: (f64, f64),
 }
+
+/// Calls per host-time median.
+const HOST_CALLS: usize = 21;
 
 /// Runs `row` in `T` and `O` at `precision`: one product each (ours, then cuBLAS's
 /// `yardstick`) from the same C for the comparison, then the medians of `reps` timed calls.
@@ -650,11 +655,16 @@ fn measure_row<T: Element, O: Output<T>>(
     let diff = max_rel_diff(&ctx.download(&ours)?, &ctx.download(&theirs)?);
     let ms = common::median_ms(ctx, reps, || call(&mut ours))?;
     let cublas_ms = common::median_ms(ctx, reps, || cublas(&mut theirs))?;
+    let host_us = (
+        common::host_us(ctx, HOST_CALLS, || call(&mut ours))?,
+        common::host_us(ctx, HOST_CALLS, || cublas(&mut theirs))?,
+    );
     Ok(Measured {
         kernel,
         ms,
         cublas_ms,
         diff,
+        host_us,
     })
 }
 
@@ -697,10 +707,11 @@ const SUITE: common::Table = common::Table {
     setup: "ours: the rule's choice through Context::gemm, each timed call a full run(); \
         cuBLAS: cublasGemmStridedBatchedEx on the same views (tf32: \
         CUBLAS_COMPUTE_32F_FAST_TF32); alpha 1, beta 0; % of cuBLAS = cuBLAS ms / ours ms; \
-        `!`: max rel. diff over the type's tolerance (in the summary per type)",
-    titles: "| group | row | type | M | N | K | batch | form | kernel | ours ms | cuBLAS ms | TFLOP/s | % of cuBLAS | max rel. diff |",
-    alignment: "|---|---|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|",
-    columns: "group,row,type,m,n,k,batch,form,kernel,ms,cublas_ms,tflops,pct_cublas,max_rel_diff,over_tolerance,error",
+        `!`: max rel. diff over the type's tolerance (in the summary per type); host us: \
+        the median host time of a call, 21 calls back to back",
+    titles: "| group | row | type | M | N | K | batch | form | kernel | ours ms | cuBLAS ms | TFLOP/s | % of cuBLAS | max rel. diff | host us: ours / cuBLAS |",
+    alignment: "|---|---|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|",
+    columns: "group,row,type,m,n,k,batch,form,kernel,ms,cublas_ms,tflops,pct_cublas,max_rel_diff,over_tolerance,error,host_us,cublas_host_us",
 };
 
 /// One row's result: its speed against cuBLAS (`cuBLAS ms / ours ms`), or its error.
@@ -756,12 +767,13 @@ fn lines(outcome: &Outcome) -> (String, String) {
             let tflops = row.flops() / r.ms / 1e9;
             let pct = 100.0 * r.cublas_ms / r.ms;
             let flag = if outcome.over_tolerance() { " !" } else { "" };
+            let (host, cublas_host) = r.host_us;
             let md = format!(
-                "| {start} | {} | {:.4} | {:.4} | {tflops:.1} | {pct:.1}% | {:.1e}{flag} |",
+                "| {start} | {} | {:.4} | {:.4} | {tflops:.1} | {pct:.1}% | {:.1e}{flag} | {host:.1} / {cublas_host:.1} |",
                 r.kernel, r.ms, r.cublas_ms, r.diff
             );
             let csv = format!(
-                "{csv_start},{},{:.5},{:.5},{tflops:.2},{pct:.2},{:.3e},{},",
+                "{csv_start},{},{:.5},{:.5},{tflops:.2},{pct:.2},{:.3e},{},,{host:.2},{cublas_host:.2}",
                 r.kernel,
                 r.ms,
                 r.cublas_ms,
@@ -772,8 +784,8 @@ fn lines(outcome: &Outcome) -> (String, String) {
         }
         Err(e) => {
             let one_line = e.replace(['\n', '|'], " ");
-            let md = format!("| {start} | error: {one_line} | | | | | |");
-            (md, format!("{csv_start},,,,,,,,{}", csv_field(e)))
+            let md = format!("| {start} | error: {one_line} | | | | | | |");
+            (md, format!("{csv_start},,,,,,,,{},,", csv_field(e)))
         }
     }
 }
@@ -1023,6 +1035,7 @@ mod tests {
                 ms,
                 cublas_ms,
                 diff: 0.0,
+                host_us: (9.5, 4.25),
             }),
         };
         let outcomes = [
@@ -1045,12 +1058,15 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("| square | f32 | 3 | 100.0% | 50.0% | square: 8192^3 |"));
+        let columns = SUITE.titles.matches('|').count();
         let (md, csv) = lines(&outcomes[3]);
-        assert_eq!(md.matches('|').count(), 15, "{md}");
+        assert_eq!(md.matches('|').count(), columns, "{md}");
         assert_eq!(csv.matches(',').count(), SUITE.columns.matches(',').count());
         let (md, csv) = lines(&outcomes[0]);
-        assert_eq!(md.matches('|').count(), 15, "{md}");
+        assert_eq!(md.matches('|').count(), columns, "{md}");
+        assert!(md.ends_with("| 9.5 / 4.2 |"), "{md}");
         assert_eq!(csv.matches(',').count(), SUITE.columns.matches(',').count());
+        assert!(csv.ends_with(",9.50,4.25"), "{csv}");
     }
 
     #[test]
