@@ -121,24 +121,24 @@ impl Problem {
     /// transposed, alpha 1, beta 0): the product every kernel computes.
     #[inline(always)]
     pub fn is_dense_unscaled(&self) -> bool {
-        let (alpha, beta) = (self.alpha, self.beta);
-        self.lda == self.k
-            && self.ldb == self.n
-            && self.ldc == self.n
-            && self.layout == 0
-            && alpha == 1.0
-            && beta == 0.0
+        self.is_dense_unscaled_as(0, self.n)
     }
 
     /// Whether it is dense `C = A B` with B stored transposed, `n x k` row-major (`ldb = k`,
     /// A and C row-major and dense, alpha 1, beta 0): how PyTorch stores a layer's weight.
     #[inline(always)]
     pub fn is_dense_unscaled_b_transposed(&self) -> bool {
+        self.is_dense_unscaled_as(TRANSPOSED_B, self.k)
+    }
+
+    /// Dense and unscaled with these layout bits and B's rows `ldb` apart.
+    #[inline(always)]
+    fn is_dense_unscaled_as(&self, layout: u32, ldb: u32) -> bool {
         let (alpha, beta) = (self.alpha, self.beta);
         self.lda == self.k
-            && self.ldb == self.k
+            && self.ldb == ldb
             && self.ldc == self.n
-            && self.layout == TRANSPOSED_B
+            && self.layout == layout
             && alpha == 1.0
             && beta == 0.0
     }
