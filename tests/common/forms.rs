@@ -327,8 +327,8 @@ pub fn b_transposed_kernels<T: Element>() -> Vec<Kernel> {
 
 /// Random dense products with B stored `n x k` (K a multiple of 8: rows TMA reads) on a
 /// [`b_transposed_kernels`] kernel, checked as [`one`] checks; first the forms next to it
-/// that the kernel does not read (K off 8 elements, B's rows padded, alpha 2), each a typed
-/// error with C untouched.
+/// that the kernel does not read (K off 8 elements, B's rows padded, alpha 2), each
+/// [`rgemm::Error::UnsupportedForm`].
 pub fn b_transposed<T: Element, O: Output<T>>(
     backend: &Backend,
     kernel: Kernel,
