@@ -604,7 +604,7 @@ struct Measured {
     ms: f64,
     cublas_ms: f64,
     diff: f64,
-    /// Host microseconds of one call, ours and cuBLAS's ([`common::host_us`]).
+    /// Host microseconds of one call, ours and cuBLAS's ([`median_host_us`]).
     host_us: (f64, f64),
 }
 
@@ -656,8 +656,8 @@ fn measure_row<T: Element, O: Output<T>>(
     let ms = common::median_ms(ctx, reps, || call(&mut ours))?;
     let cublas_ms = common::median_ms(ctx, reps, || cublas(&mut theirs))?;
     let host_us = (
-        common::host_us(ctx, HOST_CALLS, || call(&mut ours))?,
-        common::host_us(ctx, HOST_CALLS, || cublas(&mut theirs))?,
+        median_host_us(ctx, HOST_CALLS, || call(&mut ours))?,
+        median_host_us(ctx, HOST_CALLS, || cublas(&mut theirs))?,
     );
     Ok(Measured {
         kernel,
@@ -666,6 +666,26 @@ fn measure_row<T: Element, O: Output<T>>(
         diff,
         host_us,
     })
+}
+
+/// The median host time of one call of `work`, in microseconds, over `calls` calls made
+/// back to back from an idle stream (no wait between them, so the GPU's work does not
+/// count while the queue has room): what a call costs the host, which a timed call also
+/// pays where the GPU waits for it.
+fn median_host_us(
+    ctx: &Context,
+    calls: usize,
+    mut work: impl FnMut() -> rgemm::Result<()>,
+) -> rgemm::Result<f64> {
+    ctx.synchronize()?;
+    let mut times = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        let start = std::time::Instant::now();
+        work()?;
+        times.push(start.elapsed().as_secs_f64() * 1e6);
+    }
+    ctx.synchronize()?;
+    Ok(rgemm::internals::median(&times))
 }
 
 /// cuBLAS's product over views in its default arithmetic for the types.

@@ -101,26 +101,6 @@ pub fn median_ms(
     )?))
 }
 
-/// The median host time of one call of `work`, in microseconds, over `calls` calls made
-/// back to back from an idle stream (no wait between them, so the GPU's work does not
-/// count while the queue has room): what a call costs the host, which a timed call also
-/// pays where the GPU waits for it.
-pub fn host_us(
-    ctx: &Context,
-    calls: usize,
-    mut work: impl FnMut() -> rgemm::Result<()>,
-) -> rgemm::Result<f64> {
-    ctx.synchronize()?;
-    let mut times = Vec::with_capacity(calls);
-    for _ in 0..calls {
-        let start = std::time::Instant::now();
-        work()?;
-        times.push(start.elapsed().as_secs_f64() * 1e6);
-    }
-    ctx.synchronize()?;
-    Ok(rgemm::internals::median(&times))
-}
-
 /// `(alpha, beta)` in `T`'s scalar type.
 pub fn scalars<T: Element>((alpha, beta): (f64, f64)) -> (T::Out, T::Out) {
     (
