@@ -10,7 +10,7 @@
 //! `ctas`) are shared out evenly and in order among `ctas` more blocks, which the GPU runs
 //! as the last wave: a share covers the end of one tile and the start of the next at most.
 //! A block that covers a tile alone writes C; otherwise each block writes its part (partial
-//! sums) to a workspace slot, and a second launch, [`stream_k_fixup`], adds the parts in K
+//! sums) to a workspace slot, and a second launch, [`stream_k_fixup()`], adds the parts in K
 //! order and writes C. No block waits on another (no spinning, no assumption about which
 //! blocks run at once), and the result does not depend on timing.
 //!

@@ -108,7 +108,7 @@ impl Pipe {
 
 /// # Safety
 /// See the entry points; 384 threads per block; T is f32; the workspace holds the maps and
-/// the two parts [`pack_3xtf32`] wrote for this problem (the block is its packed problem).
+/// the two parts [`pack_3xtf32()`] wrote for this problem (the block is its packed problem).
 #[inline(always)]
 pub unsafe fn wgmma_3xtf32<T: Element>(gemm: Gemm<T>) {
     let (_, _, _, m, n, k) = gemm.plain();

@@ -5,7 +5,7 @@
 //! Why a pack launch: TF32 `wgmma` reads both operands K-major only (no transpose
 //! immediates), so a row-major B (N contiguous) cannot be read as it is stored; and TF32
 //! means each input rounded to nearest (`cvt.rna.tf32.f32`), which the instruction does not
-//! do (it reads the upper 19 bits). [`pack_tf32`] therefore writes, into the launch's
+//! do (it reads the upper 19 bits). [`pack_tf32()`] therefore writes, into the launch's
 //! workspace, B as `n x k` (B^T) and, unless the main launch reads A in place, A as `m x k`,
 //! both row-major with rows of [`Packing::row`] elements (whole 128-byte lines), every element
 //! rounded to TF32, whatever the caller's layout, transposes, leading dimensions and batch

@@ -6,7 +6,7 @@
 //! 50257 columns, K = 4099, a view with an odd offset) leaves the TMA kernels their one-stage
 //! `mma.sync` fallback, and before this kernel the rule sent such forms to the SIMT kernels
 //! (15-33% of cuBLAS, H100). The pack reads each operand once and writes it once (the
-//! TF32 kernels' pack, [`pack`], with each element as stored), so that the main launch reads
+//! TF32 kernels' pack, `pack`, with each element as stored), so that the main launch reads
 //! aligned, K-major A and B^T through tensor maps, whatever the caller's layout, transposes,
 //! leading dimensions and batch strides. A row-major A that TMA can read as it lies is read
 //! in place ([`Packing::a_in_place`]).

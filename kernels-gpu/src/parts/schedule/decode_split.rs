@@ -22,7 +22,7 @@ pub const LAST_BLOCK_STREAMED: PtxFacts = PtxFacts::all(&[
 ]);
 
 /// Warp `warp`'s share of K in slice `split` of `splits`: the slice as [`k_slice`] cuts it
-/// in steps of `granule`, cut again into [`WARPS`] shares of whole steps; `(k0, k1)`, empty
+/// in steps of `granule`, cut again into `WARPS` shares of whole steps; `(k0, k1)`, empty
 /// for a share past the slice's end.
 ///
 /// [`k_slice`]: crate::parts::schedule::k_slice

@@ -33,7 +33,7 @@ impl Encoding<f32> for Tf32 {
     }
 }
 
-/// 3xTF32: big = tf32(x) and small = tf32(x - big) ([`split_tf32`]).
+/// 3xTF32: big = tf32(x) and small = tf32(x - big) (`split_tf32`).
 pub struct Tf32x3;
 
 impl Encoding<f32> for Tf32x3 {

@@ -79,7 +79,7 @@ const TILES_64: &[PtxFacts] = narrower_tiles!(
 /// consumer warpgroups), one block per SM, A and B read through tensor maps, every form of
 /// the product. The TF32 kernels change the elements, the stages and the maps.
 ///
-/// A launch that follows it gives [`warp_specialised`] of the same width and stages (its
+/// A launch that follows it gives `warp_specialised` of the same width and stages (its
 /// `PERSISTENT` as the grid says) what it needs: 384 threads, `stages_shared(cols, stages)`
 /// bytes and, where the host wrote them, the tensor maps in the workspace.
 pub const fn spec(
