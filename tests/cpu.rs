@@ -213,6 +213,19 @@ fn the_catalogue_is_consistent() {
             "{}: every kernel runs on the CPU executor today",
             spec.name
         );
+        // The kernel the host runs where TMA cannot read: one that needs no TMA, takes
+        // every element this one does, and runs wherever this one does.
+        if let Some(other) = spec.tma.and_then(|maps| maps.otherwise) {
+            let other: Kernel = other.parse().expect("a catalogued kernel");
+            let o = other.spec();
+            assert!(o.tma.is_none() && o.arch <= spec.arch, "{}", spec.name);
+            assert!(
+                spec.elements.iter().all(|e| o.elements.contains(e)),
+                "{}",
+                spec.name
+            );
+            assert_eq!(o.precision, spec.precision, "{}", spec.name);
+        }
     }
 }
 
@@ -1041,8 +1054,8 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (16, 28672, 8192), Kernel::DecodeTma),
         (Bf16, (8, 8192, 8192), Kernel::DecodeTma),
         (Bf16, (4, 4096, 4096), Kernel::DecodeTma),
-        (Bf16, (1, 8192, 8192), Kernel::DecodeAsync),
-        (Bf16, (2, 4096, 4096), Kernel::DecodeAsync),
+        (Bf16, (1, 8192, 8192), Kernel::DecodeTma),
+        (Bf16, (2, 4096, 4096), Kernel::DecodeTma),
         // Rows of B that TMA cannot read (N not a multiple of 8): the cp.async kernels.
         (Bf16, (8, 4100, 4096), Kernel::DecodeMma),
         (Bf16, (1, 4100, 4096), Kernel::DecodeAsync),
@@ -1121,6 +1134,37 @@ fn the_rule_picks_the_measured_kernels() {
         }
         // Kernels that read only the plain form refuse it.
         assert!(norm.check_kernel(Kernel::DecodeMma, (2, 2)).is_err());
+        // It runs as itself where TMA reads the operands.
+        assert_eq!(
+            norm.runs_as(Kernel::DecodeTma, (2, 2)).ok(),
+            Some(Kernel::DecodeTma)
+        );
+    }
+    // The plain product with rows TMA cannot read (K or N not a multiple of 8) runs as
+    // `decode_mma`, which has no TMA; a product TMA reads runs as `decode_tma`.
+    for ((m, n, k), want) in [
+        ((16, 4096, 4099), Kernel::DecodeMma),
+        ((4, 4097, 4096), Kernel::DecodeMma),
+        ((16, 4096, 4096), Kernel::DecodeTma),
+    ] {
+        let views = (
+            rgemm::MatrixLayout::row_major(m, k),
+            rgemm::MatrixLayout::row_major(k, n),
+            rgemm::MatrixLayout::row_major(m, n),
+        );
+        let lens = (m * k, k * n, m * n);
+        let norm = rgemm::internals::Normalized::new(views, lens, rgemm::Batch::ONE, (1.0, 0.0))
+            .expect("valid views");
+        assert!(norm.check_kernel(Kernel::DecodeTma, (2, 4)).is_ok());
+        assert_eq!(
+            norm.runs_as(Kernel::DecodeTma, (2, 4)).ok(),
+            Some(want),
+            "{m}x{n}x{k}"
+        );
+        assert_eq!(
+            norm.runs_as(Kernel::DecodeMma, (2, 4)).ok(),
+            Some(Kernel::DecodeMma)
+        );
     }
     // With C in the 16-bit type, 1 and 2 rows go to `decode_tma` too.
     for (m, n, k) in [(1, 8192, 8192), (2, 4096, 4096)] {

@@ -300,7 +300,15 @@ impl Device {
         let maps = |base: u64| match kernel.spec().tma {
             Some(maps) => {
                 let (operands, problem) = launches.main_operands((pa, pb), base);
-                crate::tma::device_maps(maps, operands, &problem, elem)
+                match crate::tma::device_maps(maps, operands, &problem, elem)? {
+                    // (`runs_as` chose the other kernel wherever the offsets say this; a
+                    // buffer that starts off 256 bytes would reach here.)
+                    None if maps.otherwise.is_some() => Err(Error::UnsupportedForm {
+                        kernel: kernel.to_string(),
+                        reason: "it reads A and B only through tensor maps, and TMA cannot read these operands".into(),
+                    }),
+                    made => Ok(made),
+                }
             }
             None => Ok(None),
         };

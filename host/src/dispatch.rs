@@ -116,7 +116,8 @@ impl Context {
             }
         };
         norm.check_kernel(kernel, (size_of::<T>(), size_of::<O>()))?;
-        let launches = kernel.launches_for::<T>(self.props(), norm.problem)?;
+        let operands = norm.device_ab(size_of::<T>());
+        let (kernel, launches) = kernel.running::<T>(self.props(), norm.problem, operands)?;
         if kernel.spec().precision != precision {
             return Err(Error::UnsupportedPrecision {
                 precision: precision.name(),
@@ -184,7 +185,8 @@ impl Context {
         }
     }
 
-    /// The launch `kernel` would make for an `m x k` times `k x n` product.
+    /// The launch `kernel` would make for an `m x k` times `k x n` product: its own, or that
+    /// of the kernel it runs as there ([`Kernel::runs_as`]).
     pub fn plan<T: Element>(
         &self,
         kernel: Kernel,
@@ -192,7 +194,10 @@ impl Context {
         n: usize,
         k: usize,
     ) -> Result<LaunchPlan> {
-        let launches = kernel.launches::<T>(self.props(), (m, n, k))?;
+        kernel.launches::<T>(self.props(), (m, n, k))?;
+        // (Device buffers start 256-byte aligned.)
+        let problem = rgemm_kernels::problem::Problem::row_major(m as u32, n as u32, k as u32);
+        let (kernel, launches) = kernel.running::<T>(self.props(), problem, (0, 0))?;
         let ready = self.device.resolve::<T, T::Out>(kernel)?;
         Ok(LaunchPlan::of(kernel, &ready, &launches.main))
     }

@@ -106,11 +106,6 @@ impl Product {
         self.sixteen_bit() && self.hopper && self.tma_rows
     }
 
-    /// One or two rows with an f32 C: `decode_async` ahead of `decode_tma`.
-    fn async_first(&self) -> bool {
-        self.m <= 2 && !self.narrow_c
-    }
-
     /// `few_columns`' shapes: whole rows of C per thread.
     fn few_columns(&self) -> bool {
         let (m, n) = (self.m, self.n);
@@ -241,17 +236,17 @@ fn waves_of(p: &Product, kernel: Kernel) -> u64 {
 /// Decode shapes (up to 16 rows of C, one product): the kernels that read B once at full
 /// bandwidth; which one leads depends on the rows.
 pub const DECODE: &[Row] = &[
-    // On Hopper, where TMA reads A and B, `decode_tma` leads (H100: 4-16 x 4096 x 4096 at
-    // 75-102% of cuBLAS against the others' best 56-72%; 16 x 28672 x 8192 98-102%), but for
-    // 1 or 2 rows with an f32 C, where `decode_async` ran 7-14% ahead in two of three runs.
-    // With B transposed too, the only decode kernel that reads it (H100, Llama-3-8B layers
-    // at 1-16 rows: 75-98% of cuBLAS against the `wgmma` kernels' 51-92%,
-    // bench/2026-11-26-h100-rule-rows.md).
+    // On Hopper, where TMA reads A and B, `decode_tma` leads, B row-major or transposed
+    // (the only decode kernel that reads B transposed; the `wgmma` kernels ran those at
+    // 51-92% of cuBLAS). H100, two warps per panel: Llama-3-8B layers with B transposed at
+    // 1-16 rows, geometric mean 97.6-100.5% of cuBLAS per type and run against one warp
+    // per panel's 86.3-90.7%; 1-2 rows with an f32 C, 102-128% against `decode_async`'s 87-116%
+    // (bench/2026-11-26-h100-decode-tma-warps.md).
     row(
-        "16-bit on Hopper, TMA reads the operands, not 1-2 rows with an f32 C",
-        |p| p.tma_decode() && !p.async_first(),
+        "16-bit on Hopper, TMA reads the operands",
+        |p| p.tma_decode(),
         &[DecodeTma],
-        "bench/2026-11-25-h100-bf16-f16-decode-tma.md",
+        "bench/2026-11-26-h100-decode-tma-warps.md",
     ),
     // From 9 rows the `wgmma` kernels, where TMA reads the operands (H100, bf16: 16 x 8192 x
     // 8192 `wgmma_128x64` 87% of cuBLAS against `decode_mma`'s 72%).
@@ -264,14 +259,8 @@ pub const DECODE: &[Row] = &[
     // bf16 on an H200: `decode_async` for 1-2 rows, `decode_mma` for 3-8 (x 8192 x 8192 at
     // 76-88% of cuBLAS against `decode`'s 31-64%).
     row(
-        "1-2 rows, decode_tma possible but behind",
-        |p| p.m <= 2 && p.tma_decode() && p.async_first(),
-        &[DecodeAsync, DecodeTma, Decode, DecodeMma],
-        "bench/2026-11-25-h200-bf16-decode-tma-tail.md",
-    ),
-    row(
         "1-2 rows",
-        |p| p.m <= 2 && !(p.tma_decode() && p.async_first()),
+        |p| p.m <= 2,
         &[DecodeAsync, Decode, DecodeMma],
         "bench/2026-11-22-h200-bf16-f16-decode.md",
     ),

@@ -291,6 +291,37 @@ impl Kernel {
         self.launches_for::<T>(props, Problem::row_major(m as u32, n as u32, k as u32))
     }
 
+    /// The kernel that computes `problem` for this one, its A and B at addresses `(a, b)`
+    /// (elements of `elem_bytes`): this one, or where TMA cannot read them the one its maps
+    /// name ([`TensorMaps::otherwise`]).
+    pub fn runs_as(
+        &self,
+        problem: &Problem,
+        (a, b): (u64, u64),
+        elem_bytes: usize,
+    ) -> Result<Kernel> {
+        match self.spec().tma.and_then(|maps| maps.otherwise) {
+            Some(other)
+                if !rgemm_kernels::device::tma::reads(problem, (a, b), elem_bytes as u64) =>
+            {
+                other.parse()
+            }
+            _ => Ok(*self),
+        }
+    }
+
+    /// [`Kernel::runs_as`] for `problem`, and that kernel's launches
+    /// ([`Kernel::launches_for`]).
+    pub fn running<T: Element>(
+        &self,
+        props: &DeviceProps,
+        problem: Problem,
+        operands: (u64, u64),
+    ) -> Result<(Kernel, Launches)> {
+        let kernel = self.runs_as(&problem, operands, std::mem::size_of::<T>())?;
+        Ok((kernel, kernel.launches_for::<T>(props, problem)?))
+    }
+
     /// Whether this kernel computes `problem` as it is laid out: every kernel computes
     /// row-major, dense `C = A B`; the [`KernelSpec::strided`] ones leading dimensions,
     /// transposes and alpha/beta as well; the [`KernelSpec::b_transposed`] ones the dense

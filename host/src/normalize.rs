@@ -194,13 +194,14 @@ impl Normalized {
                 reason: "it reads A and B through tensor maps of one address each, and the products of a batch of views lie anywhere".into(),
             });
         }
-        // Device buffers start 256-byte aligned: the offsets decide the operands' alignment.
-        let (oa, ob, _) = self.offsets;
-        let at = |offset: usize| (offset * bytes.0) as u64;
         // (A kernel that packs A and B first reads the packed copies through its maps.)
         if kernel.spec().tma.is_some_and(|maps| maps.pack.is_none())
             && !plain
-            && !rgemm_kernels::device::tma::reads(&self.problem, (at(oa), at(ob)), bytes.0 as u64)
+            && !rgemm_kernels::device::tma::reads(
+                &self.problem,
+                self.device_ab(bytes.0),
+                bytes.0 as u64,
+            )
         {
             return Err(Error::UnsupportedForm {
                 kernel: kernel.to_string(),
@@ -208,6 +209,20 @@ impl Normalized {
             });
         }
         kernel.check_form(&self.problem)
+    }
+
+    /// The kernel that computes this product on the device for `kernel`
+    /// ([`Kernel::runs_as`]), once [`Normalized::check_kernel`] accepts it.
+    pub fn runs_as(&self, kernel: Kernel, bytes: (usize, usize)) -> Result<Kernel> {
+        kernel.runs_as(&self.problem, self.device_ab(bytes.0), bytes.0)
+    }
+
+    /// The kernels' A and B as device addresses modulo 256 (elements of `in_bytes`): device
+    /// buffers start 256-byte aligned, so the offsets decide the operands' alignment.
+    pub(crate) fn device_ab(&self, in_bytes: usize) -> (u64, u64) {
+        let (oa, ob, _) = self.offsets;
+        let at = |offset: usize| (offset * in_bytes) as u64;
+        (at(oa), at(ob))
     }
 }
 /// The views of a list of products: A's, B's and C's.

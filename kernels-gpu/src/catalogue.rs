@@ -450,7 +450,8 @@ impl Precision {
 /// `a_box` / `b_box` for row-major A and B, `a_t_box` / `b_t_box` for transposed ones. TMA
 /// needs row and batch strides of whole 16-byte units and 16-byte aligned bases
 /// ([`crate::device::tma::reads`]); for the dense row-major product the kernel takes another
-/// path where they are not, and the host does not choose it for the other forms.
+/// path where they are not, or the host runs the kernel [`TensorMaps::otherwise`] names, and
+/// the host does not choose it for the other forms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TensorMaps {
     pub a_box: (u32, u32),
@@ -461,6 +462,9 @@ pub struct TensorMaps {
     /// into the workspace in the layout the maps read (K-major; `wgmma_tf32`: rounded to
     /// TF32, `wgmma_packed`: as stored); the main launch then takes the packed operands and their problem block.
     pub pack: Option<Pack>,
+    /// The kernel (by name) the host runs instead where TMA cannot read the dense row-major
+    /// product, for a kernel with no other path of its own; `None`: the kernel takes its own.
+    pub otherwise: Option<&'static str>,
 }
 
 /// A pack launch ([`TensorMaps::pack`]): its entry family, the parts it splits each
@@ -487,6 +491,7 @@ impl TensorMaps {
             a_t_box: (rows, bk),
             b_t_box: (cols, bk),
             pack: Some(pack),
+            otherwise: None,
         }
     }
 }

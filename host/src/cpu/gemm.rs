@@ -136,13 +136,16 @@ impl CpuExecutor {
     ) -> Result<()> {
         let (m, n, k) = check_product_shape(a, b)?;
         check_output_shape(c.shape(), m, n)?;
-        let launches = kernel.launches::<T>(&self.props(), (m, n, k))?;
+        kernel.launches::<T>(&self.props(), (m, n, k))?;
         if m == 0 || n == 0 {
             return Ok(());
         }
+        let ab = (a.as_slice(), b.as_slice());
+        let operands = (ab.0.as_ptr() as u64, ab.1.as_ptr() as u64);
+        let problem = rgemm_kernels::problem::Problem::row_major(m as u32, n as u32, k as u32);
+        let (kernel, launches) = kernel.running::<T>(&self.props(), problem, operands)?;
         // Work on a copy, so a fault leaves C as it was.
         let mut out = c.as_slice().to_vec();
-        let ab = (a.as_slice(), b.as_slice());
         self.run_launches::<T, O>(kernel, ab, (0, 0, 0), &mut out, &launches)?;
         *c = Matrix::from_vec(m, n, out)?;
         Ok(())
@@ -163,11 +166,13 @@ impl CpuExecutor {
         let lens = (a.data.len(), b.data.len(), c.data.len());
         let norm = Normalized::new(layouts, lens, batch, (alpha, beta))?;
         norm.check_kernel(kernel, (std::mem::size_of::<T>(), std::mem::size_of::<O>()))?;
-        let launches = kernel.launches_for::<T>(&self.props(), norm.problem)?;
+        let ab = norm.ordered(a.data, b.data);
+        let at = |data: &[T], offset: usize| data.as_ptr().wrapping_add(offset) as u64;
+        let operands = (at(ab.0, norm.offsets.0), at(ab.1, norm.offsets.1));
+        let (kernel, launches) = kernel.running::<T>(&self.props(), norm.problem, operands)?;
         if norm.nothing {
             return Ok(());
         }
-        let ab = norm.ordered(a.data, b.data);
         let mut out = c.data.to_vec();
         self.run_launches::<T, O>(kernel, ab, norm.offsets, &mut out, &launches)?;
         c.data.copy_from_slice(&out);
@@ -190,11 +195,13 @@ impl CpuExecutor {
         let Some(indexed) = Indexed::new((&la, &lb, &lc), (alpha, beta))? else {
             return Ok(());
         };
-        let norm = indexed.norm;
+        let norm = &indexed.norm;
         norm.check_kernel(kernel, (std::mem::size_of::<T>(), std::mem::size_of::<O>()))?;
-        let mut launches = kernel.launches_for::<T>(&self.props(), norm.problem)?;
         if norm.nothing {
-            return Ok(());
+            // (The launch's own errors first, as a product with work gets them.)
+            return kernel
+                .launches_for::<T>(&self.props(), norm.problem)
+                .map(drop);
         }
         // Work on copies, so a fault leaves every C as it was.
         let mut outs: Vec<Vec<O>> = c.iter().map(|c| c.data.to_vec()).collect();
@@ -205,6 +212,8 @@ impl CpuExecutor {
             })
             .collect();
         let (first, table) = indexed.table::<T, O>(&starts)?;
+        let operands = (first.0, first.1);
+        let (kernel, mut launches) = kernel.running::<T>(&self.props(), norm.problem, operands)?;
         let table = table.unwrap_or_default();
         launches.problem.batch_table = match table.is_empty() {
             true => 0,
@@ -267,8 +276,12 @@ impl CpuExecutor {
                     std::ptr::copy_nonoverlapping(maps.as_ptr(), to, maps.len());
                 },
                 // Host memory need not be aligned as device buffers are: the kernel's
-                // other path computes only the dense product.
-                None if !p.is_dense_unscaled() || launches.pack.is_some() => {
+                // other path computes only the dense product (`runs_as` chose the other
+                // kernel where there is no such path).
+                None if !p.is_dense_unscaled()
+                    || launches.pack.is_some()
+                    || maps.otherwise.is_some() =>
+                {
                     return Err(Error::UnsupportedForm {
                         kernel: kernel.to_string(),
                         reason: "its tensor maps need 16-byte aligned operands, and these host buffers are not".into(),

@@ -10,7 +10,7 @@ use crate::device::thread::{block_idx_x, block_idx_y, sync_threads, sync_warp, t
 use crate::device::vector::aligned16;
 use crate::element::Half;
 use crate::parts::decode::stream::fill_stage;
-use crate::parts::schedule::decode_split::{STRIP, WARPS, warp_share};
+use crate::parts::schedule::decode_split::{STRIP, THREADS, WARPS, warp_share};
 use crate::parts::schedule::split_k::{PASS_ROWS, Slices};
 use crate::problem::Gemm;
 /// K rows per stage: one `mma` K step.
@@ -176,7 +176,9 @@ pub unsafe fn product<T: Half>(g: Gemm<T>) {
         let slices = Slices::of(&g, ROWS); // made here: held across the pass, it spilled
         // SAFETY: `finish`'s points: the kernel's launch rules (this contract); every thread calls
         // it, after `pass` wrote `sums`.
-        unsafe { slices.finish::<ROWS, WARPS>((row0, (m - row0).min(ROWS)), &sums, &last_flag) };
+        unsafe {
+            slices.finish::<ROWS, WARPS, THREADS>((row0, (m - row0).min(ROWS)), &sums, &last_flag)
+        };
         row0 += ROWS;
     }
 }

@@ -93,7 +93,7 @@ impl<T: Element> Slices<T> {
     /// PER_WARP`, `row0 + rows <= m`; `sums` holds the `PARTS * PER_WARP x STRIP` sums of
     /// this block, and `last_flag` is as [`last_to_arrive`]'s flag.
     #[inline(always)]
-    pub(crate) unsafe fn finish<const PER_WARP: u32, const PARTS: u32>(
+    pub(crate) unsafe fn finish<const PER_WARP: u32, const PARTS: u32, const BLOCK: u32>(
         &self,
         (row0, rows): (u32, u32),
         sums: &SharedTile<T::Acc>,
@@ -104,9 +104,9 @@ impl<T: Element> Slices<T> {
         let tid = thread_idx_x();
         let plane = m as usize * n as usize;
         sync_threads(); // every warp's sums are in
-        for i in 0..PER_WARP * STRIP / THREADS {
+        for i in 0..PER_WARP * STRIP / BLOCK {
             // (Not `place`: its index before the check compiled to other PTX than was measured.)
-            let (r, cc) = self.element::<1>(i);
+            let (r, cc) = self.element::<1, BLOCK>(i);
             let column = strip * STRIP + cc;
             if r < rows && column < n {
                 let mut sum = T::Acc::ZERO;
@@ -149,10 +149,10 @@ impl<T: Element> Slices<T> {
                     // SAFETY: the last block, past its ticket: every plane of the strip is in;
                     // `vector` tested `add_planes_by_four`'s alignment: n a multiple of 4,
                     // planes 16-byte aligned, C aligned to four elements.
-                    unsafe { self.add_planes_by_four::<PER_WARP>((row0, rows), plane) };
+                    unsafe { self.add_planes_by_four::<PER_WARP, BLOCK>((row0, rows), plane) };
                 } else {
                     // SAFETY: as above; `add_planes` needs no alignment.
-                    unsafe { self.add_planes::<PER_WARP>((row0, rows), plane) };
+                    unsafe { self.add_planes::<PER_WARP, BLOCK>((row0, rows), plane) };
                 }
                 if tid == 0 {
                     // The next product on this stream finds it zero again.
@@ -169,16 +169,20 @@ impl<T: Element> Slices<T> {
     /// Element `i` of this thread's share of a pass, `UNIT` columns at a time: its row of
     /// the pass and its column in the strip.
     #[inline(always)]
-    fn element<const UNIT: u32>(&self, i: u32) -> (u32, u32) {
-        let e = UNIT * (thread_idx_x() + i * THREADS);
+    fn element<const UNIT: u32, const BLOCK: u32>(&self, i: u32) -> (u32, u32) {
+        let e = UNIT * (thread_idx_x() + i * BLOCK);
         (e / STRIP, e % STRIP)
     }
 
     /// Where [`Slices::element`] `i` of the pass of rows `row0..row0 + rows` lies: whether
     /// inside C, and its index in C (and in each plane).
     #[inline(always)]
-    fn place<const UNIT: u32>(&self, i: u32, (row0, rows): (u32, u32)) -> (bool, usize) {
-        let (r, cc) = self.element::<UNIT>(i);
+    fn place<const UNIT: u32, const BLOCK: u32>(
+        &self,
+        i: u32,
+        (row0, rows): (u32, u32),
+    ) -> (bool, usize) {
+        let (r, cc) = self.element::<UNIT, BLOCK>(i);
         let column = self.strip_split.0 * STRIP + cc;
         let n = self.m_n.1;
         let at = (row0 + r) as usize * n as usize + column as usize;
@@ -191,10 +195,14 @@ impl<T: Element> Slices<T> {
     /// # Safety
     /// As [`Slices::finish`], in the last block, past its ticket.
     #[inline(always)]
-    unsafe fn add_planes<const PER_WARP: u32>(&self, pass: (u32, u32), plane: usize) {
-        let at = |i: u32| self.place::<1>(i, pass);
+    unsafe fn add_planes<const PER_WARP: u32, const BLOCK: u32>(
+        &self,
+        pass: (u32, u32),
+        plane: usize,
+    ) {
+        let at = |i: u32| self.place::<1, BLOCK>(i, pass);
         const MOST: usize = (PASS_ROWS * STRIP / THREADS) as usize;
-        let count = (PER_WARP * STRIP / THREADS) as usize;
+        let count = (PER_WARP * STRIP / BLOCK) as usize;
         let mut sum = [T::Acc::ZERO; MOST];
         for s in 0..self.strip_split.2 as usize {
             // (Loads first, then the adds that wait for them.)
@@ -227,13 +235,17 @@ impl<T: Element> Slices<T> {
     /// # Safety
     /// As [`Slices::add_planes`], and the alignment above.
     #[inline(always)]
-    unsafe fn add_planes_by_four<const PER_WARP: u32>(&self, pass: (u32, u32), plane: usize) {
+    unsafe fn add_planes_by_four<const PER_WARP: u32, const BLOCK: u32>(
+        &self,
+        pass: (u32, u32),
+        plane: usize,
+    ) {
         let splits = self.strip_split.2 as usize;
-        let at = |i: u32| self.place::<4>(i, pass);
+        let at = |i: u32| self.place::<4, BLOCK>(i, pass);
         /// Planes whose loads are in flight together.
         const GROUP: usize = 4;
         const MOST: usize = (PASS_ROWS * STRIP / THREADS / 4) as usize;
-        let count = (PER_WARP * STRIP / THREADS / 4) as usize;
+        let count = (PER_WARP * STRIP / BLOCK / 4) as usize;
         let mut sum = [[T::Acc::ZERO; 4]; MOST];
         // (Constant trip counts inside, so the arrays stay in registers.)
         for first in (0..splits).step_by(GROUP) {

@@ -154,6 +154,7 @@ pub(crate) const fn tile_maps(cols: u32) -> TensorMaps {
         a_t_box: (BK, 64),
         b_t_box: (cols, BK),
         pack: None,
+        otherwise: None,
     }
 }
 
