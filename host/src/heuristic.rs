@@ -428,6 +428,16 @@ pub const RULE: &[Row] = &[
         then: Then::Table(DECODE),
         record: "bench/2026-11-22-h200-bf16-f16-decode.md",
     },
+    // 17-32 rows of 16-bit on Hopper: `decode_tma` in sweeps of two boxes of A a stage, B
+    // read once, ahead of the `wgmma` kernels' 128-row tiles (H100, % of cuBLAS: 32 x 4096 x
+    // 4096 bf16 89.4% against 72.3%, bf16 C 75.4% against 58.9%; the suite's 17 x 8192 x 4096
+    // with B transposed 89.3-95.2% against 86.5-90.5%), which follow it.
+    row(
+        "17-32 rows of 16-bit on Hopper, one product, TMA reads the operands",
+        |p| (17..=32).contains(&p.m) && p.batch == 1 && p.tma_decode(),
+        &[DecodeTma],
+        "bench/2026-11-26-h100-decode-tma-sweeps.md",
+    ),
     // `thin` after the decode kernels for few rows; for few columns only for one or two
     // (H200, 4096 x 1 x 4096: 122% of cuBLAS in f32, 159% in bf16; at 8 columns 30% and 19%).
     row(

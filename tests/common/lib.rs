@@ -787,7 +787,8 @@ pub fn fixed_cases() -> Vec<Case> {
             // K large enough for several slices of K (each at least 256 rows), so the partial
             // sums go through the workspace and `decode`'s fix-up launch or
             // `decode_async`'s, `decode_mma`'s and `decode_tma`'s last block; M from 1 to 16 and past it
-            // (two passes), N off the 4- and 8-column loads' alignment too; C in f32 and in the input type. Twice
+            // (two passes; `decode_tma`'s sweeps of two and four boxes of A, one past C's rows,
+            // and two sweeps), N off the 4- and 8-column loads' alignment too; C in f32 and in the input type. Twice
             // each: the result must not depend on which block finishes last, and the
             // counters must be left zero for the next product.
             fn decode<T: Element, O: Output<T>>(be: &Backend) -> Result<(), String> {
@@ -797,7 +798,7 @@ pub fn fixed_cases() -> Vec<Case> {
                     Kernel::DecodeMma,
                     Kernel::DecodeTma,
                 ];
-                // (N = 130 and 67: no tensor maps, `decode_tma` runs `decode_mma`'s body.)
+                // (N = 130 and 67: no tensor maps, the host runs `decode_mma` for `decode_tma`.)
                 same_twice_on::<T, O>(
                     be,
                     &kernels,
@@ -807,6 +808,9 @@ pub fn fixed_cases() -> Vec<Case> {
                         (17, 67, 777),
                         (16, 512, 1536),
                         (5, 264, 1032),
+                        (24, 384, 2048),
+                        (40, 264, 1032),
+                        (100, 256, 1024),
                     ],
                 )
             }
