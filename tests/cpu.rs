@@ -1091,8 +1091,28 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (256, 256, 256, 128), Kernel::WgmmaPersistent),
         (Bf16, (512, 512, 512, 64), Kernel::WgmmaPersistent),
         (Bf16, (1024, 1024, 1024, 16), Kernel::WgmmaPersistent),
+        // f64, whole 128 x 64 tiles from one per SM (256 here): `dmma_k4`.
+        (F64, (8192, 256, 8192, 1), Kernel::DmmaK4),
     ]) {
         assert_eq!(first(elem, shape), want, "{elem:?} {shape:?}");
+    }
+    // TF32 batches: 128^3 products on `mma_tf32`'s 128 x 128 tiles; 64^3 and 256^3 on
+    // `wgmma_tf32`.
+    for ((m, batch), want) in [
+        ((128, 256), Kernel::MmaTf32),
+        ((64, 512), Kernel::WgmmaTf32),
+        ((256, 128), Kernel::WgmmaTf32),
+    ] {
+        let problem = Problem {
+            batch,
+            batch_stride_a: (m * m) as u64,
+            batch_stride_b: (m * m) as u64,
+            batch_stride_c: (m * m) as u64,
+            ..Problem::row_major(m, m, m)
+        };
+        let tf32 = rgemm::Precision::Tf32;
+        let order = rgemm::internals::preference::<f32>(&p, &problem, tf32);
+        assert_eq!(order[0], want, "tf32 {batch} x {m}^3");
     }
     // Few rows with B transposed (N x K as stored): stream-K's short tiles for f32, the DMMA
     // kernels for f64.

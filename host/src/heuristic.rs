@@ -290,17 +290,22 @@ pub const DMMA: &[Row] = &[
     // mainloop (H100, % of cuBLAS: 512^3 96.2% against `dmma_small`'s 76.8%, 1024^3 101.1%
     // against 98.9%, 1000^3 83.2% against 83.1%).
     row(
-        "128 x 64 tiles fill less than two blocks per SM",
-        |p| dmma_wide_tiles(p) < 2 * p.sms,
+        "128 x 64 tiles fewer than the SMs, or edge tiles under two blocks per SM",
+        |p| {
+            let tiles = dmma_wide_tiles(p);
+            tiles < p.sms || (tiles < 2 * p.sms && !dmma_whole(p))
+        },
         &[DmmaSmallBuffered, DmmaSmall, DmmaK4, DmmaWarps],
         "bench/2026-11-26-h100-f64-edges.md",
     ),
     // `dmma_k4` where every tile is whole (edge tiles run its plain mainloop, spilled):
     // H200, 4096^3 91.7%, 8192^3 91.0%, 2048^3 92.8% of cuBLAS against `dmma_buffered`'s
-    // 89.1-89.6% and `dmma_warps`' 81-83%.
+    // 89.1-89.6% and `dmma_warps`' 81-83%. From one tile per SM: H100, 8192 x 256 x 8192
+    // (256 tiles) 98.5-98.8% against `dmma_small_buffered`'s 89.3-89.5%
+    // (bench/2026-11-26-h100-slow-rows-forced.md).
     row(
-        "whole 128 x 64 tiles filling the SMs",
-        |p| dmma_wide_tiles(p) >= 2 * p.sms && dmma_whole(p),
+        "whole 128 x 64 tiles, at least one per SM",
+        |p| dmma_wide_tiles(p) >= p.sms && dmma_whole(p),
         &[DmmaK4, DmmaWarps, DmmaSmall],
         "bench/2026-11-26-h200-f64-dmma-k4.md",
     ),
@@ -333,6 +338,22 @@ fn dmma_whole(p: &Product) -> bool {
 pub const RULE: &[Row] = &[
     // Hopper's `wgmma` on packed operands (A in place where TMA reads it), every form (H200:
     // 94% of cuBLAS at 4096^3 against `mma_tf32`'s 27%); `mma.sync` elsewhere.
+    // A batch of products of 65-128 columns and more than 64 rows: `mma_tf32`'s 128 x 128
+    // tiles, where `wgmma_tf32`'s 128 x 256 ones leave half their columns empty (H100,
+    // 256 x 128^3: 94.1-98.9% of cuBLAS against 71.1-80.9%, three runs; 512 x 64^3 and
+    // 128 x 256^3 stay on `wgmma_tf32`; bench/2026-11-26-h100-slow-rows-forced.md).
+    row(
+        "TF32 asked for, on Hopper, a batch of products of 65-128 columns",
+        |p| {
+            p.precision == Precision::Tf32
+                && p.hopper
+                && p.batch > 1
+                && p.m > 64
+                && (65..=128).contains(&p.n)
+        },
+        &[MmaTf32],
+        "bench/2026-11-26-h100-slow-rows-forced.md",
+    ),
     row(
         "TF32 asked for, on Hopper",
         |p| p.precision == Precision::Tf32 && p.hopper,
