@@ -985,14 +985,16 @@ fn the_rule_is_a_table_of_recorded_rows() {
 fn the_rule_picks_the_measured_kernels() {
     use rgemm_kernels::problem::Problem;
     let p = h100();
-    let first = |elem: rgemm::Elem, (m, n, k, batch): (u32, u32, u32, u32)| {
-        let problem = Problem {
-            batch,
-            batch_stride_a: (m * k) as u64,
-            batch_stride_b: (k * n) as u64,
-            batch_stride_c: (m * n) as u64,
-            ..Problem::row_major(m, n, k)
-        };
+    // A dense strided batch of `batch` products of m x n x k (one product: batch 1).
+    let strided = |(m, n, k, batch): (u32, u32, u32, u32)| Problem {
+        batch,
+        batch_stride_a: (m * k) as u64,
+        batch_stride_b: (k * n) as u64,
+        batch_stride_c: (m * n) as u64,
+        ..Problem::row_major(m, n, k)
+    };
+    let first = |elem: rgemm::Elem, shape: (u32, u32, u32, u32)| {
+        let problem = strided(shape);
         let order = match elem {
             rgemm::Elem::F32 => {
                 rgemm::internals::preference::<f32>(&p, &problem, rgemm::Precision::Exact)
@@ -1103,13 +1105,7 @@ fn the_rule_picks_the_measured_kernels() {
         ((64, 512), Kernel::WgmmaTf32),
         ((256, 128), Kernel::WgmmaTf32),
     ] {
-        let problem = Problem {
-            batch,
-            batch_stride_a: (m * m) as u64,
-            batch_stride_b: (m * m) as u64,
-            batch_stride_c: (m * m) as u64,
-            ..Problem::row_major(m, m, m)
-        };
+        let problem = strided((m, m, m, batch));
         let tf32 = rgemm::Precision::Tf32;
         let order = rgemm::internals::preference::<f32>(&p, &problem, tf32);
         assert_eq!(order[0], want, "tf32 {batch} x {m}^3");
