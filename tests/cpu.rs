@@ -1184,6 +1184,22 @@ fn the_rule_picks_the_measured_kernels() {
             norm.runs_as(Kernel::DecodeMma, (2, 4)).ok(),
             Some(Kernel::DecodeMma)
         );
+        // Off Hopper `decode_tma` is refused whether or not it would run as `decode_mma`.
+        let a100 = DeviceProps {
+            compute_capability: (8, 0),
+            ..h100()
+        };
+        let ran = Kernel::DecodeTma.running::<bf16>(&a100, norm.problem, (0, 0));
+        assert!(
+            matches!(ran, Err(rgemm::Error::UnsupportedKernel { .. })),
+            "{m}x{n}x{k}"
+        );
+        let ran = Kernel::DecodeTma.running::<bf16>(&p, norm.problem, (0, 0));
+        assert_eq!(
+            ran.ok().map(|(kernel, _)| kernel),
+            Some(want),
+            "{m}x{n}x{k}"
+        );
     }
     // With C in the 16-bit type, 1 and 2 rows go to `decode_tma` too.
     for (m, n, k) in [(1, 8192, 8192), (2, 4096, 4096)] {

@@ -311,13 +311,16 @@ impl Kernel {
     }
 
     /// [`Kernel::runs_as`] for `problem`, and that kernel's launches
-    /// ([`Kernel::launches_for`]).
+    /// ([`Kernel::launches_for`]). The device must run this kernel itself
+    /// ([`Kernel::check_device`]): asking for a Hopper kernel elsewhere is an error whatever
+    /// the operands' alignment.
     pub fn running<T: Element>(
         &self,
         props: &DeviceProps,
         problem: Problem,
         operands: (u64, u64),
     ) -> Result<(Kernel, Launches)> {
+        self.check_device::<T>(props)?;
         let kernel = self.runs_as(&problem, operands, std::mem::size_of::<T>())?;
         Ok((kernel, kernel.launches_for::<T>(props, problem)?))
     }
