@@ -1041,8 +1041,17 @@ fn the_rule_picks_the_measured_kernels() {
         (F64, (32, 4096, 4096), Kernel::StreamK32),
         (F64, (4096, 4096, 4096), Kernel::DmmaK4),
         (F64, (8192, 8192, 8192), Kernel::DmmaK4),
-        (F64, (3000, 3000, 3000), Kernel::DmmaSmallBuffered),
+        // f64 sides no tile divides: by how full `dmma_k4`'s waves of 128 x 64 tiles are
+        // (3000^3 85%, 2000^3 97%; 2500^3 76%, 1500^3 55%, 1200^3 72%).
+        (F64, (3000, 3000, 3000), Kernel::DmmaK4),
+        (F64, (2000, 2000, 2000), Kernel::DmmaK4),
+        (F64, (200, 8192, 4096), Kernel::DmmaK4),
+        (F64, (2500, 2500, 2500), Kernel::DmmaSmallBuffered),
+        (F64, (1500, 1500, 1500), Kernel::DmmaSmallBuffered),
+        (F64, (1200, 1200, 1200), Kernel::DmmaSmallBuffered),
+        (F64, (1000, 1000, 1000), Kernel::DmmaSmallBuffered),
         (F64, (1024, 1024, 1024), Kernel::DmmaSmallBuffered),
+        (F64, (100, 65536, 4096), Kernel::DmmaSmallBuffered),
         (Bf16, (64, 4096, 4096), Kernel::Wgmma128x128),
         (Bf16, (17, 8192, 4096), Kernel::DecodeTma),
         (Bf16, (32, 4096, 4096), Kernel::DecodeTma),

@@ -285,38 +285,41 @@ pub const DECODE: &[Row] = &[
 ];
 
 /// f64 on the FP64 tensor cores (Hopper).
+///
+/// Since edge blocks load the whole tile that ends at C's edge (`wide_tile`'s `inside`),
+/// a side that no tile divides costs no more than a whole one where C has a tile's rows and
+/// columns, and the choice between 128 x 64 tiles (`dmma_k4`, two blocks per SM) and 64 x 64
+/// ones (`dmma_small_buffered`, three) follows how full their waves are (H200, % of cuBLAS,
+/// `dmma_k4` against `dmma_small_buffered`: 2000^3 93.3 / 89.8 with `dmma_k4`'s waves 97%
+/// full, 3000^3 93.6 / 90.6 at 85%; 2500^3 91.8 / 95.2 at 76%, 1200^3 75.7 / 94.0 at 72%,
+/// 1500^3 84.0 / 94.1 at 55%; docs/bench/2026-11-28-h200-f64-moved-edges.md).
 pub const DMMA: &[Row] = &[
-    // 64 x 64 tiles where 128 x 64 ones would not fill two blocks per SM, with the buffered
-    // mainloop (H100, % of cuBLAS: 512^3 96.2% against `dmma_small`'s 76.8%, 1024^3 101.1%
-    // against 98.9%, 1000^3 83.2% against 83.1%).
+    // 64 x 64 tiles where 128 x 64 ones would be fewer than the SMs, or where C has fewer than
+    // a 128 x 64 tile's rows or columns (those edge blocks cannot move inside): the buffered
+    // mainloop (H100, % of cuBLAS: 512^3 96.2% against `dmma_small`'s 76.8%; H200, 1000^3
+    // 103.1% against `dmma_k4`'s 96.3%).
     row(
-        "128 x 64 tiles fewer than the SMs, or edge tiles under two blocks per SM",
-        |p| {
-            let tiles = dmma_wide_tiles(p);
-            tiles < p.sms || (tiles < 2 * p.sms && !dmma_whole(p))
-        },
+        "128 x 64 tiles fewer than the SMs, or C under a 128 x 64 tile",
+        |p| dmma_wide_tiles(p) < p.sms || p.m < 128 || p.n < 64,
         &[DmmaSmallBuffered, DmmaSmall, DmmaK4, DmmaWarps],
-        "bench/2026-11-26-h100-f64-edges.md",
+        "bench/2026-11-28-h200-f64-moved-edges.md",
     ),
-    // `dmma_k4` where every tile is whole (edge tiles run its plain mainloop, spilled):
-    // H200, 4096^3 91.7%, 8192^3 91.0%, 2048^3 92.8% of cuBLAS against `dmma_buffered`'s
-    // 89.1-89.6% and `dmma_warps`' 81-83%. From one tile per SM: H100, 8192 x 256 x 8192
-    // (256 tiles) 98.5-98.8% against `dmma_small_buffered`'s 89.3-89.5%
-    // (bench/2026-11-26-h100-slow-rows-forced.md).
+    // `dmma_k4` where its waves of two blocks per SM are at least 80% full: H200, 4096^3
+    // 93.1%, 2048^3 93.0%, 2000^3 93.3%, 3000^3 93.6% of cuBLAS against
+    // `dmma_small_buffered`'s 89.5-90.6%. From one tile per SM: H100, 8192 x 256 x 8192
+    // (256 tiles) 98.5-98.8% against 89.3-89.5% (bench/2026-11-26-h100-slow-rows-forced.md).
     row(
-        "whole 128 x 64 tiles, at least one per SM",
-        |p| dmma_wide_tiles(p) >= p.sms && dmma_whole(p),
-        &[DmmaK4, DmmaWarps, DmmaSmall],
-        "bench/2026-11-26-h200-f64-dmma-k4.md",
+        "128 x 64 tiles from one per SM, in waves at least 80% full",
+        |p| dmma_wide_tiles(p) >= p.sms && dmma_waves_full(p),
+        &[DmmaK4, DmmaSmallBuffered, DmmaWarps],
+        "bench/2026-11-28-h200-f64-moved-edges.md",
     ),
-    // Edge tiles: the buffered mainloop on 64 x 64 tiles, whose edges waste less (H100, % of
-    // cuBLAS against `dmma_warps`': 1500^3 93.7% against 76.9%, 2000^3 80.5% against 78.6%,
-    // 2500^3 89.0% against 78.3%, 3000^3 86.3% against 77.0%).
+    // Emptier waves of 128 x 64 tiles: 64 x 64 ones, three blocks per SM.
     row(
-        "edge tiles filling the SMs",
-        |p| dmma_wide_tiles(p) >= 2 * p.sms && !dmma_whole(p),
-        &[DmmaSmallBuffered, DmmaWarps, DmmaK4, DmmaSmall],
-        "bench/2026-11-26-h100-f64-edges.md",
+        "128 x 64 tiles in emptier waves",
+        |p| dmma_wide_tiles(p) >= p.sms,
+        &[DmmaSmallBuffered, DmmaK4, DmmaWarps, DmmaSmall],
+        "bench/2026-11-28-h200-f64-moved-edges.md",
     ),
     row(
         "then the buffered and first DMMA kernels",
@@ -330,8 +333,11 @@ fn dmma_wide_tiles(p: &Product) -> u64 {
     p.m.div_ceil(128) * p.n.div_ceil(64) * p.batch.max(1)
 }
 
-fn dmma_whole(p: &Product) -> bool {
-    p.m.is_multiple_of(128) && p.n.is_multiple_of(64)
+/// Whether `dmma_k4`'s 128 x 64 tiles fill its waves (two blocks per SM) at least 80%: the
+/// tiles over the blocks of every wave the grid takes.
+fn dmma_waves_full(p: &Product) -> bool {
+    let (tiles, wave) = (dmma_wide_tiles(p), 2 * p.sms.max(1));
+    5 * tiles >= 4 * tiles.div_ceil(wave) * wave
 }
 
 /// The rule: every row that holds, in order.

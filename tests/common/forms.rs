@@ -627,6 +627,40 @@ pub fn error_cases() -> Vec<ErrorCase> {
     ]
 }
 
+/// One product of `mnk` with unpadded operands at their buffers' starts, A and B stored
+/// transposed as `(a_t, b_t)` say and C column-major where `c_col`.
+fn dense_case(
+    mnk: (usize, usize, usize),
+    (a_t, b_t, c_col): (bool, bool, bool),
+    (alpha, beta): (f64, f64),
+    seed: u64,
+) -> Case {
+    let st = |transposed: bool| Storage {
+        transposed,
+        layout: Layout::RowMajor,
+        pad: 0,
+        offset: 0,
+    };
+    Case {
+        mnk,
+        a: st(a_t),
+        b: st(b_t),
+        c: Storage {
+            layout: if c_col {
+                Layout::ColMajor
+            } else {
+                Layout::RowMajor
+            },
+            ..st(false)
+        },
+        count: 1,
+        shared: (false, false),
+        alpha,
+        beta,
+        seed,
+    }
+}
+
 /// Whole 128 x 128 tiles and K a multiple of 16 in every layout of A and B (and a
 /// column-major C): the unchecked mainloops, compiled per layout, which the random shapes
 /// of [`property`] rarely reach on the executor (they need sides of 128 or more).
@@ -647,30 +681,7 @@ pub fn whole_tiles(be: &Backend) -> Result<(), String> {
             (false, false, true),
             (true, false, true),
         ] {
-            let st = |transposed: bool| Storage {
-                transposed,
-                layout: Layout::RowMajor,
-                pad: 0,
-                offset: 0,
-            };
-            let case = Case {
-                mnk,
-                a: st(ta),
-                b: st(tb),
-                c: Storage {
-                    layout: if c_col {
-                        Layout::ColMajor
-                    } else {
-                        Layout::RowMajor
-                    },
-                    ..st(false)
-                },
-                count: 1,
-                shared: (false, false),
-                alpha: 1.0,
-                beta: 0.0,
-                seed: 7,
-            };
+            let case = dense_case(mnk, (ta, tb, c_col), (1.0, 0.0), 7);
             one::<T, T::Out>(be, Some(kernel), &case)?;
         }
         Ok(())
@@ -699,6 +710,59 @@ pub fn whole_tiles(be: &Backend) -> Result<(), String> {
         each_of::<f64>(be, Kernel::DmmaBuffered, mnk)?;
         // `dmma_k4`'s: its interior blocks in their own function, K steps of 4.
         each_of::<f64>(be, Kernel::DmmaK4, mnk)?;
+    }
+    Ok(())
+}
+
+/// Edge tiles of the `mma.sync` tile ([`Kernel::DmmaK4`] and its family, TF32 on
+/// `mma_tf32`): a block whose tile crosses C's last row or column multiplies the whole tile
+/// ending at C's edge, overlapping its neighbour's, and stores only its own elements. With
+/// beta non-zero (f64) an element stored twice would show (beta applied twice); every layout
+/// of A and B, a column-major C, sides one past a tile and several tiles, an odd N
+/// (transposed B: the moved tile's columns stay even), M under a tile (only the columns
+/// move), K with a partial stage.
+pub fn moved_edge_tiles(be: &Backend) -> Result<(), String> {
+    fn each<T: Element>(
+        be: &Backend,
+        kernel: Kernel,
+        mnk: (usize, usize, usize),
+        forms: &[(bool, bool, bool)],
+        (alpha, beta): (f64, f64),
+    ) -> Result<(), String> {
+        for (i, &form) in forms.iter().enumerate() {
+            let case = dense_case(mnk, form, (alpha, beta), 23 + i as u64);
+            let (ta, tb, c_col) = form;
+            one::<T, T::Out>(be, Some(kernel), &case)
+                .map_err(|e| format!("{kernel} {mnk:?} A^T {ta} B^T {tb} C col {c_col}: {e}"))?;
+        }
+        Ok(())
+    }
+    let every = [
+        (false, false, false),
+        (true, false, false),
+        (false, true, false),
+        (true, true, false),
+        (false, false, true),
+    ];
+    let shapes = [(200, 130, 52), (129, 65, 48), (17, 200, 32), (136, 193, 40)];
+    for kernel in [
+        Kernel::Dmma,
+        Kernel::DmmaWarps,
+        Kernel::DmmaSmall,
+        Kernel::DmmaBuffered,
+        Kernel::DmmaK4,
+        Kernel::DmmaSmallBuffered,
+    ] {
+        for mnk in shapes {
+            each::<f64>(be, kernel, mnk, &every, (1.5, -0.75))?;
+        }
+    }
+    // The TF32 kernels take `C = A B` on row-major, dense operands only (C stored twice
+    // would not show, a part not stored would).
+    for kernel in [Kernel::MmaTf32, Kernel::Mma3xTf32] {
+        for mnk in [(200, 136, 40), (136, 260, 32)] {
+            each::<f32>(be, kernel, mnk, &[(false, false, false)], (1.0, 0.0))?;
+        }
     }
     Ok(())
 }

@@ -690,9 +690,10 @@ pub fn backend_trials(
     lists: (u32, u32, usize),
     auto: bool,
 ) -> Vec<Trial> {
-    let checks: [Case; 3] = [
+    let checks: [Case; 4] = [
         ("forms::aligned_edges", forms::aligned_edges),
         ("forms::close_planes", forms::close_planes),
+        ("forms::moved_edge_tiles", forms::moved_edge_tiles),
         ("forms::whole_tiles", forms::whole_tiles),
     ];
     let fixed = (fixed_cases().into_iter())

@@ -5,22 +5,22 @@
 //! wait for the `mma`s still reading the registers they would overwrite.
 //!
 //! Launch rules ([`SPEC`]): as `dmma_buffered`.
-use crate::catalogue::PtxFact::{Barriers, Calls, Count, Has};
+use crate::catalogue::PtxFact::{Barriers, Calls, Count, Has, Lacks};
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Elem, Precision};
 use crate::parts::mma::schemes::Dmma;
 use crate::parts::mma::wide_tile::{self, Buffered4};
 use crate::problem::{Gemm, kernel};
 
-// The local depot holds the interior call's copy of the problem; the edge blocks read their
-// alpha and beta back from it after the mainloop (2 loads in each orientation's epilogue),
-// and nothing else: no register of a mainloop spills.
+// The local depot holds the interior call's copy of the problem (written before each
+// orientation's call), and nothing else: no register of a mainloop spills, and no block
+// reads the depot back.
 const PTX: &[PtxFacts] = &[PtxFacts::all(&[
     Barriers(4),
     Calls(4),
     Count("wide_tile11interior_k4", 4),
     Has(".local .align 8 .b8 \t__local_depot"),
-    Count("ld.local", 8),
+    Lacks("ld.local"),
 ])];
 
 // Launch: `wide_tile::spec`'s for the body's tile.

@@ -854,16 +854,21 @@ pub unsafe fn pipelined<
 >(
     gemm: Gemm<T>,
 ) {
+    let (m, n) = (gemm.p.m, gemm.p.n);
     if L::BUFFERED
         && L::APART
-        && interior_block::<T, BM, BN, BK, MT, A_T, B_T>(&gemm, grouped(BM, BN))
+        && interior_block::<T, BM, BN, BK, MT, A_T, B_T>(
+            &gemm,
+            inside::<BM, BN>(grouped(BM, BN), (m, n)),
+        )
     {
         // `dmma_k4`'s interior blocks run in a function of their own, so that the edge
         // blocks' checked copies do not crowd the buffered loop's registers (compiled
         // together: 255 registers, 35 of 51 fragment loads waiting on a `DMMA`; alone: 234,
         // and 12-18).
         // SAFETY: `interior_k4`'s points: this contract, and `interior_block` just said the block
-        // at `grouped` (the origin `pipelined_body` takes when buffered) is interior.
+        // at `grouped` moved `inside` (the origin `pipelined_body` loads from when buffered) is
+        // interior.
         return unsafe { interior_k4::<T, S, R, L, BM, BN, BK, DEPTH, MT, A_T, B_T>(gemm) };
     }
     // SAFETY: `pipelined_body`'s contract is this one's; INTERIOR false claims nothing more.
@@ -928,10 +933,13 @@ unsafe fn pipelined_body<
         g: (tid % 32) / 4,
         t: tid % 4,
     };
-    let (row0, col0) = match L::BUFFERED {
+    let own = match L::BUFFERED {
         true => grouped(BM, BN),
         false => (block_idx_y() * BM, block_idx_x() * BN),
     };
+    // The block loads and multiplies the tile at `(row0, col0)`, and stores its elements from
+    // `own` on: the rest are its neighbour's.
+    let (row0, col0) = inside::<BM, BN>(own, (m, n));
     // SAFETY: the launch provides `shared_elements` (the contract): DEPTH stages of A's and B's
     // padded tiles in either orientation, then 16 bytes of flag: the carves below.
     let mut arena = unsafe { SharedArena::<T>::launch_sized() };
@@ -1084,9 +1092,34 @@ unsafe fn pipelined_body<
         }
     }
     let out = gemm.c_out();
+    let at = (row0 + me.row, col0 + me.col);
     // SAFETY: `epilogue`'s points: `c_out` is this product's C, m x n at ldc (the entry points'
-    // contract); each lane writes its own elements of its warp tile of this block's tile.
-    unsafe { epilogue::<T, MT>(&out, &acc, (m, n), (row0 + me.row, col0 + me.col), me) };
+    // contract); each lane writes its own elements of its warp tile of this block's tile, from
+    // `own` on: the elements of a tile moved `inside` before `own` are the neighbouring
+    // block's, which stores them.
+    unsafe { epilogue::<T, MT>(&out, &acc, (m, n), at, own, me) };
+}
+
+/// Where a block whose tile at `(row0, col0)` crosses C's last row or column loads from:
+/// moved back to end at C's edge, where C has a whole tile's rows or columns. Its loads are
+/// then whole tiles, so an edge block runs the interior mainloop: with checked copies, edge
+/// blocks took several times an interior block's time, and made `dmma_k4` 11% (3000^3) to
+/// 59% (1000^3) slower than it now is (H200).
+///
+/// The moved origin (C's side less the tile's) keeps the 16-byte chunks of an operand
+/// stored along that side aligned: chunked copies need the side a multiple of the chunk,
+/// and the tile is one. It may be odd where C's columns are (the epilogue then stores no
+/// pairs).
+#[inline(always)]
+fn inside<const BM: u32, const BN: u32>(
+    (row0, col0): (u32, u32),
+    (m, n): (u32, u32),
+) -> (u32, u32) {
+    let back = |at: u32, side: u32, whole: u32| match at + side > whole && whole >= side {
+        true => whole - side,
+        false => at,
+    };
+    (back(row0, BM, m), back(col0, BN, n))
 }
 
 /// Whether the block at `(row0, col0)` runs [`pipelined`]'s buffered mainloop: its tiles
@@ -1131,19 +1164,24 @@ fn chunked_operands<T: Element, const A_T: bool, const B_T: bool>(gemm: &Gemm<T>
 
 /// Writes the warp's accumulators to `out`'s C (rows g, g + 8 and columns 2t, 2t + 1 of
 /// each tile), finished with alpha and beta: pairs where both lie inside C and C's rows
-/// keep them aligned, elements at the edges.
+/// keep them aligned, elements at the edges; only rows from `own.0` and columns from
+/// `own.1` on (the block's own tile, where [`inside`] moved the one it multiplied, whose
+/// columns may then start odd: elements there).
 ///
 /// # Safety
-/// `out.c` holds C's `m x n` elements `out.ldc` apart; no other thread writes these elements.
+/// `out.c` holds C's `m x n` elements `out.ldc` apart; no other thread writes these elements
+/// from `own` on.
 #[inline(always)]
 unsafe fn epilogue<T: Element, const MT: usize>(
     out: &COut<T::Acc, T::Out>,
     acc: &Accumulators<T::Acc, MT>,
     (m, n): (u32, u32),
     (row0, col0): (u32, u32),
+    own: (u32, u32),
     me: Lane,
 ) {
-    let pairs = out.ldc.is_multiple_of(2) && aligned16(out.c.cast_const());
+    let pairs =
+        out.ldc.is_multiple_of(2) && col0.is_multiple_of(2) && aligned16(out.c.cast_const());
     for i in 0..MT {
         for j in 0..NT {
             for h in 0..2 {
@@ -1151,13 +1189,15 @@ unsafe fn epilogue<T: Element, const MT: usize>(
                 let col = col0 + 8 * j as u32 + 2 * me.t;
                 let v = [acc[i][j][2 * h as usize], acc[i][j][2 * h as usize + 1]];
                 let at = row as usize * out.ldc as usize + col as usize;
-                if row < m && col + 1 < n && pairs {
-                    // SAFETY: `put2`'s points: (row, col..col + 2) inside C and this lane's own;
-                    // 2-aligned: ldc and col even, C 16-byte aligned (`pairs`).
+                let mine = |e: u32| row >= own.0 && col + e >= own.1;
+                if row < m && col + 1 < n && mine(0) && pairs {
+                    // SAFETY: `put2`'s points: (row, col..col + 2) inside C and this lane's own
+                    // (from `own` on); 2-aligned: ldc and col (as col0) even, C 16-byte aligned
+                    // (`pairs`).
                     unsafe { out.put2(at, v) };
                 } else {
                     for e in 0..2 {
-                        if row < m && col + e < n {
+                        if row < m && col + e < n && mine(e) {
                             // SAFETY: `put`'s points: (row, col + e) inside C, this lane's own
                             // element.
                             unsafe { out.put(at + e as usize, v[e as usize]) };
