@@ -699,7 +699,7 @@ pub fn whole_tiles(be: &Backend) -> Result<(), String> {
     // The FP64 tensor cores' unchecked copies, each operand in either orientation.
     each::<f64>(be, Kernel::DmmaWarps)?;
     // `dmma_buffered`'s own mainloop for whole tiles: K a multiple of its 16, K with a
-    // partial stage (taken first), edge tiles (the plain mainloop) beside whole ones, and
+    // partial stage (taken first), edge tiles (moved inside C) beside whole ones, and
     // enough stages for the loop to refill each slot.
     for mnk in [
         (128, 256, 32),
@@ -719,8 +719,8 @@ pub fn whole_tiles(be: &Backend) -> Result<(), String> {
 /// ending at C's edge, overlapping its neighbour's, and stores only its own elements. With
 /// beta non-zero (f64) an element stored twice would show (beta applied twice); every layout
 /// of A and B, a column-major C, sides one past a tile and several tiles, an odd N
-/// (transposed B: the moved tile's columns stay even), M under a tile (only the columns
-/// move), K with a partial stage.
+/// (transposed B: the moved tile's columns start odd, stored element by element), M under a
+/// tile (only the columns move), K with a partial stage.
 pub fn moved_edge_tiles(be: &Backend) -> Result<(), String> {
     fn each<T: Element>(
         be: &Backend,

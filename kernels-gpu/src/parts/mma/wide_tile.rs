@@ -20,7 +20,9 @@
 //! alpha/beta: one mainloop per pair of orientations, chosen per launch); the TF32 ones
 //! ([`pipelined`]) the row-major, dense product. `dmma_buffered` adds a second mainloop
 //! ([`Buffered`]: fragments double-buffered in registers across stages) for the blocks
-//! whose tiles lie wholly inside A and B, and takes its tiles in groups of rows.
+//! whose tiles lie wholly inside A and B, and takes its tiles in groups of rows. An edge
+//! block multiplies the whole tile ending at C's edge where C has a tile's rows and columns
+//! (`inside`), so it is such a block too.
 use crate::catalogue::{Arch, Elem, KernelSpec, PerAcc, Precision, Shared, Threads, Tile};
 use crate::device::async_copy::{commit_group, copy16_or_zero_at, wait_group};
 use crate::device::shared::{SharedArena, SharedTile, shared_address};
@@ -1017,8 +1019,8 @@ unsafe fn pipelined_body<
     // spilled 480 bytes at 255 registers, 59 `LDL`s a phase; without, 238 and none).
     let threads = threads(BM, BN, MT);
     let interior = interior_block::<T, BM, BN, BK, MT, A_T, B_T>(&gemm, (row0, col0));
-    // (A [`Buffered4`] kernel's interior blocks come here with `INTERIOR`: its other blocks, the
-    // edges, take the plain mainloop.)
+    // (A [`Buffered4`] kernel's interior blocks come here with `INTERIOR`: its other blocks,
+    // C under a tile or operands off 16-byte chunks, take the plain mainloop.)
     if L::BUFFERED && (INTERIOR || interior && !L::APART) {
         // A K that is not a multiple of BK: its last, partial stage goes first (phase 0,
         // copied with checks in the prologue), so every copy inside the loop is whole.
