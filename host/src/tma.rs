@@ -60,7 +60,10 @@ fn operands(maps: TensorMaps, (a, b): (u64, u64), p: &Problem) -> [Operand; 2] {
     };
     [
         match s.a_t {
-            false => one(a, (m, k), p.lda, p.batch_stride_a, maps.a_box),
+            false => {
+                let boxed = (maps.a_box_rows(p.m), maps.a_box.1);
+                one(a, (m, k), p.lda, p.batch_stride_a, boxed)
+            }
             true => one(a, (k, m), p.lda, p.batch_stride_a, maps.a_t_box),
         },
         match s.b_t {

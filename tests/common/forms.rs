@@ -714,6 +714,16 @@ pub fn whole_tiles(be: &Backend) -> Result<(), String> {
     Ok(())
 }
 
+/// The four layouts of A and B, then a column-major C with both as stored: `(a_t, b_t,
+/// c_col)`.
+const EVERY_LAYOUT: [(bool, bool, bool); 5] = [
+    (false, false, false),
+    (true, false, false),
+    (false, true, false),
+    (true, true, false),
+    (false, false, true),
+];
+
 /// Edge tiles of the `mma.sync` tile ([`Kernel::DmmaK4`] and its family, TF32 on
 /// `mma_tf32`): a block whose tile crosses C's last row or column multiplies the whole tile
 /// ending at C's edge, overlapping its neighbour's, and stores only its own elements. With
@@ -737,13 +747,7 @@ pub fn moved_edge_tiles(be: &Backend) -> Result<(), String> {
         }
         Ok(())
     }
-    let every = [
-        (false, false, false),
-        (true, false, false),
-        (false, true, false),
-        (true, true, false),
-        (false, false, true),
-    ];
+    let every = EVERY_LAYOUT;
     let shapes = [(200, 130, 52), (129, 65, 48), (17, 200, 32), (136, 193, 40)];
     for kernel in [
         Kernel::Dmma,
@@ -762,6 +766,59 @@ pub fn moved_edge_tiles(be: &Backend) -> Result<(), String> {
     for kernel in [Kernel::MmaTf32, Kernel::Mma3xTf32] {
         for mnk in [(200, 136, 40), (136, 260, 32)] {
             each::<f32>(be, kernel, mnk, &[(false, false, false)], (1.0, 0.0))?;
+        }
+    }
+    Ok(())
+}
+
+/// Tiles of the warp-specialised 16-bit kernels whose second 64-row half lies below C: the
+/// producer copies only the first half of A, and the second consumer warpgroup multiplies
+/// what its half of the stage last held (a previous tile's rows, or nothing yet), which the
+/// epilogue must not store. With beta non-zero a row below C written, or a row of C left
+/// out, would show; every layout of A and B, a column-major C, one half partial (40 rows)
+/// or whole (64), two halves with the second partial (104), and a second row of tiles
+/// whose second half is skipped after a first row of whole tiles (184: the persistent
+/// kernels' stages then hold that first row's A), with both C types; and the TF32 kernels.
+pub fn a_halves_below_c(be: &Backend) -> Result<(), String> {
+    use rgemm::{bf16, f16};
+    fn each<T: Element, O: Output<T>>(
+        be: &Backend,
+        kernel: Kernel,
+        mnk: (usize, usize, usize),
+    ) -> Result<(), String> {
+        for (i, &form) in EVERY_LAYOUT.iter().enumerate() {
+            let case = dense_case(mnk, form, (1.25, -0.5), 41 + i as u64);
+            let (ta, tb, c_col) = form;
+            one::<T, O>(be, Some(kernel), &case)
+                .map_err(|e| format!("{kernel} {mnk:?} A^T {ta} B^T {tb} C col {c_col}: {e}"))?;
+        }
+        Ok(())
+    }
+    for kernel in [
+        Kernel::WgmmaTma,
+        Kernel::WgmmaPersistent,
+        Kernel::Wgmma128x128,
+        Kernel::Wgmma128x64,
+        Kernel::WgmmaPacked,
+    ] {
+        for mnk in [(40, 72, 80), (64, 136, 64), (104, 72, 136), (184, 200, 72)] {
+            each::<bf16, f32>(be, kernel, mnk)?;
+        }
+        each::<f16, f16>(be, kernel, (184, 200, 72))?;
+    }
+    // The TF32 kernels on the same pipeline (A's box of 64 rows where C has at most 64; the
+    // 3xTF32 one copies both parts of A so), checked at their precision's tolerance.
+    for kernel in [Kernel::WgmmaTf32, Kernel::Wgmma3xTf32] {
+        for (i, mnk) in [(40, 72, 80), (64, 136, 64), (104, 72, 136)]
+            .into_iter()
+            .enumerate()
+        {
+            let (a, b) = crate::random_operands::<f32>(mnk, 71 + i as u64);
+            let c = be
+                .matmul_with(&a, &b, kernel)
+                .map_err(|e| format!("{kernel} {mnk:?}: {e}"))?;
+            crate::check_product_with(&a, &b, &c, kernel)
+                .map_err(|e| format!("{kernel} {mnk:?}: {e}"))?;
         }
     }
     Ok(())

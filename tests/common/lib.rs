@@ -690,7 +690,8 @@ pub fn backend_trials(
     lists: (u32, u32, usize),
     auto: bool,
 ) -> Vec<Trial> {
-    let checks: [Case; 4] = [
+    let checks: [Case; 5] = [
+        ("forms::a_halves_below_c", forms::a_halves_below_c),
         ("forms::aligned_edges", forms::aligned_edges),
         ("forms::close_planes", forms::close_planes),
         ("forms::moved_edge_tiles", forms::moved_edge_tiles),

@@ -28,7 +28,7 @@
 //! only, sm_90a.
 use crate::catalogue::PtxFact::{Barriers, Count, Lacks};
 use crate::catalogue::PtxFacts;
-use crate::catalogue::{Elem, Grid, KernelSpec, Pack, Precision, Shared, TensorMaps};
+use crate::catalogue::{Elem, Grid, KernelSpec, Pack, Precision, Shared, TensorMaps, box_rows};
 use crate::device::mbarrier;
 use crate::device::shared::{SharedArena, shared_address};
 use crate::device::thread::{sync_threads, thread_idx_x};
@@ -212,6 +212,8 @@ unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phas
     let planes = |stride: u64| if stride == 0 { 1 } else { p.batch };
     let plane = |stride: u64, z: u32| if stride == 0 { 0 } else { z };
     let (pa, pb) = (planes(p.batch_stride_a), planes(p.batch_stride_b));
+    // Where C has at most 64 rows, A's boxes have 64 (`TensorMaps::a_box_rows`).
+    let stage_bytes = STAGE - 2 * (A_PART - box_rows(BM, p.m) * BK * 4);
     // Phases issued so far, over all tiles: stage `it % STAGES`, round `it / STAGES`.
     let mut it = 0;
     for i in 0..order.len() {
@@ -231,12 +233,13 @@ unsafe fn produce<T: Element>(gemm: &Gemm<T>, pipe: Pipe, order: TileOrder, phas
                 let k0 = phase * BK;
                 let a_s = pipe.stage(s);
                 let b_s = a_s.wrapping_add(2 * A_PART as usize);
-                // SAFETY: `full(s)` is initialised and expects STAGE bytes, the four 16 KiB boxes
-                // below; stage s (1024-aligned, parts at 16 KiB) is free (first round, or `empty`
-                // waited for above) and read only after `full(s)`; the maps, 64-byte aligned at the
+                // SAFETY: `full(s)` is initialised and expects `stage_bytes`, the four boxes below
+                // (A's of 16 KiB, or 8 where C has at most 64 rows; B's of 16 KiB); stage s
+                // (1024-aligned, parts at 16 KiB) is free (first round, or `empty` waited for
+                // above) and read only after `full(s)`; the maps, 64-byte aligned at the
                 // workspace's start, are the packed operands' (the contract).
                 unsafe {
-                    mbarrier::arrive_expect_tx(full, STAGE);
+                    mbarrier::arrive_expect_tx(full, stage_bytes);
                     tma::load_3d(a_s, a_map, (k0, row0, za), full);
                     let a_small = a_s.wrapping_add(A_PART as usize);
                     tma::load_3d(a_small, a_map, (k0, row0, za + pa), full);

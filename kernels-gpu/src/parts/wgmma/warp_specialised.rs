@@ -7,7 +7,7 @@
 use crate::catalogue::PtxFact::{Barriers, Count, Has, Lacks};
 use crate::catalogue::{
     Arch, Elem, Grid, KernelSpec, NARROW_C, PerAcc, PtxFacts, SIXTEEN_BIT, Shared, TensorMaps,
-    Threads, Tile,
+    Threads, Tile, box_rows,
 };
 use crate::device::mbarrier;
 use crate::device::shared::{SharedArena, shared_address};
@@ -145,8 +145,9 @@ pub(crate) const fn stages_shared(cols: u32, stages: u32) -> Shared {
     Shared::InputElements(stages * (BM * BK + BK * cols) + ATOM / 2 + 4 * 2 * stages)
 }
 
-/// TMA boxes of 128 x `cols` block tiles: A as 128 x 64 K-major boxes or 64 x 64 panels,
-/// B as 64 x 64 panels or one K-major box of `cols` rows.
+/// TMA boxes of 128 x `cols` block tiles: A as 128 x 64 K-major boxes (64 x 64 where C has
+/// at most 64 rows: [`TensorMaps::a_box_rows`]) or 64 x 64 panels, B as 64 x 64 panels or
+/// one K-major box of `cols` rows.
 pub(crate) const fn tile_maps(cols: u32) -> TensorMaps {
     TensorMaps {
         a_box: (BM, BK),
@@ -403,6 +404,10 @@ unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
     let strides = gemm.p.strides();
     // A shared operand (batch stride 0) has one plane.
     let plane = |stride: u64, z: u32| if stride == 0 { 0 } else { z };
+    // No copy of A's rows wholly below C: where C has at most 64 rows, A's box has 64
+    // (`TensorMaps::a_box_rows`). The consumer warpgroup of rows not copied multiplies what
+    // the stage last held there, and the epilogue stores none of it.
+    let a_rows = box_rows(BM, gemm.p.m);
     // Phases issued so far, over all tiles: stage `it % N`, round `it / N`.
     let mut it = 0;
     for i in 0..order.len() {
@@ -411,6 +416,13 @@ unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
             plane(gemm.p.batch_stride_a, z),
             plane(gemm.p.batch_stride_b, z),
         );
+        // A transposed: its second panel of 64 rows is left out where it lies below C (see
+        // `a_rows`).
+        let a_halves = if row0 + 64 < gemm.p.m { BM / 64 } else { 1 };
+        let a_bytes = match !T::IS_ACC && strides.a_t {
+            true => a_halves * PANEL,
+            false => a_rows * 128,
+        };
         for phase in 0..phases {
             let s = it % N;
             let full = pipe.bars.full(s);
@@ -423,15 +435,19 @@ unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
             let a_s = pipe.a_all.wrapping_add((s * A_STAGE) as usize);
             let b_s = pipe.b_all.wrapping_add((s * W::B_STAGE) as usize);
             let panel = |base: *mut u8, p: u32| base.wrapping_add((p * PANEL) as usize);
-            // SAFETY: `full` initialised; `load_3d`: the maps in the workspace (the contract); a_s,
-            // b_s, their 8 KiB panels 1024-aligned in free stage s; `full` expects their A_STAGE +
-            // B_STAGE bytes, and the consumers read them only after waiting on it.
+            // SAFETY: `full` initialised; `load_3d`: the maps in the workspace (the contract, A's
+            // box `a_rows` rows as the host made it, `TensorMaps::a_box_rows`); a_s, b_s, their
+            // 8 KiB panels 1024-aligned in free stage s; `full` expects the bytes of the copies
+            // issued here (`a_bytes`: A's box of `a_rows` 128-byte rows, or its `a_halves`
+            // panels; B_STAGE), and the consumers read them only after waiting on it.
             unsafe {
-                mbarrier::arrive_expect_tx(full, A_STAGE + W::B_STAGE);
+                mbarrier::arrive_expect_tx(full, a_bytes + W::B_STAGE);
                 // (TF32: A and B^T, as packed.)
                 if !T::IS_ACC && strides.a_t {
                     for p in 0..BM / 64 {
-                        tma::load_3d(panel(a_s, p), a_map, (row0 + 64 * p, k0, za), full);
+                        if p < a_halves {
+                            tma::load_3d(panel(a_s, p), a_map, (row0 + 64 * p, k0, za), full);
+                        }
                     }
                 } else {
                     tma::load_3d(a_s, a_map, (k0, row0, za), full);
