@@ -1119,20 +1119,43 @@ fn the_rule_picks_the_measured_kernels() {
         let order = rgemm::internals::preference::<f32>(&p, &problem, tf32);
         assert_eq!(order[0], want, "tf32 {batch} x {m}^3");
     }
-    // Few rows with B transposed (N x K as stored): stream-K's short tiles for f32, the DMMA
-    // kernels for f64.
+    // Few rows with B transposed (N x K as stored): `few_rows` for f32 and for f64 where
+    // `dmma_small_buffered`'s tiles are fewer than the SMs (8192 columns: 128 tiles), the
+    // DMMA kernels for more f64 rows or columns.
     let transposed_b = |m: u32| Problem {
         layout: rgemm_kernels::problem::TRANSPOSED_B,
         ldb: 4096,
         ..Problem::row_major(m, 8192, 4096)
     };
     let exact = rgemm::Precision::Exact;
-    for (m, want) in [(17, Kernel::StreamK32), (64, Kernel::StreamK64)] {
+    for (m, want_f64) in [
+        (1, Kernel::FewRows),
+        (17, Kernel::FewRows),
+        (64, Kernel::DmmaSmallBuffered),
+    ] {
         let order = rgemm::internals::preference::<f32>(&p, &transposed_b(m), exact);
-        assert_eq!(order[0], want, "f32 {m} x 8192 x 4096, B transposed");
+        assert_eq!(
+            order[0],
+            Kernel::FewRows,
+            "f32 {m} x 8192 x 4096, B transposed"
+        );
         let order = rgemm::internals::preference::<f64>(&p, &transposed_b(m), exact);
-        assert_eq!(order[0], Kernel::DmmaSmallBuffered, "f64 {m}, B transposed");
+        assert_eq!(order[0], want_f64, "f64 {m}, B transposed");
     }
+    let wide = Problem {
+        layout: rgemm_kernels::problem::TRANSPOSED_B,
+        ldb: 4096,
+        ..Problem::row_major(17, 14336, 4096)
+    };
+    let order = rgemm::internals::preference::<f64>(&p, &wide, exact);
+    assert_eq!(
+        order[0],
+        Kernel::DmmaSmallBuffered,
+        "f64 17 x 14336, B transposed"
+    );
+    // As stored, few rows of f32 keep stream-K's short tiles.
+    let order = rgemm::internals::preference::<f32>(&p, &Problem::row_major(17, 8192, 4096), exact);
+    assert_eq!(order[0], Kernel::StreamK32, "f32 17 x 8192 x 4096");
     // Decode with the weight as PyTorch stores it (B transposed, N x K): `decode_tma` leads,
     // and it takes the form where TMA reads B's rows (K a multiple of 8 elements), not
     // where it cannot, nor with B's rows padded.

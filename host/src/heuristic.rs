@@ -31,6 +31,9 @@ pub struct Product {
     pub batch: u64,
     /// Dense row-major operands, one product.
     pub plain: bool,
+    /// One dense product `C = A B` with B stored `n x k` (a layer's weights as stored): the
+    /// form the [`KernelSpec::b_transposed`](crate::KernelSpec::b_transposed) kernels read.
+    pub b_transposed: bool,
     /// C in the 16-bit input type.
     pub narrow_c: bool,
     /// Every leading dimension a whole number of 16-byte groups of 16-bit elements: what
@@ -64,6 +67,7 @@ impl Product {
             k: problem.k as u64,
             batch: problem.batch as u64,
             plain: problem.layout == 0 && problem.batch == 1,
+            b_transposed: problem.is_dense_unscaled_b_transposed() && problem.batch == 1,
             narrow_c,
             tma_rows: lds.is_multiple_of(8),
             unaligned: !lds.is_multiple_of(4),
@@ -131,6 +135,18 @@ impl Product {
             _ => return false,
         };
         rows.contains(&self.m) && form
+    }
+
+    /// `few_rows`' shapes: up to 256 rows of f32, or 16 of f64, against B stored `n x k`,
+    /// wide and deep enough to fill the GPU with strips; f64 with 17-32 rows too where
+    /// `dmma_small_buffered`'s 64 x 64 tiles would be fewer than the SMs.
+    fn few_rows_b_transposed(&self) -> bool {
+        let rows = match self.elem {
+            Elem::F32 => self.m <= 256,
+            Elem::F64 => self.m <= 16 || (self.m <= 32 && self.n.div_ceil(64) <= self.sms),
+            _ => false,
+        };
+        self.b_transposed && rows && self.n >= 1024 && self.k >= 256
     }
 
     /// `thin`'s shapes: up to 16 rows (8 outside 16-bit), or one or two columns.
@@ -392,6 +408,18 @@ pub const RULE: &[Row] = &[
     // 65-72% of cuBLAS against `thin`'s 23-43%). f32 in any form (H100, B transposed, 17 and
     // 64 x 8192 x 4096: 0.184 and 0.237 ms against `stream_k`'s 0.364 and 0.367,
     // bench/2026-11-26-h100-few-rows-forms.md).
+    // `few_rows` (whole columns of C per thread, B's rows read once through shared memory)
+    // for few rows against B stored `n x k` (H200, x 8192 x 4096, time against the kernel
+    // before: f32 1-4 rows 0.13-0.21 of `stream_k`'s, 8-32 rows 0.27-0.58 of `stream_k_32`'s,
+    // 48-64 0.48-0.63 of `stream_k_64`'s, 96 0.54-0.59, 128-256 0.52-0.99 of `stream_k`'s or
+    // `paired_lanes`'; f64 1-16 rows 0.24-0.86 of `dmma_small_buffered`'s; 17-32 rows 0.44-0.90
+    // where its tiles are fewer than the SMs, 1.38-1.40 at 14336 columns, where they are not).
+    row(
+        "1-256 rows of f32 (1-16 of f64, 17-32 on few tiles) against B stored n x k",
+        |p| p.few_rows_b_transposed(),
+        &[FewRows],
+        "bench/2026-11-28-h200-few-rows-b-transposed.md",
+    ),
     row(
         "7-32 rows of f32 (3-32 of f64)",
         |p| p.few_rows() && p.m <= 32,

@@ -843,6 +843,52 @@ pub fn fixed_cases() -> Vec<Case> {
             few::<f32>(be)?;
             few::<f64>(be)
         }),
+        ("shapes::few_rows_splits_k_over_blocks", |be| {
+            // `few_rows` with several slices of K (each at least 256 steps) whose last block
+            // adds them, several row strips and column strips, each thread tile (up to 8, 16
+            // and 32 rows in a strip), B both as stored and stored `n x k`, and rows both in
+            // 16-byte chunks and not (K, N not multiples of 4). The products as stored twice:
+            // the result must not depend on which block finishes last, and the counters must
+            // be left zero for the next product.
+            fn few<T: Element>(be: &Backend) -> Result<(), String> {
+                let shapes = [
+                    (20, 100, 1500),
+                    (7, 200, 777),
+                    (37, 33, 1030),
+                    (64, 300, 2048),
+                    (12, 129, 600),
+                ];
+                same_twice_on::<T, T::Out>(be, &[Kernel::FewRows], shapes)?;
+                let plain = forms::Storage {
+                    transposed: false,
+                    layout: rgemm::Layout::RowMajor,
+                    pad: 0,
+                    offset: 0,
+                };
+                let b_t = forms::Storage {
+                    transposed: true,
+                    ..plain
+                };
+                for (seed, mnk) in shapes.into_iter().enumerate() {
+                    let case = forms::Case {
+                        mnk,
+                        a: plain,
+                        b: b_t,
+                        c: plain,
+                        count: 1,
+                        shared: (false, false),
+                        alpha: 1.0,
+                        beta: 0.0,
+                        seed: seed as u64,
+                    };
+                    forms::one::<T, T::Out>(be, Some(Kernel::FewRows), &case)
+                        .map_err(|e| format!("B stored n x k, {mnk:?}: {e}"))?;
+                }
+                Ok(())
+            }
+            few::<f32>(be)?;
+            few::<f64>(be)
+        }),
         ("shapes::split_k_counters_survive_other_products", |be| {
             // One context, three products: `decode_async` with 32 strips of counters, then
             // `few_columns`, whose 4 counters are followed by its planes (over the bytes of

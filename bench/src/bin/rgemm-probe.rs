@@ -17,7 +17,7 @@ use std::process::ExitCode;
 #[derive(Parser, Debug)]
 #[command(
     version,
-    about = "One product (row-major, a strided batch) with one kernel against cuBLAS",
+    about = "One product (row-major or B transposed, a strided batch) with one kernel against cuBLAS",
     long_about = "One product (row-major, a strided batch) with one kernel against cuBLAS, \
         timed two ways: CUDA events around each call (medians after warm-ups, as the tables \
         time, the host's work for the call inside) and back to back (200 calls queued, then \
@@ -47,6 +47,9 @@ struct Args {
     /// C = A B + beta C.
     #[arg(long, default_value_t = 0.0)]
     beta: f64,
+    /// B stored `n x k` and read transposed (a layer's weights as stored).
+    #[arg(long)]
+    b_transposed: bool,
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     device: usize,
@@ -58,7 +61,10 @@ fn probe<T: Element>(ctx: &Context, args: &Args) -> rgemm::Result<()> {
     let blas = Cublas::new(ctx)?;
     let (la, lb, lc) = (
         MatrixLayout::row_major(m, k),
-        MatrixLayout::row_major(k, n),
+        match args.b_transposed {
+            true => MatrixLayout::row_major(n, k).t(),
+            false => MatrixLayout::row_major(k, n),
+        },
         MatrixLayout::row_major(m, n),
     );
     let a = ctx.upload(&Matrix::<T>::random(1, (m * k * count).max(1), 1)?)?;
@@ -98,8 +104,9 @@ fn probe<T: Element>(ctx: &Context, args: &Args) -> rgemm::Result<()> {
     let (t_blas, q_blas) = two_ways(&mut theirs)?;
     let flops = 2.0 * (m * n * k * count) as f64;
     println!(
-        "{} {count} x {m}x{n}x{k} beta {} {ran}: {t_ours:.4} ms {:.1} TFLOP/s, cuBLAS {t_blas:.4} ms {:.1}, {:.1}% | back to back {q_ours:.1} against {q_blas:.1} us a call, {:.1}%",
+        "{} {count} x {m}x{n}x{k}{} beta {} {ran}: {t_ours:.4} ms {:.1} TFLOP/s, cuBLAS {t_blas:.4} ms {:.1}, {:.1}% | back to back {q_ours:.1} against {q_blas:.1} us a call, {:.1}%",
         T::NAME,
+        if args.b_transposed { " B^T" } else { "" },
         args.beta,
         flops / t_ours / 1e9,
         flops / t_blas / 1e9,

@@ -318,6 +318,45 @@ impl<T: Copy> SharedTile<T> {
         unsafe { super::async_copy::copy_element_or_zero(dst, src, inside) }
     }
 
+    /// Starts the copies of the whole `rows x cols` tile, each element `(r, c)` from where
+    /// `at(r, c)` says (if inside; zero otherwise): 16-byte chunks where `chunks`, else one
+    /// element at a time, thread `tid` of `stride` taking every `stride`-th. The general copy,
+    /// for stages that [`SharedTile::copy_rows`] cannot take (an operand's edge).
+    ///
+    /// # Safety
+    /// As [`SharedTile::copy16_or_zero`] for each chunk (or [`SharedTile::copy_element_or_zero`]
+    /// for each element); `cols` a multiple of the chunk's elements where `chunks`.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn copy_each_or_zero(
+        &self,
+        (rows, cols): (u32, u32),
+        chunks: bool,
+        (tid, stride): (u32, u32),
+        at: impl Fn(u32, u32) -> (bool, *const T),
+    ) {
+        let per = if chunks {
+            (16 / size_of::<T>()) as u32
+        } else {
+            1
+        };
+        let mut e = tid;
+        while e < rows * cols / per {
+            let (r, c) = (e / (cols / per), e % (cols / per) * per);
+            let (inside, src) = at(r, c);
+            match chunks {
+                // SAFETY: (r, c) lies inside the `rows x cols` tile at a chunk boundary (`cols`
+                // a multiple of the chunk: this fn's contract); `at` gives a source meeting
+                // `copy16_or_zero`'s contract (the caller's).
+                true => unsafe { self.copy16_or_zero(r, c, src, inside) },
+                // SAFETY: as above, element by element: `copy_element_or_zero`'s contract is
+                // the caller's.
+                false => unsafe { self.copy_element_or_zero(r, c, src, inside) },
+            }
+            e += stride;
+        }
+    }
+
     /// Starts the asynchronous copies of a `rows x width` tile from the rows of a row-major
     /// matrix at `src`, `ld` elements apart (tile element `(r, c)` from `src[r ld + c]`
     /// where `c < cols`, zeros past `cols`): runs of `per` elements (a 16-byte chunk, or one

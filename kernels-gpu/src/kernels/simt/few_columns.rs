@@ -35,25 +35,20 @@ use crate::catalogue::PtxFact::Barriers;
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
 use crate::device::async_copy::{commit_group, pipeline, wait_group};
-use crate::device::global::{load_volatile, store};
 use crate::device::shared::{SharedArena, SharedTile};
 use crate::device::thread::{block_dim_x, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
 use crate::device::vector::rows_in_chunks;
 use crate::element::{Accumulator, Element};
 use crate::parts::schedule::k_slice;
-use crate::parts::schedule::split_k::last_to_arrive;
-use crate::parts::schedule::split_k_strips::{counters, origin, strip_elements};
+use crate::parts::schedule::split_k_strips::{StripSums, finish, origin, strip_elements};
 use crate::problem::{Gemm, kernel};
 
 pub const THREADS: u32 = 128;
 /// Rows and columns of C per block.
 pub const ROWS: u32 = 128;
 pub const COLS: u32 = 32;
-/// Elements of a strip; half of a thread's share of them; planes the last block adds per
-/// round trip.
-const STRIP_ELEMENTS: usize = strip_elements((ROWS, COLS));
-const HALF: usize = (ROWS * COLS / THREADS / 2) as usize;
-const GROUP: usize = 4;
+/// Half of a thread's share of a strip's elements.
+const HALF: usize = strip_elements((ROWS, COLS)) / THREADS as usize / 2;
 /// K steps per stage, and stages: one in flight while one is read. Two stages of 23 KiB
 /// (f32) let four blocks share an SM, as many as the registers allow (128 at 4 blocks, 12
 /// bytes of spill; uncapped it took 129); f64's 46 KiB stages leave two.
@@ -77,43 +72,6 @@ kernel! {
         .with_elements(&[Elem::F32, Elem::F64]).with_candidate(Candidate::WhenColumnsAtMost(2 * COLS)).with_ptx(&[PtxFacts::all(&[Barriers(11)])]);
     fn few_columns;
     entries few_columns_f32: f32, few_columns_f64: f64;
-}
-
-/// Starts the copies of a `rows x cols` stage tile whose element `(r, c)` comes from where
-/// `at` says (if inside; zero otherwise): 16-byte chunks where `chunks`, else one element
-/// at a time, thread `tid` of `stride` taking every `stride`-th.
-///
-/// # Safety
-/// As [`SharedTile::copy16_or_zero`] for each chunk (or element); `cols` a multiple of the
-/// chunk's elements.
-#[inline(always)]
-unsafe fn copy_stage<T: Element>(
-    tile: &SharedTile<T>,
-    (rows, cols): (u32, u32),
-    chunks: bool,
-    (tid, stride): (u32, u32),
-    at: impl Fn(u32, u32) -> (bool, *const T),
-) {
-    let per = if chunks {
-        (16 / size_of::<T>()) as u32
-    } else {
-        1
-    };
-    let mut e = tid;
-    while e < rows * cols / per {
-        let (r, c) = (e / (cols / per), e % (cols / per) * per);
-        let (inside, src) = at(r, c);
-        match chunks {
-            // SAFETY: (r, c) lies inside the `rows x cols` tile at a chunk boundary (`cols` a
-            // multiple of the chunk: this fn's contract); `at` gives a source meeting
-            // `copy16_or_zero`'s contract (the caller's).
-            true => unsafe { tile.copy16_or_zero(r, c, src, inside) },
-            // SAFETY: as above, element by element: `copy_element_or_zero`'s contract is the
-            // caller's.
-            false => unsafe { tile.copy_element_or_zero(r, c, src, inside) },
-        }
-        e += stride;
-    }
 }
 
 /// One block's slice: rows `row0..` and columns `col0..col0 + NC` of C (those inside),
@@ -181,14 +139,14 @@ unsafe fn slice<T: Element, const NC: usize, const CT: usize, const R: usize>(
                 let from = a.wrapping_add(row0 as usize * k as usize + kk as usize);
                 a_s.copy_rows(from, (ROWS, KC), (k as usize, KC), per16, me);
             } else {
-                copy_stage(&a_s, (ROWS, KC), a_chunks, (tid, stride), a_at);
+                a_s.copy_each_or_zero((ROWS, KC), a_chunks, (tid, stride), a_at);
             }
             if whole_k {
                 let from = b.wrapping_add(kk as usize * n as usize + col0 as usize);
                 let per = if b_chunks { per16 } else { 1 };
                 b_s.copy_rows(from, (KC, nc), (n as usize, n - col0), per, me);
             } else {
-                copy_stage(&b_s, (KC, nc), b_chunks, (tid, stride), b_at);
+                b_s.copy_each_or_zero((KC, nc), b_chunks, (tid, stride), b_at);
             }
         }
         commit_group();
@@ -250,12 +208,11 @@ unsafe fn slice<T: Element, const NC: usize, const CT: usize, const R: usize>(
 /// counters zero).
 #[inline(always)]
 pub unsafe fn few_columns<T: Element>(g: Gemm<T>) {
-    let (a, b, c, m, n, k) = g.plain();
+    let (a, b, _, m, n, k) = g.plain();
     let splits = g.p.ctas.max(1);
     let (strip, split) = (block_idx_x(), block_idx_y());
     let (row0, col0) = origin(strip, m, (ROWS, COLS));
     let (k0, k1) = k_slice(k, splits, split, KC);
-    let tid = thread_idx_x();
     // SAFETY: the launch provides SHARED accumulators (at least as many elements of T).
     let mut inputs = unsafe { SharedArena::<T>::launch_sized() };
     let a_stages = inputs.tile(STAGES * ROWS, A_LEN);
@@ -283,98 +240,15 @@ pub unsafe fn few_columns<T: Element>(g: Gemm<T>) {
             (_, true) => slice::<T, 8, 8, 4>(ab, mnk, here, st),
         }
     };
-    // Strip element `e` (row-major over ROWS x COLS): its row in the strip, column, and
-    // index in C if inside.
-    let at = |e: u32| {
-        let (r, cc) = (e / COLS, e % COLS);
-        let (row, col) = (row0 + r, col0 + cc);
-        (
-            r,
-            cc,
-            (row < m && col < n).then(|| row as usize * n as usize + col as usize),
-        )
+    let sums = StripSums {
+        tile: sums,
+        parts: k_groups,
+        rows: ROWS,
+        cols: nc,
     };
-    // This strip's planes in the workspace: one per slice, ROWS x COLS each in the order
-    // of the strip's elements, so that a thread's elements lie at fixed offsets from one
-    // address (C's order took a register pair per element through the rendezvous).
-    let planes = g.workspace.wrapping_add(
-        counters((m as usize, n as usize), (ROWS, COLS))
-            + (strip * splits) as usize * STRIP_ELEMENTS,
-    );
-    for i in 0..ROWS * COLS / THREADS {
-        let e = tid + i * THREADS;
-        let (r, cc, at) = at(e);
-        let mut sum = T::Acc::ZERO;
-        if cc < nc {
-            for g in 0..k_groups {
-                // SAFETY: g ROWS + r < k_groups ROWS and cc < nc lie inside `sums`, complete since
-                // `slice`'s final barrier and written no more.
-                sum = sum + unsafe { sums.get(g * ROWS + r, cc) };
-            }
-        }
-        match (splits, at) {
-            // SAFETY: `at` is inside the `m x n` C (row and column checked); strip element e is
-            // this thread's alone, and with one slice the strip is this block's alone.
-            (1, Some(at)) => unsafe { store(c, at, T::out(sum)) },
-            (1, None) => {}
-            // SAFETY: this strip's plane `split` of the workspace, after the counters (the launch
-            // rules' size), element e being this thread's alone; the last block reads it only after
-            // the rendezvous.
-            _ => unsafe { store(planes, split as usize * STRIP_ELEMENTS + e as usize, sum) },
-        }
-    }
-    if splits > 1 {
-        // The rendezvous of the strip's blocks: the last to arrive adds the planes.
-        let counter = g.workspace.cast::<u32>().wrapping_add(strip as usize);
-        // SAFETY: every thread calls it (`splits` is uniform); `counter` is this strip's u32 among
-        // the counters at the workspace's start, zero at launch and touched only by the strip's
-        // tickets until the last block resets it; `last_flag` is the block's own.
-        if unsafe { last_to_arrive(counter, splits, &last_flag, tid) } {
-            // Planes outer, four at a time, and half the thread's elements inner: 64 loads
-            // in flight per round trip to L2 (a plane per element at a time made 32 round
-            // trips of 16).
-            for half in 0..2 {
-                let first = tid as usize + half * HALF * THREADS as usize;
-                let mut total = [T::Acc::ZERO; HALF];
-                let mut s = 0;
-                while s < splits {
-                    let mut got = [[T::Acc::ZERO; HALF]; GROUP];
-                    for p in 0..GROUP {
-                        if s + (p as u32) < splits {
-                            let plane = (s as usize + p) * STRIP_ELEMENTS + first;
-                            for i in 0..HALF {
-                                let from = plane + i * THREADS as usize;
-                                // SAFETY: plane s + p < splits of this strip, element
-                                // `first + i THREADS` < STRIP_ELEMENTS: every block of the strip
-                                // wrote it before its ticket, fenced by the rendezvous.
-                                got[p][i] = unsafe { load_volatile(planes, from) };
-                            }
-                        }
-                    }
-                    for p in 0..GROUP {
-                        if s + (p as u32) < splits {
-                            for i in 0..HALF {
-                                total[i] = total[i] + got[p][i];
-                            }
-                        }
-                    }
-                    s += GROUP as u32;
-                }
-                for i in 0..HALF {
-                    let e = tid + (half * HALF + i) as u32 * THREADS;
-                    if let (_, _, Some(at)) = at(e) {
-                        // SAFETY: `at` is inside C; only the strip's last block writes it, one
-                        // thread per element.
-                        unsafe { store(c, at, T::out(total[i])) };
-                    }
-                }
-            }
-            if tid == 0 {
-                // The next product on this stream finds it zero again.
-                // SAFETY: every block of the strip has drawn its ticket: nothing else touches the
-                // counter in this launch.
-                unsafe { store(counter, 0, 0) };
-            }
-        }
-    }
+    // SAFETY: the launch rules are `finish`'s (workspace, counters zero, 128 threads); the sums
+    // are complete since `slice`'s final barrier; every thread gets here.
+    unsafe {
+        finish::<T, ROWS, COLS, THREADS, HALF>(&g, (strip, split), (row0, col0), &sums, &last_flag)
+    };
 }

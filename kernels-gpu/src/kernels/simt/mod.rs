@@ -5,6 +5,8 @@ pub mod coarse;
 pub mod double_buffered;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod few_columns;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod few_rows;
 pub mod fragment_buffered;
 pub mod naive;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
