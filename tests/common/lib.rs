@@ -816,9 +816,9 @@ pub fn fixed_cases() -> Vec<Case> {
                     ],
                 )
             }
+            // Both input types and both C widths, each once: the split's paths do not depend
+            // on which 16-bit type it is (`property::decode*` runs every pairing).
             decode::<rgemm::f16, f32>(be)?;
-            decode::<rgemm::bf16, f32>(be)?;
-            decode::<rgemm::f16, rgemm::f16>(be)?;
             decode::<rgemm::bf16, rgemm::bf16>(be)
         }),
         ("shapes::few_columns_splits_k_over_blocks", |be| {
