@@ -1132,12 +1132,18 @@ fn the_rule_picks_the_measured_kernels() {
         (1, Kernel::FewRows),
         (17, Kernel::FewRows),
         (64, Kernel::DmmaSmallBuffered),
+        (256, Kernel::DmmaK4),
     ] {
         let order = rgemm::internals::preference::<f32>(&p, &transposed_b(m), exact);
         assert_eq!(
             order[0],
             Kernel::FewRows,
             "f32 {m} x 8192 x 4096, B transposed"
+        );
+        // `matmul` keeps only the kernels that are candidates for the shape.
+        assert!(
+            Kernel::FewRows.is_candidate(m as usize, 8192),
+            "few_rows at {m} rows"
         );
         let order = rgemm::internals::preference::<f64>(&p, &transposed_b(m), exact);
         assert_eq!(order[0], want_f64, "f64 {m}, B transposed");
