@@ -36,11 +36,10 @@ use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
 use crate::device::async_copy::{commit_group, pipeline, wait_group};
 use crate::device::shared::{SharedArena, SharedTile};
-use crate::device::thread::{block_dim_x, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::device::thread::{block_dim_x, sync_threads, thread_idx_x};
 use crate::device::vector::rows_in_chunks;
 use crate::element::{Accumulator, Element};
-use crate::parts::schedule::k_slice;
-use crate::parts::schedule::split_k_strips::{StripSums, finish, origin, strip_elements};
+use crate::parts::schedule::split_k_strips::{StripBlock, StripSums, finish, strip_elements};
 use crate::problem::{Gemm, kernel};
 
 pub const THREADS: u32 = 128;
@@ -50,8 +49,8 @@ pub const COLS: u32 = 32;
 /// Half of a thread's share of a strip's elements.
 const HALF: usize = strip_elements((ROWS, COLS)) / THREADS as usize / 2;
 /// K steps per stage, and stages: one in flight while one is read. Two stages of 23 KiB
-/// (f32) let four blocks share an SM, as many as the registers allow (128 at 4 blocks, 12
-/// bytes of spill; uncapped it took 129); f64's 46 KiB stages leave two.
+/// (f32) let four blocks share an SM, as many as the registers allow (ptxas, sm_90a: 122 at
+/// 4 blocks, no spill; uncapped an earlier build took 129); f64's 46 KiB stages leave two.
 const KC: u32 = 32;
 const STAGES: u32 = 2;
 /// Row lengths in shared memory: 4 elements of padding put 8 consecutive rows' 16-byte
@@ -209,10 +208,8 @@ unsafe fn slice<T: Element, const NC: usize, const CT: usize, const R: usize>(
 #[inline(always)]
 pub unsafe fn few_columns<T: Element>(g: Gemm<T>) {
     let (a, b, _, m, n, k) = g.plain();
-    let splits = g.p.ctas.max(1);
-    let (strip, split) = (block_idx_x(), block_idx_y());
-    let (row0, col0) = origin(strip, m, (ROWS, COLS));
-    let (k0, k1) = k_slice(k, splits, split, KC);
+    let block = StripBlock::this(&g, (ROWS, COLS), KC);
+    let ((row0, col0), (k0, k1)) = (block.origin, block.k);
     // SAFETY: the launch provides SHARED accumulators (at least as many elements of T).
     let mut inputs = unsafe { SharedArena::<T>::launch_sized() };
     let a_stages = inputs.tile(STAGES * ROWS, A_LEN);
@@ -248,7 +245,5 @@ pub unsafe fn few_columns<T: Element>(g: Gemm<T>) {
     };
     // SAFETY: the launch rules are `finish`'s (workspace, counters zero, 128 threads); the sums
     // are complete since `slice`'s final barrier; every thread gets here.
-    unsafe {
-        finish::<T, ROWS, COLS, THREADS, HALF>(&g, (strip, split), (row0, col0), &sums, &last_flag)
-    };
+    unsafe { finish::<T, ROWS, COLS, THREADS, HALF>(&g, block, &sums, &last_flag) };
 }

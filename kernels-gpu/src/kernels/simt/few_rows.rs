@@ -39,11 +39,10 @@ use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
 use crate::device::async_copy::{commit_group, pipeline, wait_group};
 use crate::device::shared::{SharedArena, SharedTile};
-use crate::device::thread::{block_dim_x, block_idx_x, block_idx_y, sync_threads, thread_idx_x};
+use crate::device::thread::{block_dim_x, sync_threads, thread_idx_x};
 use crate::device::vector::rows_in_chunks;
 use crate::element::{Accumulator, Element};
-use crate::parts::schedule::k_slice;
-use crate::parts::schedule::split_k_strips::{StripSums, finish, origin, strip_elements};
+use crate::parts::schedule::split_k_strips::{StripBlock, StripSums, finish, strip_elements};
 use crate::problem::{Gemm, TRANSPOSED_B, kernel};
 
 pub const THREADS: u32 = 128;
@@ -229,10 +228,8 @@ unsafe fn slice<T: Element, const NR: usize, const R: usize, const CT: usize, co
 #[inline(always)]
 pub unsafe fn few_rows<T: Element>(g: Gemm<T>) {
     let (a, b, _, m, n, k) = g.plain();
-    let splits = g.p.ctas.max(1);
-    let (strip, split) = (block_idx_x(), block_idx_y());
-    let (row0, col0) = origin(strip, m, (ROWS, COLS));
-    let (k0, k1) = k_slice(k, splits, split, KC);
+    let block = StripBlock::this(&g, (ROWS, COLS), KC);
+    let ((row0, col0), (k0, k1)) = (block.origin, block.k);
     // SAFETY: the launch provides SHARED accumulators (at least as many elements of T).
     let mut inputs = unsafe { SharedArena::<T>::launch_sized() };
     let pad = (16 / size_of::<T>()) as u32;
@@ -275,7 +272,5 @@ pub unsafe fn few_rows<T: Element>(g: Gemm<T>) {
     };
     // SAFETY: the launch rules are `finish`'s (workspace, counters zero, 128 threads); the sums
     // are complete since `slice`'s final barrier; every thread gets here.
-    unsafe {
-        finish::<T, ROWS, COLS, THREADS, HALF>(&g, (strip, split), (row0, col0), &sums, &last_flag)
-    };
+    unsafe { finish::<T, ROWS, COLS, THREADS, HALF>(&g, block, &sums, &last_flag) };
 }

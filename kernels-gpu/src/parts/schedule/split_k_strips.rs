@@ -6,8 +6,9 @@
 //! them in K order (`split_k::last_to_arrive`).
 use crate::device::global::{load_volatile, store};
 use crate::device::shared::SharedTile;
-use crate::device::thread::thread_idx_x;
+use crate::device::thread::{block_idx_x, block_idx_y, thread_idx_x};
 use crate::element::{Accumulator, Element};
+use crate::parts::schedule::k_slice;
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::parts::schedule::plan::{Plan, PlanInput};
 use crate::parts::schedule::split_k::last_to_arrive;
@@ -71,6 +72,31 @@ pub fn plan(input: &PlanInput) -> Plan {
     }
 }
 
+/// Where a block of the split works: its strip and slice of K (block `(x, y)`), the strip's
+/// first row and column of C ([`origin`]), and the slice's K steps `(k0, k1)`.
+#[derive(Clone, Copy)]
+pub(crate) struct StripBlock {
+    pub(crate) strip: u32,
+    pub(crate) split: u32,
+    pub(crate) origin: (u32, u32),
+    pub(crate) k: (u32, u32),
+}
+
+impl StripBlock {
+    /// This block's, for strips of `tile` and slices of K in steps of `granule`
+    /// ([`k_slice`], `Problem::ctas` of them).
+    #[inline(always)]
+    pub(crate) fn this<T: Element>(g: &Gemm<T>, tile: (u32, u32), granule: u32) -> Self {
+        let (strip, split) = (block_idx_x(), block_idx_y());
+        Self {
+            strip,
+            split,
+            origin: origin(strip, g.p.m, tile),
+            k: k_slice(g.p.k, g.p.ctas.max(1), split, granule),
+        }
+    }
+}
+
 /// A block's sums for its strip in shared memory: `parts` partial sums (its threads' K
 /// groups) of the strip's first `rows x cols` elements, part `p`'s `(r, c)` at `(p rows +
 /// r, c)`; the strip's other elements are zero (rows or columns its tile did not hold).
@@ -84,7 +110,7 @@ pub(crate) struct StripSums<A> {
 /// Planes the last block adds per round trip to L2.
 const GROUP: usize = 4;
 
-/// Writes this block's strip (`ROWS x COLS` from `(row0, col0)`, slice `split`): with one
+/// Writes this block's strip (`ROWS x COLS` from its origin, for its slice): with one
 /// slice the sums go to C; with several, to the slice's plane of the workspace, and the last
 /// block of the strip to finish adds the planes in K order and writes C. Meets the block's
 /// barriers: every thread calls it, in uniform control flow.
@@ -105,11 +131,16 @@ pub(crate) unsafe fn finish<
     const HALF: usize,
 >(
     g: &Gemm<T>,
-    (strip, split): (u32, u32),
-    (row0, col0): (u32, u32),
+    block: StripBlock,
     sums: &StripSums<T::Acc>,
     last_flag: &SharedTile<T::Acc>,
 ) {
+    let StripBlock {
+        strip,
+        split,
+        origin: (row0, col0),
+        ..
+    } = block;
     let (c, m, n) = (g.c, g.p.m, g.p.n);
     let splits = g.p.ctas.max(1);
     let tid = thread_idx_x();
