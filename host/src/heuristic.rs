@@ -105,6 +105,22 @@ impl Product {
         self.tiles(Kernel::StreamK) as f64 / (2 * self.sms) as f64
     }
 
+    /// Slices of K of the last wave of `kernel`'s tiles where its grid splits them
+    /// (`Grid::PersistentSplit`, 64 16-bit K a stage); 1 for every other grid.
+    fn splits(&self, kernel: Kernel) -> u64 {
+        let spec = kernel.spec();
+        if spec.grid != rgemm_kernels::catalogue::Grid::PersistentSplit {
+            return 1;
+        }
+        let count = |x: u64| x.min(u32::MAX as u64) as u32;
+        let per_sm = spec.min_blocks_per_sm.f32.unwrap_or(1) as u64;
+        rgemm_kernels::parts::schedule::split_tail::splits(
+            count(self.tiles(kernel)),
+            count(self.sms * per_sm),
+            count(self.k.div_ceil(64)),
+        ) as u64
+    }
+
     /// The decode kernel fed by TMA can read the operands.
     fn tma_decode(&self) -> bool {
         self.sixteen_bit() && self.hopper && self.tma_rows
@@ -199,6 +215,17 @@ use Kernel::*;
 /// 128 x 128 or 128 x 64, as the product's tiles fill the SMs. Every form the TMA kernels
 /// read (leading dimensions, transposes, alpha/beta, batches).
 pub const WGMMA: &[Row] = &[
+    // One row of 128 x 64 tiles that fill at most half the SMs, K long enough for slices:
+    // the split kernel, B (read by every tile) then streamed by every SM (H200, 128 x 4096
+    // x 8192 B^T, 64 tiles in 2 slices: 33.3-35.3 us against `wgmma_128x64`'s 42.0-43.0,
+    // 100.3-103.9% of cuBLAS against 85.5-90.2%). Not for many rows of few columns, whose
+    // tiles each stream their own rows of A: 8192 x 16 x 8192 52.6 us against 49.0.
+    row(
+        "one row of 128 x 64 tiles, at most half a wave, K in slices over the rest",
+        |p| p.m <= 128 && wgmma_narrowest(p) && p.splits(WgmmaSplit128x64) > 1,
+        &[WgmmaSplit128x64],
+        "bench/2026-11-28-h200-split-tail.md",
+    ),
     // 128 x 64 tiles where they fit one wave and either C has a whole row of tiles, or few
     // columns, or the tiles fill more than half the SMs (bf16, H100, % of cuBLAS against
     // `wgmma_128x128`'s: 1024^3 146% against 129%; 128 x 4096 x 4096 97% against 86%; 256 x
@@ -487,6 +514,22 @@ pub const RULE: &[Row] = &[
     // read once, ahead of the `wgmma` kernels' 128-row tiles (H100, % of cuBLAS: 32 x 4096 x
     // 4096 bf16 89.4% against 72.3%, bf16 C 75.4% against 58.9%; the suite's 17 x 8192 x 4096
     // with B transposed 89.3-95.2% against 86.5-90.5%), which follow it.
+    // Where 128 x 128 tiles fill at most half the SMs (up to 8448 columns) with K in
+    // slices over the rest, the split `wgmma` kernel leads them (H200, 17 x 8192 x 4096 B^T:
+    // 32.2-33.0 us against `decode_tma`'s 34.1-36.7, 91.8-97.4% of cuBLAS against 81.9-88.4%).
+    row(
+        "17-32 rows of 16-bit on Hopper, one product, 128 x 128 tiles at most half a wave, K in slices",
+        |p| {
+            (17..=32).contains(&p.m)
+                && p.batch == 1
+                && p.sixteen_bit()
+                && p.hopper
+                && p.tma_operands
+                && p.splits(WgmmaSplit128x128) > 1
+        },
+        &[WgmmaSplit128x128],
+        "bench/2026-11-28-h200-split-tail.md",
+    ),
     row(
         "17-32 rows of 16-bit on Hopper, one product, TMA reads the operands",
         |p| (17..=32).contains(&p.m) && p.batch == 1 && p.tma_decode(),

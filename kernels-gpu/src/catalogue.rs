@@ -189,6 +189,13 @@ pub enum Grid {
     /// Persistent: one block per SM (as many as fit, at most one per tile), 1D, each block
     /// looping over the tiles `blockIdx.x, + gridDim.x, ...` in the kernel's own order.
     Persistent,
+    /// [`Grid::Persistent`] with the tiles of its last, partial wave (all of them where they
+    /// fill less than one) cut into slices of K (`Problem::ctas`, from
+    /// [`crate::parts::schedule::split_tail::splits`]), as many blocks as take one each; a
+    /// workspace of counters (one per split tile and consumer warp, zero at launch and left
+    /// zero) and the slices' planes after the tensor maps; the last warp of each tile's slices
+    /// to finish adds them in K order.
+    PersistentSplit,
 }
 
 /// Dynamic shared memory per block, in elements of the accumulator type unless said otherwise.
@@ -619,7 +626,10 @@ impl KernelSpec {
     /// maps have the batch as their third dimension), and persistent ones, whose blocks walk
     /// the tiles of every product.
     pub const fn batched(&self) -> bool {
-        matches!(self.grid, Grid::Tiles | Grid::Persistent)
+        matches!(
+            self.grid,
+            Grid::Tiles | Grid::Persistent | Grid::PersistentSplit
+        )
     }
 
     /// The family name of the second launch's entry points, if the kernel has one.
@@ -873,6 +883,12 @@ macro_rules! for_each_kernel {
                 /// `wgmma_persistent` on 128 x 64 tiles, `wgmma` m64n64k16
                 /// (`wgmma_128x64.rs`; f16/bf16, 9.0 only).
                 Wgmma128x64 => $crate::kernels::wgmma::wgmma_128x64::SPEC, $crate::kernels::wgmma::wgmma_128x64::wgmma_128x64;
+                /// `wgmma_128x64` with its last wave's tiles split over K
+                /// (`wgmma_split_128x64.rs`; f16/bf16, 9.0 only).
+                WgmmaSplit128x64 => $crate::kernels::wgmma::wgmma_split_128x64::SPEC, $crate::kernels::wgmma::wgmma_split_128x64::wgmma_split_128x64;
+                /// `wgmma_128x128` with its last wave's tiles split over K
+                /// (`wgmma_split_128x128.rs`; f16/bf16, 9.0 only).
+                WgmmaSplit128x128 => $crate::kernels::wgmma::wgmma_split_128x128::SPEC, $crate::kernels::wgmma::wgmma_split_128x128::wgmma_split_128x128;
                 /// `wgmma_persistent` on operands a first launch packed K-major, for 16-bit
                 /// operands TMA cannot read as they lie (`wgmma_packed.rs`; f16/bf16, 9.0 only).
                 WgmmaPacked => $crate::kernels::wgmma::wgmma_packed::SPEC, $crate::kernels::wgmma::wgmma_packed::wgmma_packed,

@@ -17,6 +17,21 @@ pub struct Storage {
     pub offset: usize,
 }
 
+impl Storage {
+    /// Dense and row-major, as stored.
+    pub const PLAIN: Storage = Storage {
+        transposed: false,
+        layout: Layout::RowMajor,
+        pad: 0,
+        offset: 0,
+    };
+    /// Dense, stored transposed (B as `n x k`: a layer's weights as PyTorch stores them).
+    pub const TRANSPOSED: Storage = Storage {
+        transposed: true,
+        ..Storage::PLAIN
+    };
+}
+
 fn storage() -> impl Strategy<Value = Storage> {
     (
         any::<bool>(),

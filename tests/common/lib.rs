@@ -13,6 +13,14 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// The device the kernels' launches are planned for.
+    pub fn props(&self) -> rgemm::DeviceProps {
+        match self {
+            Backend::Gpu(ctx) => ctx.props().clone(),
+            Backend::Cpu(cpu) => cpu.props(),
+        }
+    }
+
     pub fn matmul<T: Element>(
         &self,
         a: &Matrix<T>,
@@ -859,16 +867,7 @@ pub fn fixed_cases() -> Vec<Case> {
                     (12, 129, 600),
                 ];
                 same_twice_on::<T, T::Out>(be, &[Kernel::FewRows], shapes)?;
-                let plain = forms::Storage {
-                    transposed: false,
-                    layout: rgemm::Layout::RowMajor,
-                    pad: 0,
-                    offset: 0,
-                };
-                let b_t = forms::Storage {
-                    transposed: true,
-                    ..plain
-                };
+                let (plain, b_t) = (forms::Storage::PLAIN, forms::Storage::TRANSPOSED);
                 for (seed, mnk) in shapes.into_iter().enumerate() {
                     let case = forms::Case {
                         mnk,
@@ -888,6 +887,61 @@ pub fn fixed_cases() -> Vec<Case> {
             }
             few::<f32>(be)?;
             few::<f64>(be)
+        }),
+        ("shapes::split_tail_adds_slices_of_k", |be| {
+            // The `wgmma` kernels with the tiles of their last wave cut into slices of K
+            // (`split_tail`): products of one to four tiles, which fill less than a wave
+            // on a GPU or on a CPU executor of two or more SMs, K of 8 to 13 stages, rows of
+            // the tile below C (warps that take no part) and columns past C. The plan must
+            // split each kernel's tile at least once. Twice each: the result must not depend on
+            // which slice's warp finishes last, and the counters must be left zero for the
+            // next product. Then beta, B stored n x k, a 16-bit C and a batch of three
+            // one-tile products. One 16-bit type: the split's paths do not depend on which
+            // (the property tests run both).
+            fn split<T: Element + Output<T>>(be: &Backend) -> Result<(), String> {
+                let kernels = [Kernel::WgmmaSplit128x64, Kernel::WgmmaSplit128x128];
+                let shapes: [(usize, usize, usize); 3] =
+                    [(100, 150, 520), (128, 60, 512), (77, 250, 700)];
+                let props = be.props();
+                for kernel in kernels {
+                    let slices = shapes.iter().map(|&(m, n, k)| {
+                        let problem =
+                            rgemm::internals::Problem::row_major(m as u32, n as u32, k as u32);
+                        kernel
+                            .launches_for::<T>(&props, problem)
+                            .map(|l| l.problem.ctas)
+                    });
+                    let most = slices
+                        .map(|s| s.map_err(fail))
+                        .try_fold(0, |most, s| s.map(|s| most.max(s)))?;
+                    if props.multiprocessors >= 2 && most < 2 {
+                        return Err(format!("{kernel}: no shape's tiles split: {most}"));
+                    }
+                }
+                same_twice_on::<T, T::Out>(be, &kernels, shapes)?;
+                let (plain, b_t) = (forms::Storage::PLAIN, forms::Storage::TRANSPOSED);
+                for kernel in kernels {
+                    for (seed, (count, b)) in [(1, b_t), (3, plain)].into_iter().enumerate() {
+                        let case = forms::Case {
+                            mnk: (100, 60, 777),
+                            a: plain,
+                            b,
+                            c: plain,
+                            count,
+                            shared: (false, false),
+                            alpha: 0.5,
+                            beta: 1.5,
+                            seed: seed as u64,
+                        };
+                        forms::one::<T, T::Out>(be, Some(kernel), &case)
+                            .map_err(|e| format!("{kernel}, {case:?}: {e}"))?;
+                        forms::one::<T, T>(be, Some(kernel), &case)
+                            .map_err(|e| format!("{kernel}, 16-bit C, {case:?}: {e}"))?;
+                    }
+                }
+                Ok(())
+            }
+            split::<rgemm::bf16>(be)
         }),
         ("shapes::split_k_counters_survive_other_products", |be| {
             // One context, three products: `decode_async` with 32 strips of counters, then

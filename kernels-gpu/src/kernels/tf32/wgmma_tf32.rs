@@ -56,7 +56,7 @@ kernel! {
                 Lacks("fence.proxy.async"), Count("cp.async.bulk.tensor.3d", 2), Lacks("mma.sync"), Lacks("m64n256k16")]),
             PtxFacts::second(&[Barriers(1), Count("cvt.rna.tf32.f32", 16), Lacks(".local")])]);
     /// The main launch: the packed operands through their tensor maps.
-    fn wgmma_tf32(Gemm<f32>) = warp_specialised::<f32, true, [f32; 128], STAGES>;
+    fn wgmma_tf32(Gemm<f32>) = warp_specialised::<f32, true, false, [f32; 128], STAGES>;
     strided entries wgmma_tf32_f32: f32;
 }
 

@@ -30,6 +30,6 @@ use crate::problem::{Gemm, kernel};
 kernel! {
     SPEC = spec(("wgmma_128x128", file!()), "`wgmma_persistent` on 128 x 128 tiles (`wgmma` m64n128k16 per consumer warpgroup, 6 stages of 32 KiB): twice the tiles where 128 x 256 ones leave SMs idle",
         (128, stages_for(128)), Grid::Persistent);
-    fn wgmma_128x128<T: Half>(Gemm<T>) = warp_specialised::<T, true, [f32; 64], { stages_for(128) }>;
+    fn wgmma_128x128<T: Half>(Gemm<T>) = warp_specialised::<T, true, false, [f32; 64], { stages_for(128) }>;
     strided entries wgmma_128x128_f16: f16, wgmma_128x128_bf16: Bf16, wgmma_128x128_f16_f16: Narrow<f16>, wgmma_128x128_bf16_bf16: Narrow<Bf16>;
 }

@@ -27,6 +27,6 @@ use crate::problem::{Gemm, kernel};
 kernel! {
     SPEC = spec(("wgmma_128x64", file!()), "`wgmma_persistent` on 128 x 64 tiles (`wgmma` m64n64k16 per consumer warpgroup, 8 stages of 24 KiB): twice `wgmma_128x128`'s tiles, so twice the SMs read B where C has few rows",
         (64, stages_for(64)), Grid::Persistent);
-    fn wgmma_128x64<T: Half>(Gemm<T>) = warp_specialised::<T, true, [f32; 32], { stages_for(64) }>;
+    fn wgmma_128x64<T: Half>(Gemm<T>) = warp_specialised::<T, true, false, [f32; 32], { stages_for(64) }>;
     strided entries wgmma_128x64_f16: f16, wgmma_128x64_bf16: Bf16, wgmma_128x64_f16_f16: Narrow<f16>, wgmma_128x64_bf16_bf16: Narrow<Bf16>;
 }

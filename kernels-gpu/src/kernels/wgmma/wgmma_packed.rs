@@ -55,7 +55,7 @@ kernel! {
         .with_tma(TensorMaps::packed((BM, BN, BK), Pack { name: "pack_16", parts: 1, width: 2 }))
         .with_ptx(FACTS);
     /// The main launch: the packed operands through their tensor maps.
-    fn wgmma_packed<T: Half>(Gemm<T>) = warp_specialised::<T, true, [f32; 128], STAGES>;
+    fn wgmma_packed<T: Half>(Gemm<T>) = warp_specialised::<T, true, false, [f32; 128], STAGES>;
     strided entries wgmma_packed_f16: f16, wgmma_packed_bf16: Bf16, wgmma_packed_f16_f16: Narrow<f16>, wgmma_packed_bf16_bf16: Narrow<Bf16>;
 }
 

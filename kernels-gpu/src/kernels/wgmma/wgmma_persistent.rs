@@ -22,6 +22,6 @@ use crate::problem::{Gemm, kernel};
 kernel! {
     SPEC = spec(("wgmma_persistent", file!()), "`wgmma_tma` on a persistent grid (one block per SM, tiles in groups of 8 rows for L2, a batch's products one after the other), the pipeline running on across tiles so loads overlap the epilogue",
         (BN, STAGES), Grid::Persistent);
-    fn wgmma_persistent<T: Half>(Gemm<T>) = warp_specialised::<T, true, [f32; 128], STAGES>;
+    fn wgmma_persistent<T: Half>(Gemm<T>) = warp_specialised::<T, true, false, [f32; 128], STAGES>;
     strided entries wgmma_persistent_f16: f16, wgmma_persistent_bf16: Bf16, wgmma_persistent_f16_f16: Narrow<f16>, wgmma_persistent_bf16_bf16: Narrow<Bf16>;
 }

@@ -40,6 +40,6 @@ use crate::problem::{Gemm, kernel};
 kernel! {
     SPEC = spec(("wgmma_tma", file!()), "`wgmma_async`'s tiles loaded by TMA (swizzled, zero-filled edges) on mbarriers, warp-specialised: a producer warpgroup issues the copies, 2 consumer warpgroups multiply; `setmaxnreg` 40 / 232",
         (BN, STAGES), Grid::Tiles);
-    fn wgmma_tma<T: Half>(Gemm<T>) = warp_specialised::<T, false, [f32; 128], STAGES>;
+    fn wgmma_tma<T: Half>(Gemm<T>) = warp_specialised::<T, false, false, [f32; 128], STAGES>;
     strided entries wgmma_tma_f16: f16, wgmma_tma_bf16: Bf16, wgmma_tma_f16_f16: Narrow<f16>, wgmma_tma_bf16_bf16: Narrow<Bf16>;
 }

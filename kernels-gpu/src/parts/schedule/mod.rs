@@ -10,6 +10,8 @@ pub mod split_k;
 pub mod split_k_fixup;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod split_k_strips;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod split_tail;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod stream_k;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
@@ -35,6 +37,7 @@ impl Grid {
         match *self {
             Grid::Tiles => Ok(tile_order::plan_tiles(input)),
             Grid::Persistent => tile_order::plan_persistent(input),
+            Grid::PersistentSplit => split_tail::plan(input),
             Grid::StreamK { .. } => stream_k::plan(input),
             Grid::SplitK { .. } => Ok(split_k_fixup::plan(input)),
             Grid::SplitKLastBlock { per_sm } => Ok(decode_split::plan(input, per_sm)),

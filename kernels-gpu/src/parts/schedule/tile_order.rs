@@ -5,6 +5,7 @@ use crate::device::thread::{block_idx_x, block_idx_y, block_idx_z, grid_dim_x};
 use crate::element::Element;
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::parts::schedule::plan::{Overflow, Plan, PlanInput, Unplannable};
+use crate::parts::schedule::split_tail::{self, Slice};
 use crate::parts::wgmma::warpgroup::BM;
 use crate::problem::Gemm;
 /// Rows of block tiles a persistent grid walks through together (column by column within
@@ -22,6 +23,17 @@ pub(crate) struct TileOrder {
     tiles_n: u32,
     /// Products a persistent grid walks through (one after the other); 1 otherwise.
     batch: u32,
+    /// Slices of K of each tile of the last wave (`split_tail`); 1: none split.
+    splits: u32,
+}
+
+/// A block's unit of work: a tile (`(z, row0, col0)` as [`TileOrder::at`] gives it), its
+/// stages of K `(first, end)`, and where it is a slice of a split tile, which.
+#[derive(Clone, Copy)]
+pub(crate) struct Unit {
+    pub(crate) tile: (u32, u32, u32),
+    pub(crate) phases: (u32, u32),
+    pub(crate) slice: Option<Slice>,
 }
 
 impl TileOrder {
@@ -35,6 +47,32 @@ impl TileOrder {
             tiles_m: m.div_ceil(BM),
             tiles_n: n.div_ceil(cols),
             batch: if persistent { batch.max(1) } else { 1 },
+            splits: 1,
+        }
+    }
+
+    /// The same order with the last wave's tiles cut into `splits` slices of K (the launch's
+    /// `Problem::ctas`, planned by `split_tail::plan`); 0 or 1 splits none.
+    #[inline(always)]
+    pub(crate) fn split(self, splits: u32) -> Self {
+        Self {
+            splits: splits.max(1),
+            ..self
+        }
+    }
+
+    /// Tiles of the whole batch.
+    #[inline(always)]
+    fn tiles(&self) -> u32 {
+        self.tiles_m * self.tiles_n * self.batch
+    }
+
+    /// Tiles cut into slices: the last wave's, where the order is split.
+    #[inline(always)]
+    fn tails(&self) -> u32 {
+        match self.splits {
+            1 => 0,
+            _ => split_tail::tail(self.tiles(), grid_dim_x()),
         }
     }
 
@@ -45,9 +83,42 @@ impl TileOrder {
             return 1;
         }
         let (first, step) = (block_idx_x(), grid_dim_x());
-        (self.tiles_m * self.tiles_n * self.batch)
+        let tails = self.tails();
+        (self.tiles() - tails + tails * self.splits)
             .saturating_sub(first)
             .div_ceil(step)
+    }
+
+    /// This block's `i`-th unit of `phases` stages of K: a whole tile, or (past the tiles
+    /// before the last wave) slice `j % splits` of tail tile `j / splits`.
+    #[inline(always)]
+    pub(crate) fn unit(&self, i: u32, phases: u32) -> Unit {
+        let whole = |tile| Unit {
+            tile,
+            phases: (0, phases),
+            slice: None,
+        };
+        if !self.persistent || self.splits == 1 {
+            return whole(self.at(i));
+        }
+        let u = block_idx_x() + i * grid_dim_x();
+        let tails = self.tails();
+        let before = self.tiles() - tails;
+        if u < before {
+            return whole(self.tile(u));
+        }
+        let j = u - before;
+        let slice = Slice {
+            tile: j / self.splits,
+            tails,
+            index: j % self.splits,
+            splits: self.splits,
+        };
+        Unit {
+            tile: self.tile(before + slice.tile),
+            phases: slice.phases(phases),
+            slice: Some(slice),
+        }
     }
 
     /// This block's `i`-th tile: `(z, row0, col0)`, its product in the batch (`blockIdx.z`
@@ -57,7 +128,12 @@ impl TileOrder {
         if !self.persistent {
             return (block_idx_z(), block_idx_y() * BM, block_idx_x() * self.cols);
         }
-        let t = block_idx_x() + i * grid_dim_x();
+        self.tile(block_idx_x() + i * grid_dim_x())
+    }
+
+    /// Tile `t` of a persistent grid's order.
+    #[inline(always)]
+    fn tile(&self, t: u32) -> (u32, u32, u32) {
         // (Divisors kept non-zero for the compiler: a launch has tiles, and `t` is one.)
         let per_product = (self.tiles_m * self.tiles_n).max(1);
         let (z, t) = (t / per_product, t % per_product);

@@ -17,7 +17,7 @@ use crate::device::wgmma;
 use crate::element::{Element, Half, WgmmaInput};
 use crate::parts::mma::fragments::Ldmatrix;
 use crate::parts::mma::one_stage::one_stage_tile;
-use crate::parts::schedule::tile_order::TileOrder;
+use crate::parts::schedule::tile_order::{TileOrder, Unit};
 use crate::parts::wgmma::epilogue::{F32_C_PAIRS, NARROW_C_64, NARROW_C_128, NARROW_C_256};
 use crate::parts::wgmma::warpgroup::{
     A_STAGE, ATOM, BK, BM, BN, Descriptors, PANEL, WarpgroupTile,
@@ -48,7 +48,7 @@ pub(crate) const TILES_256: &[PtxFacts] = &[
 /// What the entries of a kernel on the narrower tiles show: the 16 `wgmma`s of the tile's
 /// shape, its TMA copies (A's box or panels and B's panels), 3 barriers.
 macro_rules! narrower_tiles {
-    ($wgmma:literal, $copies:literal, $narrow_c:ident) => {
+    ($wgmma:literal, $copies:literal, $narrow_c:ident, $f32_c:expr $(, $split:expr)?) => {
         &[
             PtxFacts::all(&[Barriers(3)]),
             PtxFacts::only(
@@ -56,22 +56,54 @@ macro_rules! narrower_tiles {
                 &[Count($wgmma, 16), Count("cp.async.bulk.tensor", $copies)],
             ),
             TMA_PIPELINE,
-            F32_C_PAIRS,
+            $f32_c,
             $narrow_c,
+            $($split)?
         ]
     };
 }
-/// The same on 128 x 128 tiles: `m64n128k16`, two panels of B.
+/// The same on 128 x 128 tiles: `m64n128k16`, two panels of B...
 const TILES_128: &[PtxFacts] = narrower_tiles!(
     "wgmma.mma_async.sync.aligned.m64n128k16.f32.{t}.{t}",
     6,
-    NARROW_C_128
+    NARROW_C_128,
+    F32_C_PAIRS
 );
-/// The same on 128 x 64 tiles: `m64n64k16`, one panel of B.
+/// ... and on 128 x 64 tiles: `m64n64k16`, one panel of B.
 const TILES_64: &[PtxFacts] = narrower_tiles!(
     "wgmma.mma_async.sync.aligned.m64n64k16.f32.{t}.{t}",
     5,
-    NARROW_C_64
+    NARROW_C_64,
+    F32_C_PAIRS
+);
+/// The same with the last wave split over K ([`SPLIT_TAIL`]).
+const TILES_128_SPLIT: &[PtxFacts] = narrower_tiles!(
+    "wgmma.mma_async.sync.aligned.m64n128k16.f32.{t}.{t}",
+    6,
+    NARROW_C_128,
+    SPLIT_F32_C,
+    SPLIT_TAIL
+);
+const TILES_64_SPLIT: &[PtxFacts] = narrower_tiles!(
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32.{t}.{t}",
+    5,
+    NARROW_C_64,
+    SPLIT_F32_C,
+    SPLIT_TAIL
+);
+/// The entries of a split kernel with an f32 C: the epilogue's pairs without a shuffle, and
+/// the 5 butterfly shuffles that hand a warp's ticket to its lanes.
+const SPLIT_F32_C: PtxFacts = PtxFacts::only(SIXTEEN_BIT, &[Count("shfl.sync.bfly.b32", 5)]);
+/// What a kernel whose last wave is split over K (`Grid::PersistentSplit`) shows besides:
+/// the warps' tickets drawn with an acquire-release atomic, the other slices' planes read
+/// back in 16-byte volatile loads, and nothing in local memory.
+const SPLIT_TAIL: PtxFacts = PtxFacts::only(
+    SIXTEEN_BIT,
+    &[
+        Has("atom.acq_rel.gpu.global.add.u32"),
+        Has("ld.volatile.global.v4.b32"),
+        Lacks(".local"),
+    ],
 );
 
 /// The spec of a warp-specialised kernel on 128 x `cols` block tiles of 16-bit elements in
@@ -106,10 +138,13 @@ pub const fn spec(
     .on_tensor_cores()
     .with_tma(tile_maps(cols))
     .general()
-    .with_ptx(match cols {
-        256 => TILES_256,
-        128 => TILES_128,
-        _ => TILES_64,
+    .with_ptx(match (cols, matches!(grid, Grid::PersistentSplit)) {
+        // (No kernel splits 128 x 256 tiles.)
+        (256, _) => TILES_256,
+        (128, false) => TILES_128,
+        (128, true) => TILES_128_SPLIT,
+        (_, false) => TILES_64,
+        (_, true) => TILES_64_SPLIT,
     })
 }
 
@@ -176,6 +211,10 @@ pub(crate) const fn stage_k<T>() -> u32 {
 /// in the other orientation and multiplied with the other transpose immediate, and the
 /// epilogue applies alpha and beta at C's leading dimension.
 ///
+/// `SPLIT` (persistent only): the last wave's tiles cut into `Problem::ctas` slices of K
+/// as the launch planned them (`split_tail`), each consumer warp's part of a slice ended by
+/// [`WarpgroupTile::finish_slice`] after the tensor maps in the workspace.
+///
 /// Elements of 4 bytes (f32) are TF32, both operands K-major with maps always present (the
 /// host packs B^T so, and A where TMA cannot read it in place: `wgmma_tf32`), A multiplied
 /// from registers ([`mainloop_tf32`]).
@@ -188,6 +227,7 @@ pub(crate) const fn stage_k<T>() -> u32 {
 pub(crate) unsafe fn warp_specialised<
     T: StageInput,
     const PERSISTENT: bool,
+    const SPLIT: bool,
     W: WarpgroupTile,
     const N: u32,
 >(
@@ -199,6 +239,11 @@ pub(crate) unsafe fn warp_specialised<
     if unsafe { T::without_tma::<W>(&gemm, order) } {
         return;
     }
+    let order = if SPLIT {
+        order.split(gemm.p.ctas)
+    } else {
+        order
+    };
     let tid = thread_idx_x();
     // SAFETY: the launch provides `stages_shared` (the contract's spec): N stages of A and B, the
     // slack for `aligned(ATOM, ..)` and the 2 N mbarriers, the carves below.
@@ -227,15 +272,36 @@ pub(crate) unsafe fn warp_specialised<
     let t = tid - 128;
     let warpgroup = t / 128;
     let mut it = 0;
+    // The split's counters and planes follow the tensor maps.
+    let split = gemm
+        .workspace
+        .cast::<f32>()
+        .wrapping_add(TensorMaps::BYTES / size_of::<f32>());
     for i in 0..order.len() {
-        let (z, row0, col0) = order.at(i);
+        let unit = order.unit(i, phases);
+        let (z, row0, col0) = unit.tile;
         let out = order.product(&gemm, z).c_out();
         let at = (row0 + warpgroup * 64, col0);
         // (The orientation is chosen per tile and the epilogue follows: one copy of it.)
-        let run = (pipe, warpgroup, phases, &mut it);
+        let run = (pipe, warpgroup, unit.phases.1 - unit.phases.0, &mut it);
         // SAFETY: `consume`'s point: `produce` fills the stages for the same `order` and `phases`,
         // counted by `it` as here, loading A and B in the orientation it multiplies.
-        let acc: W = unsafe { T::consume::<W, N>(run, (strides.a_t, strides.b_t)) };
+        let mut acc: W = unsafe { T::consume::<W, N>(run, (strides.a_t, strides.b_t)) };
+        if let (true, Some(slice)) = (SPLIT, unit.slice) {
+            let warp = t / 32;
+            // A warp whose rows lie wholly below C takes no part, in any slice.
+            if row0 + 16 * warp >= m {
+                continue;
+            }
+            // SAFETY: `finish_slice`'s points: the whole warp is here (`warp` is uniform in it);
+            // `split` is the workspace after the maps, which holds the split's counters (zero at
+            // launch) and planes for this launch's `Problem::ctas` (`split_tail::plan`, the
+            // launch rules of a split kernel's spec); rows `16 warp..` of this tile are this
+            // warp's in every slice.
+            if !unsafe { acc.finish_slice(split, slice, warp, t % 32) } {
+                continue;
+            }
+        }
         // SAFETY: `epilogue`'s points: C of product z, m x n at ldc (the entry points' contract);
         // rows at.0 .. + 64 of this tile are this warpgroup's only; all its threads get here.
         unsafe { acc.store::<T>(&out, (m, n), at, t % 128) };
@@ -411,7 +477,11 @@ unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
     // Phases issued so far, over all tiles: stage `it % N`, round `it / N`.
     let mut it = 0;
     for i in 0..order.len() {
-        let (z, row0, col0) = order.at(i);
+        let Unit {
+            tile: (z, row0, col0),
+            phases: (first, end),
+            ..
+        } = order.unit(i, phases);
         let (za, zb) = (
             plane(gemm.p.batch_stride_a, z),
             plane(gemm.p.batch_stride_b, z),
@@ -423,7 +493,7 @@ unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
             true => a_halves * PANEL,
             false => a_rows * 128,
         };
-        for phase in 0..phases {
+        for phase in first..end {
             let s = it % N;
             let full = pipe.bars.full(s);
             if it >= N {

@@ -5,6 +5,7 @@
 use crate::device::shared::shared_address;
 use crate::device::wgmma::{self, Descriptor, Swizzle};
 use crate::element::{Element, WgmmaInput};
+use crate::parts::schedule::split_tail::{self, Slice};
 use crate::parts::wgmma::epilogue::epilogue;
 use crate::problem::COut;
 pub(crate) const BM: u32 = 128;
@@ -146,6 +147,19 @@ pub(crate) trait WarpgroupTile: wgmma::Accumulators + Sized {
         t: u32,
     );
 
+    /// `split_tail::finish` of consumer warp `warp`'s 16 rows of this tile (lane `lane`):
+    /// true where they are now the whole sum, to store.
+    ///
+    /// # Safety
+    /// As `split_tail::finish`.
+    unsafe fn finish_slice(
+        &mut self,
+        workspace: *mut f32,
+        slice: Slice,
+        warp: u32,
+        lane: u32,
+    ) -> bool;
+
     /// TF32's accumulators (`wgmma_tf32`'s mainloop: 64 x 256 only), as this tile; traps for
     /// the narrower tiles, which no TF32 kernel uses.
     fn from_tf32(acc: [f32; 128]) -> Self;
@@ -186,6 +200,20 @@ macro_rules! warpgroup_tile {
                 // SAFETY: `store`'s points are `epilogue`'s (C m x n at ldc, these elements this
                 // thread's only), for this tile's accumulators.
                 unsafe { epilogue::<T, $len>(out, self, mn, at, t) }
+            }
+
+            /// # Safety
+            /// As [`WarpgroupTile::finish_slice`].
+            #[inline(always)]
+            unsafe fn finish_slice(
+                &mut self,
+                workspace: *mut f32,
+                slice: Slice,
+                warp: u32,
+                lane: u32,
+            ) -> bool {
+                // SAFETY: the caller's points are `finish`'s, for this tile's accumulators.
+                unsafe { split_tail::finish::<$len>(self, workspace, slice, warp, lane) }
             }
 
             #[inline(always)]
