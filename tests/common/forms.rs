@@ -91,6 +91,21 @@ pub struct Case {
 }
 
 impl Case {
+    /// One dense product `C = A B` with B stored `n x k`, alpha 1, beta 0.
+    pub fn b_transposed(mnk: (usize, usize, usize), seed: u64) -> Case {
+        Case {
+            mnk,
+            a: Storage::PLAIN,
+            b: Storage::TRANSPOSED,
+            c: Storage::PLAIN,
+            count: 1,
+            shared: (false, false),
+            alpha: 1.0,
+            beta: 0.0,
+            seed,
+        }
+    }
+
     /// The views of A, B and C as the case stores them, A's and B's leading dimensions and
     /// offsets multiples of `units` elements (what tensor maps read).
     pub fn views(&self, units: usize) -> (MatrixLayout, MatrixLayout, MatrixLayout) {
@@ -117,12 +132,7 @@ pub(crate) fn align<T: Element, O: Output<T>>() -> usize {
 }
 
 pub(crate) fn case(max_side: usize, batches: bool, general: bool) -> impl Strategy<Value = Case> {
-    let plain = Storage {
-        transposed: false,
-        layout: Layout::RowMajor,
-        pad: 0,
-        offset: 0,
-    };
+    let plain = Storage::PLAIN;
     let st = move || {
         if general {
             storage().boxed()
@@ -349,16 +359,7 @@ pub fn b_transposed<T: Element, O: Output<T>>(
     kernel: Kernel,
     (cases, max_side): (u32, usize),
 ) -> Result<(), String> {
-    let plain = Storage {
-        transposed: false,
-        layout: Layout::RowMajor,
-        pad: 0,
-        offset: 0,
-    };
-    let b_t = Storage {
-        transposed: true,
-        ..plain
-    };
+    let (plain, b_t) = (Storage::PLAIN, Storage::TRANSPOSED);
     let (m, n) = (5, 24);
     let tma = kernel.spec().tma.is_some();
     let unread = [(12, 0, 1.0), (16, 8, 1.0), (16, 0, 2.0)];
@@ -388,16 +389,8 @@ pub fn b_transposed<T: Element, O: Output<T>>(
         (side(max_side), side(max_side), side(max_side)),
         any::<u64>(),
     )
-        .prop_map(move |((m, n, k), seed)| Case {
-            mnk: (m, n, if tma { k.next_multiple_of(8) } else { k }),
-            a: plain,
-            b: b_t,
-            c: plain,
-            count: 1,
-            shared: (false, false),
-            alpha: 1.0,
-            beta: 0.0,
-            seed,
+        .prop_map(move |((m, n, k), seed)| {
+            Case::b_transposed((m, n, if tma { k.next_multiple_of(8) } else { k }), seed)
         });
     crate::run_cases(cases, &case, |case| {
         one::<T, O>(backend, Some(kernel), &case)

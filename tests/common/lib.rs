@@ -867,19 +867,8 @@ pub fn fixed_cases() -> Vec<Case> {
                     (12, 129, 600),
                 ];
                 same_twice_on::<T, T::Out>(be, &[Kernel::FewRows], shapes)?;
-                let (plain, b_t) = (forms::Storage::PLAIN, forms::Storage::TRANSPOSED);
                 for (seed, mnk) in shapes.into_iter().enumerate() {
-                    let case = forms::Case {
-                        mnk,
-                        a: plain,
-                        b: b_t,
-                        c: plain,
-                        count: 1,
-                        shared: (false, false),
-                        alpha: 1.0,
-                        beta: 0.0,
-                        seed: seed as u64,
-                    };
+                    let case = forms::Case::b_transposed(mnk, seed as u64);
                     forms::one::<T, T::Out>(be, Some(Kernel::FewRows), &case)
                         .map_err(|e| format!("B stored n x k, {mnk:?}: {e}"))?;
                 }
