@@ -105,20 +105,18 @@ impl Product {
         self.tiles(Kernel::StreamK) as f64 / (2 * self.sms) as f64
     }
 
-    /// Slices of K of the last wave of `kernel`'s tiles where its grid splits them
-    /// (`Grid::PersistentSplit`, 64 16-bit K a stage); 1 for every other grid.
+    /// Slices of K of the last wave of `kernel`'s 16-bit tiles where its grid splits them
+    /// (`Grid::PersistentSplit`, as its plan counts them); 1 for every other grid.
     fn splits(&self, kernel: Kernel) -> u64 {
+        use rgemm_kernels::parts::schedule::split_tail;
         let spec = kernel.spec();
         if spec.grid != rgemm_kernels::catalogue::Grid::PersistentSplit {
             return 1;
         }
         let count = |x: u64| x.min(u32::MAX as u64) as u32;
         let per_sm = spec.min_blocks_per_sm.f32.unwrap_or(1) as u64;
-        rgemm_kernels::parts::schedule::split_tail::splits(
-            count(self.tiles(kernel)),
-            count(self.sms * per_sm),
-            count(self.k.div_ceil(64)),
-        ) as u64
+        let phases = split_tail::phases(self.k as usize, 2);
+        split_tail::splits(count(self.tiles(kernel)), count(self.sms * per_sm), phases) as u64
     }
 
     /// The decode kernel fed by TMA can read the operands.

@@ -52,6 +52,12 @@ pub fn splits(tiles: u32, resident: u32, phases: u32) -> u32 {
         .clamp(1, MOST_SPLITS)
 }
 
+/// Stages of K for elements of `elem_bytes`: 128 bytes of each operand's rows a stage.
+pub fn phases(k: usize, elem_bytes: usize) -> u32 {
+    k.div_ceil(128 / elem_bytes.clamp(1, 128))
+        .min(u32::MAX as usize) as u32
+}
+
 /// Counters at the workspace's start (after the maps), one per tail tile and warp, rounded
 /// up to 16 bytes: where the planes begin.
 #[inline(always)]
@@ -76,10 +82,7 @@ pub fn plan(input: &PlanInput) -> Result<Plan, Unplannable> {
     // (`plan_persistent` checked that the batch's tiles fit 32 bits.)
     let tiles = (n.div_ceil(cols as usize) * m.div_ceil(rows as usize)) as u32 * input.batch;
     let resident = (input.sms * input.per_sm).max(1);
-    let phases = k
-        .div_ceil(128 / input.elem_bytes.max(1))
-        .min(u32::MAX as usize) as u32;
-    let splits = splits(tiles, resident, phases);
+    let splits = splits(tiles, resident, phases(k, input.elem_bytes));
     if splits == 1 {
         return Ok(Plan {
             ctas: Some(1),
