@@ -210,7 +210,7 @@ const fn row(
 use Kernel::*;
 
 /// The 16-bit `wgmma` kernels (Hopper), best first for the shape: block tiles of 128 x 256,
-/// 128 x 128 or 128 x 64, as the product's tiles fill the SMs. Every form the TMA kernels
+/// 128 x 192, 128 x 128 or 128 x 64, as the product's tiles fill the SMs. Every form the TMA kernels
 /// read (leading dimensions, transposes, alpha/beta, batches).
 pub const WGMMA: &[Row] = &[
     // One row of 128 x 64 tiles that fill at most half the SMs, K long enough for slices:
@@ -246,6 +246,17 @@ pub const WGMMA: &[Row] = &[
         },
         &[Wgmma128x128],
         "bench/2026-11-25-h100-bf16-f16-wgmma-tiles.md",
+    ),
+    // 128 x 192 tiles where they take fewer waves' time than 128 x 256 ones, at three
+    // quarters of the work a tile and 1.1 times its time per FLOP: 512 x 6144 x 4096 B^T is
+    // one wave either way, 128 tiles of 128 x 192 against 96 of 128 x 256 (H200, 98.6-104.9%
+    // of cuBLAS against `wgmma_tma`'s 84.9-87.6%). Where the waves differ less it lost or
+    // tied: 8192^3 (21 waves against 16) 99.5% against 100.2%, 4096^3 85% against 99%.
+    row(
+        "128 x 192 tiles take fewer waves' time than 128 x 256 ones",
+        |p| 33 * waves_of(p, Wgmma128x192) < 40 * waves_of(p, WgmmaPersistent),
+        &[Wgmma128x192],
+        "bench/2026-11-28-h200-tiles-128x192.md",
     ),
     // The persistent grid leads, batches of one-tile products included (bf16, 512 x 128^3,
     // H200: 70.6 against `wgmma_tma`'s 65-66 TFLOP/s); at most one tile per SM it has nothing

@@ -880,6 +880,9 @@ macro_rules! for_each_kernel {
                 /// `wgmma_persistent` on 128 x 128 tiles, `wgmma` m64n128k16
                 /// (`wgmma_128x128.rs`; f16/bf16, 9.0 only).
                 Wgmma128x128 => $crate::kernels::wgmma::wgmma_128x128::SPEC, $crate::kernels::wgmma::wgmma_128x128::wgmma_128x128;
+                /// `wgmma_persistent` on 128 x 192 tiles, `wgmma` m64n192k16
+                /// (`wgmma_128x192.rs`; f16/bf16, 9.0 only).
+                Wgmma128x192 => $crate::kernels::wgmma::wgmma_128x192::SPEC, $crate::kernels::wgmma::wgmma_128x192::wgmma_128x192;
                 /// `wgmma_persistent` on 128 x 64 tiles, `wgmma` m64n64k16
                 /// (`wgmma_128x64.rs`; f16/bf16, 9.0 only).
                 Wgmma128x64 => $crate::kernels::wgmma::wgmma_128x64::SPEC, $crate::kernels::wgmma::wgmma_128x64::wgmma_128x64;

@@ -172,6 +172,16 @@ pub trait WgmmaInput: Element<Acc = f32> {
         a: Wgmma,
         b: Wgmma,
     );
+    /// [`WgmmaInput::wgmma_m64n256`] on a 64 x 192 tile (`wgmma.mma_async.m64n192k16`),
+    /// 16-bit types only: f32 traps.
+    ///
+    /// # Safety
+    /// As `device::wgmma::m64n192k16_bf16`.
+    unsafe fn wgmma_m64n192<const A_MN: bool, const B_MN: bool>(
+        acc: &mut [f32; 96],
+        a: Wgmma,
+        b: Wgmma,
+    );
     /// [`WgmmaInput::wgmma_m64n256`] on a 64 x 128 tile (`wgmma.mma_async.m64n128k16`),
     /// 16-bit types only: f32 traps.
     ///
@@ -201,9 +211,10 @@ pub type Wgmma = crate::device::wgmma::Descriptor;
 #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
 pub type Wgmma = u64;
 
-/// The 64 x 128 and 64 x 64 `wgmma`s of f32, which has only TF32's 64 x 256: traps.
+/// The 64 x 192, 64 x 128 and 64 x 64 `wgmma`s of f32, which has only TF32's 64 x 256: traps.
 macro_rules! no_narrow_wgmma {
     () => {
+        wgmma_shape!(wgmma_m64n192, 96, trap);
         wgmma_shape!(wgmma_m64n128, 64, trap);
         wgmma_shape!(wgmma_m64n64, 32, trap);
     };
@@ -250,7 +261,10 @@ macro_rules! wgmma_shape {
 /// host; the sm_70 module has no tensor-core kernel and traps), the `wgmma`s in
 /// `device::wgmma`.
 macro_rules! tensor_cores {
-    ($t:ty, $bits:expr, $mma:ident, $wgmma:ident, $wgmma128:ident, $wgmma64:ident) => {
+    (
+        $t:ty, $bits:expr, $mma:ident, $wgmma:ident, $wgmma192:ident, $wgmma128:ident,
+        $wgmma64:ident
+    ) => {
         impl Half for $t {
             #[inline(always)]
             fn bits16(self) -> u16 {
@@ -270,6 +284,7 @@ macro_rules! tensor_cores {
         }
         impl WgmmaInput for $t {
             wgmma_shape!(wgmma_m64n256, 128, $wgmma);
+            wgmma_shape!(wgmma_m64n192, 96, $wgmma192);
             wgmma_shape!(wgmma_m64n128, 64, $wgmma128);
             wgmma_shape!(wgmma_m64n64, 32, $wgmma64);
         }
@@ -339,6 +354,7 @@ tensor_cores!(
     F16::to_bits,
     m16n8k16_f16,
     m64n256k16_f16,
+    m64n192k16_f16,
     m64n128k16_f16,
     m64n64k16_f16
 );
@@ -354,6 +370,7 @@ tensor_cores!(
     |x: Bf16| x.0,
     m16n8k16_bf16,
     m64n256k16_bf16,
+    m64n192k16_bf16,
     m64n128k16_bf16,
     m64n64k16_bf16
 );
@@ -480,6 +497,7 @@ tensor_cores!(
     |x: Narrow<F16>| x.0.to_bits(),
     m16n8k16_f16,
     m64n256k16_f16,
+    m64n192k16_f16,
     m64n128k16_f16,
     m64n64k16_f16
 );
@@ -489,6 +507,7 @@ tensor_cores!(
     |x: Narrow<Bf16>| x.0.0,
     m16n8k16_bf16,
     m64n256k16_bf16,
+    m64n192k16_bf16,
     m64n128k16_bf16,
     m64n64k16_bf16
 );

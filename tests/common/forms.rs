@@ -807,6 +807,7 @@ pub fn a_halves_below_c(be: &Backend) -> Result<(), String> {
     for kernel in [
         Kernel::WgmmaTma,
         Kernel::WgmmaPersistent,
+        Kernel::Wgmma128x192,
         Kernel::Wgmma128x128,
         Kernel::Wgmma128x64,
         Kernel::WgmmaPacked,
@@ -914,6 +915,7 @@ pub fn close_planes(be: &Backend) -> Result<(), String> {
     for kernel in [
         Kernel::WgmmaTma,
         Kernel::WgmmaPersistent,
+        Kernel::Wgmma128x192,
         Kernel::Wgmma128x128,
         Kernel::Wgmma128x64,
     ] {

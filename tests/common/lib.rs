@@ -765,7 +765,7 @@ pub fn fixed_cases() -> Vec<Case> {
             crate::each_element!(ints(be))
         }),
         ("shapes::persistent_blocks_walk_several_tiles", |be| {
-            // More block tiles than blocks: `wgmma_persistent`'s (and `wgmma_128x128`'s)
+            // More block tiles than blocks: `wgmma_persistent`'s (and the narrower tiles')
             // blocks walk several tiles,
             // its pipeline running on from one to the next (the GPU's 132 SMs get 154 tiles
             // of 128 x 256; the CPU executor's few "SMs" get 9). K and N multiples of 8
@@ -782,6 +782,7 @@ pub fn fixed_cases() -> Vec<Case> {
                 for kernel in [
                     Kernel::WgmmaPersistent,
                     Kernel::WgmmaTma,
+                    Kernel::Wgmma128x192,
                     Kernel::Wgmma128x128,
                     Kernel::Wgmma128x64,
                 ] {

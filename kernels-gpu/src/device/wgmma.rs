@@ -65,7 +65,7 @@ impl Descriptor {
 }
 
 /// The first `$len` accumulator registers, as the instructions name them (`%0` ..), after
-/// `$m`'s arguments: 128 for `m64n256`, 64 for `m64n128`, 32 for `m64n64`.
+/// `$m`'s arguments: 128 for `m64n256`, 96 for `m64n192`, 64 for `m64n128`, 32 for `m64n64`.
 #[cfg(target_arch = "nvptx64")]
 macro_rules! with_accumulators {
     ($len:tt, $m:ident!($($args:tt)*)) => {
@@ -74,15 +74,19 @@ macro_rules! with_accumulators {
             [32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60
              61 62 63]
             [64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92
-             93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115
-             116 117 118 119 120 121 122 123 124 125 126 127])
+             93 94 95]
+            [96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117
+             118 119 120 121 122 123 124 125 126 127])
     };
     (@ 32, $m:ident!($($args:tt)*); [$($r:tt)*] $($more:tt)*) => { $m!($($args)*; $($r)*) };
     (@ 64, $m:ident!($($args:tt)*); [$($r:tt)*] [$($s:tt)*] $($more:tt)*) => {
         $m!($($args)*; $($r)* $($s)*)
     };
-    (@ 128, $m:ident!($($args:tt)*); [$($r:tt)*] [$($s:tt)*] [$($t:tt)*]) => {
+    (@ 96, $m:ident!($($args:tt)*); [$($r:tt)*] [$($s:tt)*] [$($t:tt)*] $($more:tt)*) => {
         $m!($($args)*; $($r)* $($s)* $($t)*)
+    };
+    (@ 128, $m:ident!($($args:tt)*); [$($r:tt)*] [$($s:tt)*] [$($t:tt)*] [$($u:tt)*]) => {
+        $m!($($args)*; $($r)* $($s)* $($t)* $($u)*)
     };
 }
 
@@ -100,7 +104,7 @@ macro_rules! pinning {
     };
 }
 
-/// `wgmma` of `$shape` (`m64n256k16`, `m64n128k16`, `m64n64k16`) on 16-bit operands, D += A B, with the
+/// `wgmma` of `$shape` (`m64n256k16`, `m64n192k16`, `m64n128k16`, `m64n64k16`) on 16-bit operands, D += A B, with the
 /// transpose immediates `A_MN` and `B_MN`.
 #[cfg(target_arch = "nvptx64")]
 macro_rules! mma_asm {
@@ -146,7 +150,7 @@ macro_rules! mma_tf32_asm {
 }
 
 /// A warpgroup's accumulators of one `wgmma` shape: 128 registers a thread for
-/// `m64n256`, 64 for `m64n128`, 32 for `m64n64`. [`fence`] and [`wait_group`] name them
+/// `m64n256`, 96 for `m64n192`, 64 for `m64n128`, 32 for `m64n64`. [`fence`] and [`wait_group`] name them
 /// all, so that the compiler keeps them in place around the asynchronous instructions.
 pub trait Accumulators {
     /// `wgmma.fence.sync.aligned` over these registers.
@@ -185,6 +189,7 @@ macro_rules! accumulators {
     };
 }
 accumulators!(128);
+accumulators!(96);
 accumulators!(64);
 accumulators!(32);
 
@@ -323,6 +328,24 @@ mma_k16!(
     m64n256k16_f16,
     "m64n256k16",
     128,
+    "f16",
+    |bits| half::f16::from_bits(bits).to_f32()
+);
+mma_k16!(
+    /// `wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16`: as [`m64n256k16_bf16`] on a
+    /// 64 x 192 tile of D (96 accumulators a thread, registers `4 j + 2 h + e` for `j < 24`;
+    /// B 16 x 192: three 64-column panels MN-major, or 192 rows K-major).
+    m64n192k16_bf16,
+    "m64n192k16",
+    96,
+    "bf16",
+    |bits| f32::from_bits((bits as u32) << 16)
+);
+mma_k16!(
+    /// `wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16`, as [`m64n192k16_bf16`].
+    m64n192k16_f16,
+    "m64n192k16",
+    96,
     "f16",
     |bits| half::f16::from_bits(bits).to_f32()
 );

@@ -15,6 +15,12 @@ pub const NARROW_C_256: PtxFacts = narrow_c_stores(&[
     AtLeast("st.global.b64", 32),
     Lacks(".local"),
 ]);
+/// ... of 192 columns ...
+pub const NARROW_C_192: PtxFacts = narrow_c_stores(&[
+    AtLeast("shfl.sync.bfly.b32", 24),
+    AtLeast("st.global.b64", 24),
+    Lacks(".local"),
+]);
 /// ... of 128 columns ...
 pub const NARROW_C_128: PtxFacts = narrow_c_stores(&[
     AtLeast("shfl.sync.bfly.b32", 16),
@@ -32,8 +38,8 @@ const fn narrow_c_stores(facts: &'static [PtxFact]) -> PtxFacts {
     PtxFacts::only(NARROW_C, facts)
 }
 
-/// Writes a warpgroup's 64 x 256 accumulators (`R` = 128 a thread; 64 x 128 where `R` is
-/// 64, 64 x 64 where it is 32) (whose first row is `row0`) to `out`'s C,
+/// Writes a warpgroup's 64 x 256 accumulators (`R` = 128 a thread; 64 x 192 where `R` is
+/// 96, 64 x 128 where it is 64, 64 x 64 where it is 32) (whose first row is `row0`) to `out`'s C,
 /// what lies inside `m x n`, finished with alpha and beta: thread `t` of the warpgroup
 /// holds, in register `4 j + 2 h + e`, row `16 (t / 32) + g + 8 h`, column `8 j + 2 tq + e`
 /// (g = t % 32 / 4, tq = t % 4). With beta, C is read 16 pairs at a time, all before their
@@ -226,8 +232,13 @@ pub(crate) unsafe fn epilogue<T: Element, const R: usize>(
     if R >= 64 {
         eight_columns!(8; 0 1 2 3 4 5 6 7);
     }
+    // (Two branches, not one for the third block and one for the fourth: so the 256-column
+    // tile's blocks stay as LLVM laid them out before the 192-column one.)
     if R == 128 {
         eight_columns!(16; 0 1 2 3 4 5 6 7);
         eight_columns!(24; 0 1 2 3 4 5 6 7);
+    }
+    if R == 96 {
+        eight_columns!(16; 0 1 2 3 4 5 6 7);
     }
 }

@@ -18,7 +18,9 @@ use crate::element::{Element, Half, WgmmaInput};
 use crate::parts::mma::fragments::Ldmatrix;
 use crate::parts::mma::one_stage::one_stage_tile;
 use crate::parts::schedule::tile_order::{TileOrder, Unit};
-use crate::parts::wgmma::epilogue::{F32_C_PAIRS, NARROW_C_64, NARROW_C_128, NARROW_C_256};
+use crate::parts::wgmma::epilogue::{
+    F32_C_PAIRS, NARROW_C_64, NARROW_C_128, NARROW_C_192, NARROW_C_256,
+};
 use crate::parts::wgmma::warpgroup::{
     A_STAGE, ATOM, BK, BM, BN, Descriptors, PANEL, WarpgroupTile,
 };
@@ -44,6 +46,22 @@ pub(crate) const TILES_256: &[PtxFacts] = &[
     TMA_PIPELINE,
     F32_C_PAIRS,
     NARROW_C_256,
+];
+/// ... on 128 x 192 tiles: 16 `m64n192k16`, B's three panels or box, and the one-stage
+/// loop's barriers for a half of 128 columns and a tile of 64.
+const TILES_192: &[PtxFacts] = &[
+    PtxFacts::only(
+        SIXTEEN_BIT,
+        &[
+            Barriers(5),
+            Count("wgmma.mma_async.sync.aligned.m64n192k16.f32.{t}.{t}", 16),
+            Count("cp.async.bulk.tensor", 7),
+        ],
+    ),
+    PtxFacts::only(NARROW_C, &[Barriers(5)]),
+    TMA_PIPELINE,
+    F32_C_PAIRS,
+    NARROW_C_192,
 ];
 /// What the entries of a kernel on the narrower tiles show: the 16 `wgmma`s of the tile's
 /// shape, its TMA copies (A's box or panels and B's panels), 3 barriers.
@@ -139,8 +157,9 @@ pub const fn spec(
     .with_tma(tile_maps(cols))
     .general()
     .with_ptx(match (cols, matches!(grid, Grid::PersistentSplit)) {
-        // (No kernel splits 128 x 256 tiles.)
+        // (No kernel splits 128 x 256 or 128 x 192 tiles.)
         (256, _) => TILES_256,
+        (192, _) => TILES_192,
         (128, false) => TILES_128,
         (128, true) => TILES_128_SPLIT,
         (_, false) => TILES_64,
@@ -336,16 +355,18 @@ impl<T: Half> StageInput for T {
             return false;
         }
         // Dense, row-major `C = A B` only (the host makes maps for every other form). In
-        // halves of 128 columns (or one 64-column tile): 64 accumulators a thread, which fit
-        // the launch bounds' 168 registers (the whole 256-column tile's 128 spilled).
+        // halves of 128 columns and a last 64-column tile where the width leaves one: 64
+        // accumulators a thread, which fit the launch bounds' 168 registers (the whole
+        // 256-column tile's 128 spilled).
         for i in 0..order.len() {
             let (z, row0, col0) = order.at(i);
             let product = order.product(gemm, z);
-            if W::COLS == 64 {
+            if W::COLS % 128 == 64 {
+                let at = (row0, col0 + W::COLS - 64);
                 // SAFETY: `one_stage_tile`'s points: dense row-major operands (the host makes maps
                 // for every other form); 384 threads; f16/bf16; the shared bytes hold its stage;
                 // the branches are launch-uniform, so every thread is here.
-                unsafe { one_stage_tile::<T, Ldmatrix, 64, 2>(product, (row0, col0)) };
+                unsafe { one_stage_tile::<T, Ldmatrix, 64, 2>(product, at) };
             }
             for half in 0..W::COLS / 128 {
                 let at = (row0, col0 + half * 128);

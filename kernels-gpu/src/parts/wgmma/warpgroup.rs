@@ -1,7 +1,7 @@
 //! The Hopper block tile: two consumer warpgroups of 64 rows each over 128 x `COLS` tiles,
 //! stages of 128-byte-swizzled 16-bit rows (64 K elements), their `wgmma` matrix
 //! descriptors (`Descriptors`) and a warpgroup's accumulators as a type (`WarpgroupTile`:
-//! `m64n256k16`, `m64n128k16` or `m64n64k16`).
+//! `m64n256k16`, `m64n192k16`, `m64n128k16` or `m64n64k16`).
 use crate::device::shared::shared_address;
 use crate::device::wgmma::{self, Descriptor, Swizzle};
 use crate::element::{Element, WgmmaInput};
@@ -22,7 +22,7 @@ pub(crate) const PANEL: u32 = BK * 128;
 pub(crate) const B_STAGE: u32 = BK * BN * 2;
 
 /// Stages of a 128 x `cols` block tile that 192 KiB of shared memory hold, A's 16 KiB and
-/// B's `cols / 64` panels of 8 KiB each: 4 for 256 columns, 6 for 128, 8 for 64.
+/// B's `cols / 64` panels of 8 KiB each: 4 for 256 columns and for 192, 6 for 128, 8 for 64.
 pub(crate) const fn stages_for(cols: u32) -> u32 {
     192 * 1024 / (A_STAGE + BK * cols * 2)
 }
@@ -112,8 +112,8 @@ impl<const A_MN: bool, const B_MN: bool> Descriptors<A_MN, B_MN> {
 }
 
 /// A consumer warpgroup's tile of accumulators, 64 rows by `COLS` columns of D: 64 x 256
-/// (`m64n256k16`, 128 f32 a thread), 64 x 128 (`m64n128k16`, 64 a thread) or 64 x 64
-/// (`m64n64k16`, 32 a thread). The block tile (two warpgroups, 128 rows) is as wide, and so
+/// (`m64n256k16`, 128 f32 a thread), 64 x 192 (`m64n192k16`, 96 a thread), 64 x 128
+/// (`m64n128k16`, 64 a thread) or 64 x 64 (`m64n64k16`, 32 a thread). The block tile (two warpgroups, 128 rows) is as wide, and so
 /// are B's stages.
 pub(crate) trait WarpgroupTile: wgmma::Accumulators + Sized {
     /// Columns of D.
@@ -224,5 +224,6 @@ macro_rules! warpgroup_tile {
     };
 }
 warpgroup_tile!(128, 256, wgmma_m64n256, |acc| acc);
+warpgroup_tile!(96, 192, wgmma_m64n192, |_| crate::device::thread::trap());
 warpgroup_tile!(64, 128, wgmma_m64n128, |_| crate::device::thread::trap());
 warpgroup_tile!(32, 64, wgmma_m64n64, |_| crate::device::thread::trap());
