@@ -1087,14 +1087,16 @@ fn the_rule_picks_the_measured_kernels() {
         (F64, (8192, 32, 8192), Kernel::StreamKNarrow32),
         (F64, (4096, 24, 4096), Kernel::StreamKNarrow32),
         (F32, (2048, 16, 2048), Kernel::FewColumns),
-        // Rows of A or B TMA cannot read (K or N not a multiple of 8), from 17 rows: packed.
+        // Rows of A or B TMA cannot read (K or N not a multiple of 8), from 17 rows: packed,
+        // the last wave split over K where it is at most half full (17 tiles of 64 x 4100).
         (Bf16, (4096, 4096, 4099), Kernel::WgmmaPacked),
         (Bf16, (4096, 1001, 4096), Kernel::WgmmaPacked),
         (Bf16, (1500, 1500, 1500), Kernel::WgmmaPacked),
-        (Bf16, (64, 4100, 4096), Kernel::WgmmaPacked),
-        // Rows TMA reads, not whole 32-byte sectors apart, more than a wave of tiles.
-        (Bf16, (3000, 3000, 3000), Kernel::WgmmaPacked),
-        (Bf16, (5000, 5000, 5000), Kernel::WgmmaPacked),
+        (Bf16, (64, 4100, 4096), Kernel::WgmmaPackedSplit),
+        // Rows TMA reads, not whole 32-byte sectors apart, more than a wave of tiles (the last
+        // wave a fifth full at 3000^3, 8 tiles at 5000^3: split).
+        (Bf16, (3000, 3000, 3000), Kernel::WgmmaPackedSplit),
+        (Bf16, (5000, 5000, 5000), Kernel::WgmmaPackedSplit),
         (Bf16, (4000, 4000, 4000), Kernel::WgmmaPersistent),
         (Bf16, (1000, 1000, 1000), Kernel::Wgmma128x64),
     ]

@@ -329,15 +329,19 @@ impl Device {
         };
         let ((ka, kb), main_problem) = launches.main_operands((pa, pb), base);
         let null = 0u64;
+        // The pack launch's workspace starts where its packed operands' offsets count from.
+        let pack_at = base + launches.pack_at() as u64;
         let mut queue = |func: &CudaFunction,
                          cfg: LaunchConfig,
                          (pa, pb): (u64, u64),
-                         problem: Problem|
+                         problem: Problem,
+                         packs: bool|
          -> Result<()> {
             let problem = ProblemArg(problem);
             let mut builder = self.stream.launch_builder(func);
             builder.arg(&pa).arg(&pb).arg(&pc);
             match scratch.as_deref_mut() {
+                Some(_) if packs => builder.arg(&pack_at),
                 Some(scratch) => builder.arg(scratch),
                 None => builder.arg(&null),
             };
@@ -350,11 +354,11 @@ impl Device {
             Ok(())
         };
         if let (Some(config), Some(func)) = (launches.pack_config(pa), &ready.fixup) {
-            queue(func, config, (pa, pb), launches.problem)?;
+            queue(func, config, (pa, pb), launches.problem, true)?;
         }
-        queue(&ready.main, launches.main, (ka, kb), main_problem)?;
+        queue(&ready.main, launches.main, (ka, kb), main_problem, false)?;
         if let (Some(cfg), Some(func)) = (launches.fixup, &ready.fixup) {
-            queue(func, cfg, (pa, pb), launches.problem)?;
+            queue(func, cfg, (pa, pb), launches.problem, false)?;
         }
         Ok(())
     }

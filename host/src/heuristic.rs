@@ -553,6 +553,21 @@ pub const RULE: &[Row] = &[
         &[Thin],
         "bench/2026-11-23-h200-f32-bf16-columns.md",
     ),
+    // The packed kernels' shapes (the next two rows) whose last wave of 128 x 256 tiles is
+    // at most half full: that wave split over K (H200, bf16, f32 C, against `wgmma_packed`
+    // alternately: 3000^3, the last 24 of 288 tiles in 5 slices, 127.1-127.3 -> 117.0-117.9
+    // us; 64 x 4100 x 4096 73.9-74.8 -> 54.2-54.6; 5000^3 440.1-440.4 -> 428.7-430.7). Not
+    // with a 16-bit C, whose entries spill at ptxas's 168 registers (100-156 bytes).
+    row(
+        "16-bit on Hopper, f32 C, packed (the next two rows), the last wave split over K",
+        |p| {
+            let packs = !p.tma_operands || (!p.sector_rows && p.tiles(WgmmaPersistent) > p.sms);
+            let split = p.splits(WgmmaPackedSplit) > 1;
+            p.sixteen_bit() && p.hopper && !p.narrow_c && packs && split
+        },
+        &[WgmmaPackedSplit, WgmmaPacked],
+        "bench/2026-11-28-h200-packed-split.md",
+    ),
     // 16-bit operands TMA cannot read (a leading dimension or batch stride off 16 bytes):
     // packed first, then the persistent `wgmma` kernel (H100, % of cuBLAS: 4096 x 4096 x 4099
     // bf16 400% against `fragment_buffered`'s 15%, 4096 x 1001 x 4096 314% against

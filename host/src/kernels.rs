@@ -95,11 +95,14 @@ pub struct Launches {
 }
 
 /// A pack launch ([`Launches::pack`]): its configuration, and where it puts the packed
-/// operands.
+/// operands: [`Packing`]'s offsets from byte `at` of the workspace, which the pack launch
+/// takes as its own workspace's start. `at` is 0, or where the main launch's own workspace
+/// ends (a split's counters and planes after the tensor maps).
 #[derive(Clone, Copy, Debug)]
 pub struct PackLaunch {
     pub config: LaunchConfig,
     pub packing: Packing,
+    pub at: usize,
 }
 
 impl Kernel {
@@ -414,8 +417,15 @@ impl Kernel {
             Some(TensorMaps {
                 pack: Some(how), ..
             }) => {
-                let pack = self.pack_launch(props, &problem, how)?;
-                workspace = pack.packing.bytes.div_ceil(std::mem::size_of::<T::Out>());
+                // The packed operands after what the main launch keeps past its maps (a
+                // split's counters and planes), on 256-byte lines; at the start otherwise.
+                let unit = std::mem::size_of::<T::Out>();
+                let at = match workspace > maps {
+                    true => (workspace * unit).next_multiple_of(256),
+                    false => 0,
+                };
+                let pack = self.pack_launch(props, &problem, how, at)?;
+                workspace = (at + pack.packing.bytes).div_ceil(unit);
                 Some(pack)
             }
             _ => None,
@@ -445,7 +455,13 @@ impl Kernel {
     /// The pre-launch step of a kernel that packs its operands ([`TensorMaps::pack`]): the
     /// pack launch for `problem`, on its largest grid (A packed too); the main launch's
     /// workspace is then the packed operands.
-    fn pack_launch(&self, props: &DeviceProps, problem: &Problem, how: Pack) -> Result<PackLaunch> {
+    fn pack_launch(
+        &self,
+        props: &DeviceProps,
+        problem: &Problem,
+        how: Pack,
+        at: usize,
+    ) -> Result<PackLaunch> {
         let packing = Packing::of(problem, how.parts, how.width);
         let (x, y, z) = packing.grid(problem, false);
         if x > props.max_grid_dim.0 || y > props.max_grid_dim.1 {
@@ -465,11 +481,20 @@ impl Kernel {
             block_dim: (PACK_BLOCK.0, PACK_BLOCK.1, 1),
             shared_mem_bytes: PACK_SHARED * how.parts,
         };
-        Ok(PackLaunch { config, packing })
+        Ok(PackLaunch {
+            config,
+            packing,
+            at,
+        })
     }
 }
 
 impl Launches {
+    /// Where the pack launch's workspace starts in the product's (bytes): 0 without one.
+    pub(crate) fn pack_at(&self) -> usize {
+        self.pack.map_or(0, |pack| pack.at)
+    }
+
     /// The main launch's A, B and problem block, given the caller's A and B (`pa`, `pb`) and
     /// the workspace's address: the packed operands and [`Packing::problem`] where a pack
     /// launch runs first (the caller's A where it is read in place,
@@ -480,8 +505,8 @@ impl Launches {
         workspace: u64,
     ) -> ((u64, u64), Problem) {
         match self.pack {
-            Some(PackLaunch { packing, .. }) => {
-                let at = |offset: usize| workspace + offset as u64;
+            Some(PackLaunch { packing, at, .. }) => {
+                let at = |offset: usize| workspace + (at + offset) as u64;
                 let in_place = packing.a_in_place(&self.problem, pa);
                 let a = if in_place { pa } else { at(packing.a_at) };
                 (
@@ -496,7 +521,9 @@ impl Launches {
     /// The pack launch's configuration for the caller's A at `pa`, where there is one: its
     /// grid leaves A's blocks out where the main launch reads A in place.
     pub(crate) fn pack_config(&self, pa: u64) -> Option<LaunchConfig> {
-        let PackLaunch { config, packing } = self.pack?;
+        let PackLaunch {
+            config, packing, ..
+        } = self.pack?;
         let in_place = packing.a_in_place(&self.problem, pa);
         let grid_dim = packing.grid(&self.problem, in_place);
         // (No B^T rows and A in place: nothing to pack.)

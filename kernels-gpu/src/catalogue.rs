@@ -896,6 +896,10 @@ macro_rules! for_each_kernel {
                 /// operands TMA cannot read as they lie (`wgmma_packed.rs`; f16/bf16, 9.0 only).
                 WgmmaPacked => $crate::kernels::wgmma::wgmma_packed::SPEC, $crate::kernels::wgmma::wgmma_packed::wgmma_packed,
                     $crate::kernels::wgmma::wgmma_packed::pack_16;
+                /// `wgmma_packed` with its last wave's tiles split over K
+                /// (`wgmma_packed_split.rs`; f16/bf16, 9.0 only).
+                WgmmaPackedSplit => $crate::kernels::wgmma::wgmma_packed_split::SPEC, $crate::kernels::wgmma::wgmma_packed_split::wgmma_packed_split,
+                    $crate::kernels::wgmma::wgmma_packed_split::pack_16_split;
                 /// f64 on the FP64 tensor cores: `mma.sync` m16n8k8 f64, `cp.async`-fed
                 /// (`dmma.rs`; f64, 9.0 only).
                 Dmma => $crate::kernels::dmma::dmma::SPEC, $crate::kernels::dmma::dmma::dmma;

@@ -880,7 +880,8 @@ pub fn fixed_cases() -> Vec<Case> {
         }),
         ("shapes::split_tail_adds_slices_of_k", |be| {
             // The `wgmma` kernels with the tiles of their last wave cut into slices of K
-            // (`split_tail`): products of one to four tiles, which fill less than a wave
+            // (`split_tail`), the packed kernel's with the split's planes before its packed
+            // operands: products of one to four tiles, which fill less than a wave
             // on a GPU or on a CPU executor of two or more SMs, K of 8 to 13 stages, rows of
             // the tile below C (warps that take no part) and columns past C. The plan must
             // split each kernel's tile at least once. Twice each: the result must not depend on
@@ -889,7 +890,11 @@ pub fn fixed_cases() -> Vec<Case> {
             // one-tile products. One 16-bit type: the split's paths do not depend on which
             // (the property tests run both).
             fn split<T: Element + Output<T>>(be: &Backend) -> Result<(), String> {
-                let kernels = [Kernel::WgmmaSplit128x64, Kernel::WgmmaSplit128x128];
+                let kernels = [
+                    Kernel::WgmmaSplit128x64,
+                    Kernel::WgmmaSplit128x128,
+                    Kernel::WgmmaPackedSplit,
+                ];
                 let shapes: [(usize, usize, usize); 3] =
                     [(100, 150, 520), (128, 60, 512), (77, 250, 700)];
                 let props = be.props();

@@ -312,10 +312,16 @@ impl CpuExecutor {
                     reason: format!("it has no pack body for {}", O::SUFFIX),
                 })?;
             let name = kernel.fixup_entry_for::<T, O>().unwrap_or_default();
+            // Its workspace starts where the packed operands' offsets count from.
+            let pack_at = at
+                .cast::<u8>()
+                .wrapping_add(launches.pack_at())
+                .cast::<u128>();
+            let packs = gemm_of::<O::Device, _, _>((a, b, c, pack_at), launches.problem);
             self.launch(&CpuLaunch::of(&name, &config, &globals), &move || {
                 // SAFETY: as below; the pack reads the caller's A and B and writes the
-                // workspace, which `launches` sized for it.
-                unsafe { pack(gemm.get().this_product()) }
+                // workspace from `pack_at`, which `launches` sized for it.
+                unsafe { pack(packs.get().this_product()) }
             })?;
         }
         let second = gemm_of::<O::Second, _, _>((a, b, c, at), launches.problem);

@@ -15,11 +15,10 @@
 //! 64)]) x batch` blocks of 32 x 8 threads, 16,640 shared bytes; then as `wgmma_persistent`;
 //! the workspace holds the two maps and the packed operands ([`Packing`]); f16 and bf16,
 //! sm_90a.
-use crate::catalogue::PtxFact::{Barriers, Lacks};
 use crate::catalogue::{Grid, Pack, PtxFacts, TensorMaps};
 use crate::element::Half;
 use crate::element::{Bf16, Element, Narrow};
-use crate::parts::wgmma::pack::{AsStored, pack};
+use crate::parts::wgmma::pack::{AS_STORED_PACK, AsStored, pack};
 #[cfg(doc)]
 use crate::parts::wgmma::pack::{PACK_SHARED, Packing};
 use crate::parts::wgmma::warp_specialised::{TILES_256, spec, stage_k, warp_specialised};
@@ -38,12 +37,7 @@ const FACTS: &[PtxFacts] = &[
     TILES_256[2],
     TILES_256[3],
     TILES_256[4],
-    PtxFacts::second(&[
-        Barriers(1),
-        Lacks(".local"),
-        Lacks("cvt.f32"),
-        Lacks("cvt.rn"),
-    ]),
+    AS_STORED_PACK,
 ];
 
 // Launch: `spec`'s 384 threads on a persistent grid with its stages' shared bytes, the

@@ -2,7 +2,8 @@
 //! the workspace K-major, in rows of whole 128-byte lines, in the layout their tensor maps
 //! read, each element as an [`Encoding`] says: rounded to TF32, split into 3xTF32's big and
 //! small parts, or as stored (16-bit operands whose rows or bases TMA cannot read).
-use crate::catalogue::TensorMaps;
+use crate::catalogue::PtxFact::{Barriers, Lacks};
+use crate::catalogue::{PtxFacts, TensorMaps};
 use crate::device::global::{load, store};
 use crate::device::mma::round_tf32;
 use crate::device::shared::SharedArena;
@@ -56,6 +57,16 @@ impl<T: Element> Encoding<T> for AsStored {
         [x, x]
     }
 }
+
+/// What the entries of a pack launch that copies each element as stored show (the second
+/// launch of `wgmma_packed` and `wgmma_packed_split`): one barrier, no local memory, no
+/// conversion.
+pub const AS_STORED_PACK: PtxFacts = PtxFacts::second(&[
+    Barriers(1),
+    Lacks(".local"),
+    Lacks("cvt.f32"),
+    Lacks("cvt.rn"),
+]);
 
 /// Threads of a pack block (32 x 8) and the side of its square of elements (16 a thread,
 /// all loaded before any is stored: 32 x 32 squares, 4 a thread, moved 2.1 TB/s on an H200).

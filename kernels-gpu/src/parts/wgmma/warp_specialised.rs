@@ -47,6 +47,16 @@ pub(crate) const TILES_256: &[PtxFacts] = &[
     F32_C_PAIRS,
     NARROW_C_256,
 ];
+/// The same with the last wave split over K ([`SPLIT_TAIL`]; the epilogue's f32 pairs with
+/// the ticket's shuffles).
+pub(crate) const TILES_256_SPLIT: &[PtxFacts] = &[
+    TILES_256[0],
+    TILES_256[1],
+    TILES_256[2],
+    SPLIT_F32_C,
+    TILES_256[4],
+    SPLIT_TAIL,
+];
 /// ... on 128 x 192 tiles: 16 `m64n192k16`, B's three panels or box, and the one-stage
 /// loop's barriers for a half of 128 columns and a tile of 64.
 const TILES_192: &[PtxFacts] = &[
@@ -157,8 +167,9 @@ pub const fn spec(
     .with_tma(tile_maps(cols))
     .general()
     .with_ptx(match (cols, matches!(grid, Grid::PersistentSplit)) {
-        // (No kernel splits 128 x 256 or 128 x 192 tiles.)
-        (256, _) => TILES_256,
+        // (No kernel splits 128 x 192 tiles.)
+        (256, false) => TILES_256,
+        (256, true) => TILES_256_SPLIT,
         (192, _) => TILES_192,
         (128, false) => TILES_128,
         (128, true) => TILES_128_SPLIT,
