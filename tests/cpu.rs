@@ -1356,3 +1356,55 @@ fn contexts_and_executors_are_send_and_sync() {
     shared::<rgemm::CpuExecutor>();
     shared::<rgemm::DeviceMatrix<f32>>();
 }
+
+/// `wgmma_packed_split`'s workspace: the tensor maps, the split's counters (the zeroed range)
+/// and planes, then the packed operands from the first 256-byte line after them, where the
+/// pack launch's workspace starts; `wgmma_packed` packs at the start. Neither may overlap
+/// the other's bytes, and the workspace holds both.
+#[test]
+fn the_packed_split_puts_its_planes_before_the_packed_operands() {
+    use rgemm::internals::Problem;
+    use rgemm_kernels::parts::schedule::split_tail::{WARPS, counters, plane};
+    let props = h100();
+    let f32_bytes = std::mem::size_of::<f32>();
+    // (M, N, K) and the tiles of 128 x 256 in the last wave, all of them split.
+    for ((m, n, k), tails) in [
+        ((3000, 3000, 3000), 24u32),
+        ((64, 4100, 4096), 17),
+        ((2048, 3000, 4099), 60),
+    ] {
+        let problem = Problem::row_major(m, n, k);
+        let split = Kernel::WgmmaPackedSplit
+            .launches_for::<bf16>(&props, problem)
+            .unwrap();
+        let packed = Kernel::WgmmaPacked
+            .launches_for::<bf16>(&props, problem)
+            .unwrap();
+        let (sp, pp) = (split.pack.unwrap(), packed.pack.unwrap());
+        let splits = split.problem.ctas;
+        assert!(splits > 1, "{m}x{n}x{k}: the last wave is not split");
+        assert_eq!(pp.at, 0, "{m}x{n}x{k}: wgmma_packed packs at the start");
+        assert_eq!(
+            sp.packing, pp.packing,
+            "{m}x{n}x{k}: the same packed operands"
+        );
+        // The maps, the counters, then a plane per tail tile, slice and warp.
+        let maps = rgemm_kernels::catalogue::TensorMaps::BYTES / f32_bytes;
+        assert_eq!(
+            (split.zeroed_from, split.zeroed),
+            (maps, counters(tails)),
+            "{m}x{n}x{k}: the counters after the maps"
+        );
+        let planes = (tails * splits * WARPS) as usize * plane(256);
+        let split_end = (maps + counters(tails) + planes) * f32_bytes;
+        assert!(
+            sp.at >= split_end && sp.at.is_multiple_of(256) && sp.at < split_end + 256,
+            "{m}x{n}x{k}: packed operands at byte {}, the split ends at {split_end}",
+            sp.at
+        );
+        assert!(
+            split.workspace * f32_bytes >= sp.at + sp.packing.bytes,
+            "{m}x{n}x{k}: the workspace holds the packed operands"
+        );
+    }
+}
