@@ -453,8 +453,8 @@ impl Kernel {
     }
 
     /// The pre-launch step of a kernel that packs its operands ([`TensorMaps::pack`]): the
-    /// pack launch for `problem`, on its largest grid (A packed too); the main launch's
-    /// workspace is then the packed operands.
+    /// pack launch for `problem`, on its largest grid (A packed too), its packed operands
+    /// from byte `at` of the workspace ([`PackLaunch::at`]).
     fn pack_launch(
         &self,
         props: &DeviceProps,
