@@ -86,6 +86,12 @@ impl Product {
         matches!(self.elem, Elem::F16 | Elem::Bf16)
     }
 
+    /// Rows TMA reads but not whole 32-byte sectors apart, more 128 x 256 tiles than SMs:
+    /// where the packed copy's aligned rows win over the TMA kernels.
+    fn packs_off_sectors(&self) -> bool {
+        !self.sector_rows && self.tiles(Kernel::WgmmaPersistent) > self.sms
+    }
+
     /// Block tiles of `kernel` over the whole batch.
     fn tiles(&self, kernel: Kernel) -> u64 {
         let spec = kernel.spec();
@@ -561,7 +567,7 @@ pub const RULE: &[Row] = &[
     row(
         "16-bit on Hopper, f32 C, packed (the next two rows), the last wave split over K",
         |p| {
-            let packs = !p.tma_operands || (!p.sector_rows && p.tiles(WgmmaPersistent) > p.sms);
+            let packs = !p.tma_operands || p.packs_off_sectors();
             let split = p.splits(WgmmaPackedSplit) > 1;
             p.sixteen_bit() && p.hopper && !p.narrow_c && packs && split
         },
@@ -585,7 +591,7 @@ pub const RULE: &[Row] = &[
     // sectors apart it lost, 4000^3 87.9% against 95.9%).
     row(
         "16-bit on Hopper, rows of A or B not whole 32-byte sectors, more 128 x 256 tiles than SMs: packed first",
-        |p| p.sixteen_bit() && p.hopper && !p.sector_rows && p.tiles(WgmmaPersistent) > p.sms,
+        |p| p.sixteen_bit() && p.hopper && p.packs_off_sectors(),
         &[WgmmaPacked],
         "bench/2026-11-26-h100-rule-rows.md",
     ),
