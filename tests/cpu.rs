@@ -1024,8 +1024,11 @@ fn the_rule_picks_the_measured_kernels() {
         (F32, (7, 4096, 4096), Kernel::StreamK32),
         (F32, (6, 4096, 4096), Kernel::Decode),
         (F32, (4, 4096, 4096), Kernel::Decode),
-        (F64, (8, 4096, 4096), Kernel::StreamK32),
-        (F64, (3, 4096, 4096), Kernel::StreamK32),
+        // f64 with few rows on the FP64 tensor cores, turned over; 1-2 rows as stored stay
+        // on the earlier rows.
+        (F64, (8, 4096, 4096), Kernel::DmmaFewRows),
+        (F64, (3, 4096, 4096), Kernel::DmmaFewRows),
+        (F64, (3, 512, 4096), Kernel::StreamK32),
         (F32, (4096, 16, 4096), Kernel::FewColumns),
         (F32, (4096, 8, 4096), Kernel::FewColumns),
         (F32, (4096, 63, 4096), Kernel::FewColumns),
@@ -1037,9 +1040,11 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (4096, 16, 4096), Kernel::Wgmma128x64),
         (Bf16, (8192, 64, 8192), Kernel::Wgmma128x64),
         (F32, (77, 4096, 4096), Kernel::StreamK),
-        (F64, (64, 4096, 4096), Kernel::DmmaSmallBuffered),
-        (F64, (48, 4096, 4096), Kernel::StreamK64),
-        (F64, (32, 4096, 4096), Kernel::StreamK32),
+        (F64, (64, 4096, 4096), Kernel::DmmaFewRows),
+        (F64, (64, 8192, 4096), Kernel::DmmaSmallBuffered),
+        (F64, (48, 4096, 4096), Kernel::DmmaFewRows),
+        (F64, (32, 4096, 4096), Kernel::DmmaFewRows),
+        (F64, (32, 8192, 128), Kernel::StreamK32),
         (F64, (4096, 4096, 4096), Kernel::DmmaK4),
         (F64, (8192, 8192, 8192), Kernel::DmmaK4),
         // f64 sides no tile divides: by how full `dmma_k4`'s waves of 128 x 64 tiles are
@@ -1127,9 +1132,8 @@ fn the_rule_picks_the_measured_kernels() {
         let order = rgemm::internals::preference::<f32>(&p, &problem, tf32);
         assert_eq!(order[0], want, "tf32 {batch} x {m}^3");
     }
-    // Few rows with B transposed (N x K as stored): `few_rows` for f32 and for f64 where
-    // `dmma_small_buffered`'s tiles are fewer than the SMs (8192 columns: 128 tiles), the
-    // DMMA kernels for more f64 rows or columns.
+    // Few rows with B transposed (N x K as stored): `few_rows` for f32, `dmma_few_rows` for
+    // f64 up to 48 rows, the DMMA kernels for more f64 rows or columns.
     let transposed_b = |m: u32| Problem {
         layout: rgemm_kernels::problem::TRANSPOSED_B,
         ldb: 4096,
@@ -1137,8 +1141,8 @@ fn the_rule_picks_the_measured_kernels() {
     };
     let exact = rgemm::Precision::Exact;
     for (m, want_f64) in [
-        (1, Kernel::FewRows),
-        (17, Kernel::FewRows),
+        (1, Kernel::DmmaFewRows),
+        (17, Kernel::DmmaFewRows),
         (64, Kernel::DmmaSmallBuffered),
         (256, Kernel::DmmaK4),
     ] {
@@ -1156,6 +1160,9 @@ fn the_rule_picks_the_measured_kernels() {
         let order = rgemm::internals::preference::<f64>(&p, &transposed_b(m), exact);
         assert_eq!(order[0], want_f64, "f64 {m}, B transposed");
     }
+    // `dmma_few_rows` is a candidate for few rows, not for few columns.
+    assert!(Kernel::DmmaFewRows.is_candidate(64, 8192));
+    assert!(!Kernel::DmmaFewRows.is_candidate(8192, 17));
     let wide = Problem {
         layout: rgemm_kernels::problem::TRANSPOSED_B,
         ldb: 4096,
@@ -1164,7 +1171,7 @@ fn the_rule_picks_the_measured_kernels() {
     let order = rgemm::internals::preference::<f64>(&p, &wide, exact);
     assert_eq!(
         order[0],
-        Kernel::DmmaSmallBuffered,
+        Kernel::DmmaFewRows,
         "f64 17 x 14336, B transposed"
     );
     // As stored, few rows of f32 keep stream-K's short tiles.

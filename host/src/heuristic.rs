@@ -157,6 +157,27 @@ impl Product {
         rows.contains(&self.m) && form
     }
 
+    /// `dmma_few_rows`' shapes: f64 on Hopper, one dense product with B as stored or stored
+    /// `n x k`, wide and deep enough to split (at least 1024 columns, 256 K steps); 3-48
+    /// rows (1-2 against B stored `n x k`), 49-64 where `dmma_small_buffered`'s 64 x 64 tiles
+    /// would leave half the SMs idle (its rows read B once where this kernel's two strips
+    /// read it twice: 64 x 8192 x 4096 with B stored `n x k`, 79.0% of cuBLAS against
+    /// 80.5%).
+    fn dmma_few_rows(&self) -> bool {
+        let rows = match self.m {
+            1..=2 => self.b_transposed,
+            3..=48 => true,
+            49..=64 => 2 * self.n.div_ceil(64) <= self.sms,
+            _ => false,
+        };
+        self.elem == Elem::F64
+            && self.hopper
+            && (self.plain || self.b_transposed)
+            && rows
+            && self.n >= 1024
+            && self.k >= 256
+    }
+
     /// `few_rows`' shapes: up to 256 rows of f32, or 16 of f64, against B stored `n x k`,
     /// wide and deep enough to fill the GPU with strips; f64 with 17-32 rows too where
     /// `dmma_small_buffered`'s 64 x 64 tiles would be fewer than the SMs.
@@ -456,6 +477,17 @@ pub const RULE: &[Row] = &[
     // 48-64 0.48-0.63 of `stream_k_64`'s, 96 0.54-0.59, 128-256 0.52-0.99 of `stream_k`'s or
     // `paired_lanes`'; f64 1-16 rows 0.24-0.86 of `dmma_small_buffered`'s; 17-32 rows 0.44-0.90
     // where its tiles are fewer than the SMs, 1.38-1.40 at 14336 columns, where they are not).
+    // f64 with few rows on the FP64 tensor cores, turned over (`C^T = B^T A^T`, C's rows in
+    // tiles of 8), in strips of 32 rows split over K (H200, % of cuBLAS against the kernel
+    // before: 17 x 8192 x 4096 with B stored `n x k` 96.7 against `few_rows`' 50.5, 32 x 4096
+    // x 4096 98.6 against `stream_k_32`'s 58.0, 64 x 4096 x 4096 85.6 against
+    // `dmma_small_buffered`'s 49.1).
+    row(
+        "1-64 rows of f64 on Hopper, one dense product, B as stored (3-64 rows) or n x k",
+        |p| p.dmma_few_rows(),
+        &[DmmaFewRows],
+        "bench/2026-11-28-h200-f64-dmma-few-rows.md",
+    ),
     row(
         "1-256 rows of f32 (1-16 of f64, 17-32 on few tiles) against B stored n x k",
         |p| p.few_rows_b_transposed(),

@@ -201,6 +201,7 @@ impl Kernel {
             Candidate::Always => true,
             Candidate::WhenSideAtMost(side) => m.min(n) <= side as usize,
             Candidate::WhenColumnsAtMost(cols) => n <= cols as usize,
+            Candidate::WhenRowsAtMost(rows) => m <= rows as usize,
             _ => false,
         }
     }

@@ -238,6 +238,8 @@ pub enum Candidate {
     WhenSideAtMost(u32),
     /// Only where C has at most this many columns.
     WhenColumnsAtMost(u32),
+    /// Only where C has at most this many rows.
+    WhenRowsAtMost(u32),
 }
 
 /// A value per accumulator type.
@@ -917,6 +919,9 @@ macro_rules! for_each_kernel {
                 DmmaK4 => $crate::kernels::dmma::dmma_k4::SPEC, $crate::kernels::dmma::dmma_k4::dmma_k4;
                 /// `dmma_buffered`'s mainloop on 64 x 64 tiles (`dmma_small_buffered.rs`; f64, 9.0 only).
                 DmmaSmallBuffered => $crate::kernels::dmma::dmma_small_buffered::SPEC, $crate::kernels::dmma::dmma_small_buffered::dmma_small_buffered;
+                /// Few rows on the FP64 tensor cores, turned over: `few_rows`' strips and split of K
+                /// (`dmma_few_rows.rs`; f64, 9.0 only).
+                DmmaFewRows => $crate::kernels::dmma::dmma_few_rows::SPEC, $crate::kernels::dmma::dmma_few_rows::dmma_few_rows;
                 /// f32 in TF32 on Hopper's `wgmma`, only when asked: operands packed by a
                 /// first launch (`wgmma_tf32.rs`; `Precision::Tf32`, 9.0 only).
                 WgmmaTf32 => $crate::kernels::tf32::wgmma_tf32::SPEC, $crate::kernels::tf32::wgmma_tf32::wgmma_tf32,

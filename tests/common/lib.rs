@@ -853,13 +853,14 @@ pub fn fixed_cases() -> Vec<Case> {
             few::<f64>(be)
         }),
         ("shapes::few_rows_splits_k_over_blocks", |be| {
-            // `few_rows` with several slices of K (each at least 256 steps) whose last block
-            // adds them, several row strips and column strips, each thread tile (up to 8, 16
-            // and 32 rows in a strip), B both as stored and stored `n x k`, and rows both in
-            // 16-byte chunks and not (K, N not multiples of 4). The products as stored twice:
-            // the result must not depend on which block finishes last, and the counters must
-            // be left zero for the next product.
-            fn few<T: Element>(be: &Backend) -> Result<(), String> {
+            // `few_rows` (and in f64 `dmma_few_rows`) with several slices of K (each at least
+            // 256 steps) whose last block adds them, several row strips and column strips,
+            // each thread tile (up to 8, 16 and 32 rows in a strip; `dmma_few_rows`: 1 to 4
+            // tiles of 8 rows), B both as stored and stored `n x k`, and rows both in 16-byte
+            // chunks and not (K, N not multiples of 4). The products as stored twice: the
+            // result must not depend on which block finishes last, and the counters must be
+            // left zero for the next product.
+            fn few<T: Element>(be: &Backend, kernels: &[Kernel]) -> Result<(), String> {
                 let shapes = [
                     (20, 100, 1500),
                     (7, 200, 777),
@@ -867,16 +868,18 @@ pub fn fixed_cases() -> Vec<Case> {
                     (64, 300, 2048),
                     (12, 129, 600),
                 ];
-                same_twice_on::<T, T::Out>(be, &[Kernel::FewRows], shapes)?;
-                for (seed, mnk) in shapes.into_iter().enumerate() {
-                    let case = forms::Case::b_transposed(mnk, seed as u64);
-                    forms::one::<T, T::Out>(be, Some(Kernel::FewRows), &case)
-                        .map_err(|e| format!("B stored n x k, {mnk:?}: {e}"))?;
+                same_twice_on::<T, T::Out>(be, kernels, shapes)?;
+                for &kernel in kernels {
+                    for (seed, mnk) in shapes.into_iter().enumerate() {
+                        let case = forms::Case::b_transposed(mnk, seed as u64);
+                        forms::one::<T, T::Out>(be, Some(kernel), &case)
+                            .map_err(|e| format!("{kernel:?}, B stored n x k, {mnk:?}: {e}"))?;
+                    }
                 }
                 Ok(())
             }
-            few::<f32>(be)?;
-            few::<f64>(be)
+            few::<f32>(be, &[Kernel::FewRows])?;
+            few::<f64>(be, &[Kernel::FewRows, Kernel::DmmaFewRows])
         }),
         ("shapes::split_tail_adds_slices_of_k", |be| {
             // The `wgmma` kernels with the tiles of their last wave cut into slices of K
