@@ -1042,7 +1042,9 @@ fn the_rule_picks_the_measured_kernels() {
         (F32, (77, 4096, 4096), Kernel::StreamK),
         (F64, (64, 4096, 4096), Kernel::DmmaFewRows),
         (F64, (64, 8192, 4096), Kernel::DmmaSmallBuffered),
-        (F64, (48, 4096, 4096), Kernel::DmmaFewRows),
+        (F64, (48, 4096, 4096), Kernel::DmmaFewRows64),
+        (F64, (33, 4096, 4096), Kernel::DmmaFewRows64),
+        (F64, (49, 4096, 4096), Kernel::DmmaFewRows),
         (F64, (32, 4096, 4096), Kernel::DmmaFewRows),
         (F64, (32, 8192, 128), Kernel::StreamK32),
         (F64, (4096, 4096, 4096), Kernel::DmmaK4),
@@ -1133,7 +1135,8 @@ fn the_rule_picks_the_measured_kernels() {
         assert_eq!(order[0], want, "tf32 {batch} x {m}^3");
     }
     // Few rows with B transposed (N x K as stored): `few_rows` for f32, `dmma_few_rows` for
-    // f64 up to 48 rows, the DMMA kernels for more f64 rows or columns.
+    // f64 up to 32 rows, `dmma_few_rows_64` for 33-48, the DMMA kernels for more f64 rows
+    // or columns.
     let transposed_b = |m: u32| Problem {
         layout: rgemm_kernels::problem::TRANSPOSED_B,
         ldb: 4096,
@@ -1143,6 +1146,7 @@ fn the_rule_picks_the_measured_kernels() {
     for (m, want_f64) in [
         (1, Kernel::DmmaFewRows),
         (17, Kernel::DmmaFewRows),
+        (40, Kernel::DmmaFewRows64),
         (64, Kernel::DmmaSmallBuffered),
         (256, Kernel::DmmaK4),
     ] {

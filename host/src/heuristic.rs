@@ -481,7 +481,15 @@ pub const RULE: &[Row] = &[
     // tiles of 8), in strips of 32 rows split over K (H200, % of cuBLAS against the kernel
     // before: 17 x 8192 x 4096 with B stored `n x k` 96.7 against `few_rows`' 50.5, 32 x 4096
     // x 4096 98.6 against `stream_k_32`'s 58.0, 64 x 4096 x 4096 85.6 against
-    // `dmma_small_buffered`'s 49.1).
+    // `dmma_small_buffered`'s 49.1); 33-48 rows in one strip of 64, which reads B once
+    // (40 x 8192 x 4096, B stored `n x k`: 0.108 ms against 0.135 in strips of 32; 48 x 4096
+    // x 4096 0.067 against 0.071).
+    row(
+        "33-48 rows of f64 on Hopper, one dense product, B as stored or n x k",
+        |p| p.dmma_few_rows() && (33..=48).contains(&p.m),
+        &[DmmaFewRows64, DmmaFewRows],
+        "bench/2026-11-28-h200-f64-dmma-few-rows.md",
+    ),
     row(
         "1-64 rows of f64 on Hopper, one dense product, B as stored (3-64 rows) or n x k",
         |p| p.dmma_few_rows(),

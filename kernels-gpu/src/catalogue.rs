@@ -922,6 +922,8 @@ macro_rules! for_each_kernel {
                 /// Few rows on the FP64 tensor cores, turned over: `few_rows`' strips and split of K
                 /// (`dmma_few_rows.rs`; f64, 9.0 only).
                 DmmaFewRows => $crate::kernels::dmma::dmma_few_rows::SPEC, $crate::kernels::dmma::dmma_few_rows::dmma_few_rows;
+                /// `dmma_few_rows` on strips of 64 rows (`dmma_few_rows_64.rs`; f64, 9.0 only).
+                DmmaFewRows64 => $crate::kernels::dmma::dmma_few_rows_64::SPEC, $crate::kernels::dmma::dmma_few_rows_64::dmma_few_rows_64;
                 /// f32 in TF32 on Hopper's `wgmma`, only when asked: operands packed by a
                 /// first launch (`wgmma_tf32.rs`; `Precision::Tf32`, 9.0 only).
                 WgmmaTf32 => $crate::kernels::tf32::wgmma_tf32::SPEC, $crate::kernels::tf32::wgmma_tf32::wgmma_tf32,

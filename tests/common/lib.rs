@@ -853,13 +853,14 @@ pub fn fixed_cases() -> Vec<Case> {
             few::<f64>(be)
         }),
         ("shapes::few_rows_splits_k_over_blocks", |be| {
-            // `few_rows` (and in f64 `dmma_few_rows`) with several slices of K (each at least
-            // 256 steps) whose last block adds them, several row strips and column strips,
-            // each thread tile (up to 8, 16 and 32 rows in a strip; `dmma_few_rows`: 1 to 4
-            // tiles of 8 rows), B both as stored and stored `n x k`, and rows both in 16-byte
-            // chunks and not (K, N not multiples of 4). The products as stored twice: the
-            // result must not depend on which block finishes last, and the counters must be
-            // left zero for the next product.
+            // `few_rows` (and in f64 `dmma_few_rows` and `dmma_few_rows_64`) with several
+            // slices of K (each at least 256 steps) whose last block adds them, several row
+            // strips and column strips, each thread tile (up to 8, 16 and 32 rows in a strip;
+            // `dmma_few_rows`: 1 to 4 tiles of 8 rows, `dmma_few_rows_64` 2 to 8), B both as
+            // stored and stored `n x k`, and rows both in 16-byte chunks and not (K, N not
+            // multiples of 4). The products as stored twice: the result must not depend on
+            // which block finishes last, and the counters must be left zero for the next
+            // product.
             fn few<T: Element>(be: &Backend, kernels: &[Kernel]) -> Result<(), String> {
                 let shapes = [
                     (20, 100, 1500),
@@ -879,7 +880,10 @@ pub fn fixed_cases() -> Vec<Case> {
                 Ok(())
             }
             few::<f32>(be, &[Kernel::FewRows])?;
-            few::<f64>(be, &[Kernel::FewRows, Kernel::DmmaFewRows])
+            few::<f64>(
+                be,
+                &[Kernel::FewRows, Kernel::DmmaFewRows, Kernel::DmmaFewRows64],
+            )
         }),
         ("shapes::split_tail_adds_slices_of_k", |be| {
             // The `wgmma` kernels with the tiles of their last wave cut into slices of K
