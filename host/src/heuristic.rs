@@ -463,20 +463,6 @@ pub const RULE: &[Row] = &[
         &[Mma3xTf32],
         "bench/2026-11-22-h200-f32-tf32-3xtf32.md",
     ),
-    // Up to 127 rows of f32 or f64: stream-K on tiles as short as C (H200, f32 x 4096 x
-    // 4096, % of cuBLAS: 16 rows 171% with `stream_k_32` against `decode`'s 94%, 32 rows
-    // 103%, 48 rows 94% with `stream_k_64`, 96 rows 102% against `stream_k`'s 87%). A C
-    // whose last tile is partial runs one tile height: mixing whole and edge tiles cost 65%
-    // more time. Fewer rows still: f32 from 7 rows, f64 from 3 (x 4096 x 4096, 4 to 8 rows:
-    // 65-72% of cuBLAS against `thin`'s 23-43%). f32 in any form (H100, B transposed, 17 and
-    // 64 x 8192 x 4096: 0.184 and 0.237 ms against `stream_k`'s 0.364 and 0.367,
-    // bench/2026-11-26-h100-few-rows-forms.md).
-    // `few_rows` (whole columns of C per thread, B's rows read once through shared memory)
-    // for few rows against B stored `n x k` (H200, x 8192 x 4096, time against the kernel
-    // before: f32 1-4 rows 0.13-0.21 of `stream_k`'s, 8-32 rows 0.27-0.58 of `stream_k_32`'s,
-    // 48-64 0.48-0.63 of `stream_k_64`'s, 96 0.54-0.59, 128-256 0.52-0.99 of `stream_k`'s or
-    // `paired_lanes`'; f64 1-16 rows 0.24-0.86 of `dmma_small_buffered`'s; 17-32 rows 0.44-0.90
-    // where its tiles are fewer than the SMs, 1.38-1.40 at 14336 columns, where they are not).
     // f64 with few rows on the FP64 tensor cores, turned over (`C^T = B^T A^T`, C's rows in
     // tiles of 8), in strips of 32 rows split over K (H200, % of cuBLAS against the kernel
     // before: 17 x 8192 x 4096 with B stored `n x k` 96.7 against `few_rows`' 50.5, 32 x 4096
@@ -496,6 +482,20 @@ pub const RULE: &[Row] = &[
         &[DmmaFewRows],
         "bench/2026-11-28-h200-f64-dmma-few-rows.md",
     ),
+    // Up to 127 rows of f32 or f64: stream-K on tiles as short as C (H200, f32 x 4096 x
+    // 4096, % of cuBLAS: 16 rows 171% with `stream_k_32` against `decode`'s 94%, 32 rows
+    // 103%, 48 rows 94% with `stream_k_64`, 96 rows 102% against `stream_k`'s 87%). A C
+    // whose last tile is partial runs one tile height: mixing whole and edge tiles cost 65%
+    // more time. Fewer rows still: f32 from 7 rows, f64 from 3 (x 4096 x 4096, 4 to 8 rows:
+    // 65-72% of cuBLAS against `thin`'s 23-43%). f32 in any form (H100, B transposed, 17 and
+    // 64 x 8192 x 4096: 0.184 and 0.237 ms against `stream_k`'s 0.364 and 0.367,
+    // bench/2026-11-26-h100-few-rows-forms.md).
+    // `few_rows` (whole columns of C per thread, B's rows read once through shared memory)
+    // for few rows against B stored `n x k` (H200, x 8192 x 4096, time against the kernel
+    // before: f32 1-4 rows 0.13-0.21 of `stream_k`'s, 8-32 rows 0.27-0.58 of `stream_k_32`'s,
+    // 48-64 0.48-0.63 of `stream_k_64`'s, 96 0.54-0.59, 128-256 0.52-0.99 of `stream_k`'s or
+    // `paired_lanes`'; f64 1-16 rows 0.24-0.86 of `dmma_small_buffered`'s; 17-32 rows 0.44-0.90
+    // where its tiles are fewer than the SMs, 1.38-1.40 at 14336 columns, where they are not).
     row(
         "1-256 rows of f32 (1-16 of f64, 17-32 on few tiles) against B stored n x k",
         |p| p.few_rows_b_transposed(),
