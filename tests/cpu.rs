@@ -1033,7 +1033,7 @@ fn the_rule_picks_the_measured_kernels() {
         (F32, (4096, 8, 4096), Kernel::FewColumns),
         (F32, (4096, 63, 4096), Kernel::FewColumns),
         (F32, (1000, 20, 2000), Kernel::StreamKNarrow),
-        (F64, (4096, 32, 4096), Kernel::StreamKNarrow32),
+        (F64, (4096, 32, 4096), Kernel::DmmaFewColumns8Warps),
         (F32, (4096, 64, 4096), Kernel::FewColumns),
         (F32, (4096, 1, 4096), Kernel::Thin),
         (Bf16, (4096, 1, 4096), Kernel::Thin),
@@ -1086,13 +1086,20 @@ fn the_rule_picks_the_measured_kernels() {
         // Rows of B that TMA cannot read (N not a multiple of 8): the cp.async kernels.
         (Bf16, (8, 4100, 4096), Kernel::DecodeMma),
         (Bf16, (1, 4100, 4096), Kernel::DecodeAsync),
+        // f64 with 9-64 columns on the FP64 tensor cores: eight warps a block where the row
+        // strips are few (32 here), four elsewhere; 49-64 columns only on few strips, K from
+        // 1024; 3-8 columns stay on `few_columns`.
         (F64, (8192, 64, 8192), Kernel::DmmaSmallBuffered),
-        (F64, (4096, 64, 4096), Kernel::StreamKNarrow),
+        (F64, (8192, 48, 8192), Kernel::DmmaFewColumns),
+        (F64, (16384, 64, 16384), Kernel::DmmaSmallBuffered),
+        (F64, (4096, 64, 4096), Kernel::DmmaFewColumns8Warps),
+        (F64, (4096, 64, 512), Kernel::StreamKNarrow),
         (F64, (4096, 8, 4096), Kernel::FewColumns),
-        (F64, (8192, 16, 8192), Kernel::FewColumns),
-        (F64, (16384, 32, 4096), Kernel::DmmaSmallBuffered),
-        (F64, (8192, 32, 8192), Kernel::StreamKNarrow32),
-        (F64, (4096, 24, 4096), Kernel::StreamKNarrow32),
+        (F64, (8192, 16, 8192), Kernel::DmmaFewColumns),
+        (F64, (16384, 32, 4096), Kernel::DmmaFewColumns),
+        (F64, (8192, 32, 8192), Kernel::DmmaFewColumns),
+        (F64, (4096, 24, 4096), Kernel::DmmaFewColumns8Warps),
+        (F64, (1024, 16, 1024), Kernel::DmmaFewColumns8Warps),
         (F32, (2048, 16, 2048), Kernel::FewColumns),
         // Rows of A or B TMA cannot read (K or N not a multiple of 8), from 17 rows: packed,
         // the last wave split over K where it is at most half full (17 tiles of 64 x 4100).

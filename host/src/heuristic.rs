@@ -178,6 +178,28 @@ impl Product {
             && self.k >= 256
     }
 
+    /// `dmma_few_columns`' shapes: f64 on Hopper, one dense product with B as stored or
+    /// stored `n x k`, 9-64 columns (`few_columns` keeps 3-8: 4096 x 8 x 4096 level), tall
+    /// and deep enough to split (at least 1024 rows and K steps); 49-64 columns only on few
+    /// row strips, where a thread's 64 accumulators fit eight warps at one block per SM
+    /// (8192 x 64 x 8192: 0.241-0.253 ms on four warps, 0.242 on eight, against
+    /// `dmma_small_buffered`'s 0.241).
+    fn dmma_few_columns(&self) -> bool {
+        self.elem == Elem::F64
+            && self.hopper
+            && (self.plain || self.b_transposed)
+            && (9..=64).contains(&self.n)
+            && (self.n <= 48 || self.few_column_strips())
+            && self.m >= 1024
+            && self.k >= 1024
+    }
+
+    /// Few row strips of `dmma_few_columns`' 128 x 64: at most a quarter of the SMs, where
+    /// eight warps a block, one block per SM, run ahead.
+    fn few_column_strips(&self) -> bool {
+        4 * self.m.div_ceil(128) * self.n.div_ceil(64) <= self.sms
+    }
+
     /// `few_rows`' shapes: up to 256 rows of f32, or 16 of f64, against B stored `n x k`,
     /// wide and deep enough to fill the GPU with strips; f64 with 17-32 rows too where
     /// `dmma_small_buffered`'s 64 x 64 tiles would be fewer than the SMs.
@@ -481,6 +503,24 @@ pub const RULE: &[Row] = &[
         |p| p.dmma_few_rows(),
         &[DmmaFewRows],
         "bench/2026-11-28-h200-f64-dmma-few-rows.md",
+    ),
+    // f64 with few columns on the FP64 tensor cores (C's columns in tiles of 8), in strips
+    // of 128 x 64 split over K (H200, time against the kernel before: 8192 x 24 x 8192 0.168
+    // ms against `stream_k_narrow_32`'s 0.299, 8192 x 48 x 8192 0.211 against
+    // `dmma_small_buffered`'s 0.354, 8192 x 16 x 8192 0.165 against `few_columns`' 0.177);
+    // eight warps a block, one block per SM, where the strips are few (4096 x 64 x 4096 0.076
+    // against four warps' 0.088 and `stream_k_narrow`'s 0.133); 49-64 columns only there.
+    row(
+        "9-64 columns of f64 on Hopper, one dense product, few row strips",
+        |p| p.dmma_few_columns() && p.few_column_strips(),
+        &[DmmaFewColumns8Warps, DmmaFewColumns],
+        "bench/2026-11-28-h200-f64-dmma-few-columns.md",
+    ),
+    row(
+        "9-48 columns of f64 on Hopper, one dense product, B as stored or n x k",
+        |p| p.dmma_few_columns(),
+        &[DmmaFewColumns, DmmaFewColumns8Warps],
+        "bench/2026-11-28-h200-f64-dmma-few-columns.md",
     ),
     // Up to 127 rows of f32 or f64: stream-K on tiles as short as C (H200, f32 x 4096 x
     // 4096, % of cuBLAS: 16 rows 171% with `stream_k_32` against `decode`'s 94%, 32 rows

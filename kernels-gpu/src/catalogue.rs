@@ -924,6 +924,12 @@ macro_rules! for_each_kernel {
                 DmmaFewRows => $crate::kernels::dmma::dmma_few_rows::SPEC, $crate::kernels::dmma::dmma_few_rows::dmma_few_rows;
                 /// `dmma_few_rows` on strips of 64 rows (`dmma_few_rows_64.rs`; f64, 9.0 only).
                 DmmaFewRows64 => $crate::kernels::dmma::dmma_few_rows_64::SPEC, $crate::kernels::dmma::dmma_few_rows_64::dmma_few_rows_64;
+                /// Few columns on the FP64 tensor cores: strips of 128 x 64 and split of K
+                /// (`dmma_few_columns.rs`; f64, 9.0 only).
+                DmmaFewColumns => $crate::kernels::dmma::dmma_few_columns::SPEC, $crate::kernels::dmma::dmma_few_columns::dmma_few_columns;
+                /// `dmma_few_columns` on eight warps, one block per SM
+                /// (`dmma_few_columns_8_warps.rs`; f64, 9.0 only).
+                DmmaFewColumns8Warps => $crate::kernels::dmma::dmma_few_columns_8_warps::SPEC, $crate::kernels::dmma::dmma_few_columns_8_warps::dmma_few_columns_8_warps;
                 /// f32 in TF32 on Hopper's `wgmma`, only when asked: operands packed by a
                 /// first launch (`wgmma_tf32.rs`; `Precision::Tf32`, 9.0 only).
                 WgmmaTf32 => $crate::kernels::tf32::wgmma_tf32::SPEC, $crate::kernels::tf32::wgmma_tf32::wgmma_tf32,

@@ -637,6 +637,26 @@ fn same_twice<T: Element, O: Output<T>>(
     Ok(())
 }
 
+/// The split-strip kernels' products: `shapes` as stored twice on `kernels` and on `both`
+/// ([`same_twice_on`]), then once each with B stored `n x k` on `both`.
+fn strips_twice<T: Element>(
+    be: &Backend,
+    shapes: impl IntoIterator<Item = (usize, usize, usize)> + Clone,
+    kernels: &[Kernel],
+    both: &[Kernel],
+) -> Result<(), String> {
+    let all: Vec<Kernel> = kernels.iter().chain(both).copied().collect();
+    same_twice_on::<T, T::Out>(be, &all, shapes.clone())?;
+    for &kernel in both {
+        for (seed, mnk) in shapes.clone().into_iter().enumerate() {
+            let case = forms::Case::b_transposed(mnk, seed as u64);
+            forms::one::<T, T::Out>(be, Some(kernel), &case)
+                .map_err(|e| format!("{kernel:?}, B stored n x k, {mnk:?}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
 /// [`same_twice`] with each of `kernels` on random operands of each of `shapes`.
 fn same_twice_on<T: Element, O: Output<T>>(
     be: &Backend,
@@ -831,26 +851,25 @@ pub fn fixed_cases() -> Vec<Case> {
             decode::<rgemm::bf16, rgemm::bf16>(be)
         }),
         ("shapes::few_columns_splits_k_over_blocks", |be| {
-            // `few_columns` with several slices of K (each at least 256 steps) whose last
-            // block adds them, several row strips and column strips, each thread tile (up to
-            // 8, 16 and 32 columns in a strip), and A's and B's rows both in 16-byte chunks and
-            // not (K, N not multiples of 4). Twice each: the result must not depend on which
+            // `few_columns` (and in f64 `dmma_few_columns` and `dmma_few_columns_8_warps`)
+            // with several slices of K (each at least 256 steps) whose last block adds them,
+            // several row strips and column strips, each thread tile (up to 8, 16 and 32
+            // columns in a strip; the DMMA kernels: 2 to 8 tiles of 8 columns, B both as
+            // stored and stored `n x k`), and A's and B's rows both in 16-byte chunks and not
+            // (K, N not multiples of 4). Twice each: the result must not depend on which
             // block finishes last, and the counters must be left zero for the next product.
-            fn few<T: Element>(be: &Backend) -> Result<(), String> {
-                same_twice_on::<T, T::Out>(
-                    be,
-                    &[Kernel::FewColumns],
-                    [
-                        (100, 20, 1500),
-                        (200, 7, 777),
-                        (37, 33, 1030),
-                        (300, 64, 2048),
-                        (129, 12, 600),
-                    ],
-                )
-            }
-            few::<f32>(be)?;
-            few::<f64>(be)
+            let shapes = [
+                (100, 20, 1500),
+                (200, 7, 777),
+                (37, 33, 1030),
+                (300, 64, 2048),
+                (129, 12, 600),
+            ];
+            let dmma = [Kernel::DmmaFewColumns, Kernel::DmmaFewColumns8Warps];
+            strips_twice::<f32>(be, shapes, &[Kernel::FewColumns], &[])?;
+            strips_twice::<f64>(be, shapes, &[Kernel::FewColumns], &dmma)?;
+            // Two column strips of the DMMA kernels, the second 36 columns wide.
+            strips_twice::<f64>(be, [(150, 100, 1100)], &[], &dmma)
         }),
         ("shapes::few_rows_splits_k_over_blocks", |be| {
             // `few_rows` (and in f64 `dmma_few_rows` and `dmma_few_rows_64`) with several
@@ -861,29 +880,16 @@ pub fn fixed_cases() -> Vec<Case> {
             // multiples of 4). The products as stored twice: the result must not depend on
             // which block finishes last, and the counters must be left zero for the next
             // product.
-            fn few<T: Element>(be: &Backend, kernels: &[Kernel]) -> Result<(), String> {
-                let shapes = [
-                    (20, 100, 1500),
-                    (7, 200, 777),
-                    (37, 33, 1030),
-                    (64, 300, 2048),
-                    (12, 129, 600),
-                ];
-                same_twice_on::<T, T::Out>(be, kernels, shapes)?;
-                for &kernel in kernels {
-                    for (seed, mnk) in shapes.into_iter().enumerate() {
-                        let case = forms::Case::b_transposed(mnk, seed as u64);
-                        forms::one::<T, T::Out>(be, Some(kernel), &case)
-                            .map_err(|e| format!("{kernel:?}, B stored n x k, {mnk:?}: {e}"))?;
-                    }
-                }
-                Ok(())
-            }
-            few::<f32>(be, &[Kernel::FewRows])?;
-            few::<f64>(
-                be,
-                &[Kernel::FewRows, Kernel::DmmaFewRows, Kernel::DmmaFewRows64],
-            )
+            let shapes = [
+                (20, 100, 1500),
+                (7, 200, 777),
+                (37, 33, 1030),
+                (64, 300, 2048),
+                (12, 129, 600),
+            ];
+            strips_twice::<f32>(be, shapes, &[], &[Kernel::FewRows])?;
+            let f64_kernels = [Kernel::FewRows, Kernel::DmmaFewRows, Kernel::DmmaFewRows64];
+            strips_twice::<f64>(be, shapes, &[], &f64_kernels)
         }),
         ("shapes::split_tail_adds_slices_of_k", |be| {
             // The `wgmma` kernels with the tiles of their last wave cut into slices of K

@@ -3,9 +3,9 @@
 //! SIMT `few_rows` spends an FMA per row of its 32-row thread tile per element of B, and
 //! read B at 1.7 TB/s where cuBLAS reads it at 3.2 (17 x 8192 x 4096, H200).
 //!
-//! The product turned over on strips of 32 rows ([`turned_strip`]): C's rows in tiles of 8,
-//! `few_rows`' strips of 32 x 128 and split of K over blocks, B and A through shared memory
-//! by `cp.async` in three stages.
+//! The product turned over on strips of 32 rows ([`narrow_strip`]): C's rows in tiles of 8,
+//! `few_rows`' strips of 32 x 128 and split of K over blocks, four warps of two `mma` row
+//! tiles, B and A through shared memory by `cp.async` in three stages.
 //!
 //! Launch rules ([`SPEC`]): 128 threads; grid `ceil(m / 32) ceil(n / 128) x splits`
 //! (`Problem::ctas`, [`splits`](crate::parts::schedule::split_k_strips::splits)) for two
@@ -15,14 +15,16 @@ use crate::catalogue::PtxFact::{Barriers, Has, Lacks};
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
 use crate::device::shared::SharedTile;
-use crate::parts::mma::turned_strip::{self, COLS, SliceOf, Strips, THREADS, half, shared, slice};
+use crate::parts::mma::narrow_strip::{self, LONG, SliceOf, Strips, half, shared, slice, threads};
 use crate::problem::{Gemm, kernel};
 
 /// Rows of C per block.
 pub const ROWS: u32 = 32;
 /// Shared f64: three stages of 30 KiB, so that two blocks share an SM.
 pub const SHARED: u32 = shared(ROWS);
-const HALF: usize = half(ROWS);
+/// Threads: four warps of two `mma` row tiles.
+pub const THREADS: u32 = threads(2);
+const HALF: usize = half(ROWS, THREADS);
 
 /// The most rows of C `matmul`'s automatic choice considers it for: two strips.
 pub const MOST_ROWS: u32 = 2 * ROWS;
@@ -30,7 +32,7 @@ pub const MOST_ROWS: u32 = 2 * ROWS;
 // The launch bounds: what the shared memory allows (two blocks per SM).
 kernel! {
     SPEC = KernelSpec::new(("dmma_few_rows", file!()), "few rows on the FP64 tensor cores, turned over (C^T = B^T A^T: `mma` m16n8k8's 16 rows are columns of C, its 8 columns rows of C): `few_rows`' strips of 32 x 128 and split of K over blocks, B and A through shared memory by `cp.async` in three stages",
-        Arch::Sm90a, Threads::Fixed(THREADS, 1), Tile::Fixed { rows: ROWS, cols: COLS })
+        Arch::Sm90a, Threads::Fixed(THREADS, 1), Tile::Fixed { rows: ROWS, cols: LONG })
         .with_grid(Grid::SplitKStrips).with_shared(Shared::Elements(SHARED)).with_blocks_per_sm(PerAcc { f32: Some(2), f64: Some(2) })
         .with_elements(&[Elem::F64]).with_candidate(Candidate::WhenRowsAtMost(MOST_ROWS)).with_b_transposed().on_tensor_cores()
         .with_ptx(&[PtxFacts::all(&[Barriers(26), Has("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64"), Has("cp.async.cg.shared.global"), Lacks(".local")])]);
@@ -48,14 +50,14 @@ impl Strips for Strips32 {
         // the rows of the tiles.
         unsafe {
             match (tiles, b_t) {
-                (1, true) => slice::<ROWS, 1, true>(s),
-                (2, true) => slice::<ROWS, 2, true>(s),
-                (3, true) => slice::<ROWS, 3, true>(s),
-                (_, true) => slice::<ROWS, 4, true>(s),
-                (1, false) => slice::<ROWS, 1, false>(s),
-                (2, false) => slice::<ROWS, 2, false>(s),
-                (3, false) => slice::<ROWS, 3, false>(s),
-                (_, false) => slice::<ROWS, 4, false>(s),
+                (1, true) => slice::<ROWS, 1, 2, true, true, false>(s),
+                (2, true) => slice::<ROWS, 2, 2, true, true, false>(s),
+                (3, true) => slice::<ROWS, 3, 2, true, true, false>(s),
+                (_, true) => slice::<ROWS, 4, 2, true, true, false>(s),
+                (1, false) => slice::<ROWS, 1, 2, false, true, false>(s),
+                (2, false) => slice::<ROWS, 2, 2, false, true, false>(s),
+                (3, false) => slice::<ROWS, 3, 2, false, true, false>(s),
+                (_, false) => slice::<ROWS, 4, 2, false, true, false>(s),
             }
         }
     }
@@ -69,5 +71,5 @@ pub unsafe fn dmma_few_rows(g: Gemm<f64>) {
     // SAFETY: `product`'s contract is this fn's, which SPEC's launch meets (128 threads, the
     // grid of strips of ROWS, SHARED f64); each strip's slice has a tile of 8 rows per 8 it
     // holds.
-    unsafe { turned_strip::product::<Strips32, ROWS, HALF>(g) }
+    unsafe { narrow_strip::product::<Strips32, ROWS, THREADS, HALF, false>(g) }
 }

@@ -1,4 +1,4 @@
-//! `dmma_few_rows` on strips of 64 rows ([`turned_strip`]): where C has 33-64 rows, one
+//! `dmma_few_rows` on strips of 64 rows ([`narrow_strip`]): where C has 33-64 rows, one
 //! strip reads B once, where strips of 32 read it twice (64 x 8192 x 4096 with B stored `n x
 //! k`: `dmma_few_rows` at 79% of cuBLAS, H200). A warp's 32 columns meet up to 8 tiles of 8
 //! rows: 16 `mma`s and 64 accumulators per K step of 8. The rows a strip holds are taken in
@@ -11,15 +11,16 @@
 use crate::catalogue::PtxFact::{Barriers, Has, Lacks};
 use crate::catalogue::PtxFacts;
 use crate::catalogue::{Arch, Candidate, Elem, Grid, KernelSpec, PerAcc, Shared, Threads, Tile};
-use crate::device::shared::SharedTile;
-use crate::parts::mma::turned_strip::{self, COLS, SliceOf, Strips, THREADS, half, shared, slice};
+use crate::parts::mma::narrow_strip::{self, LONG, PairsOfTiles, half, shared, threads};
 use crate::problem::{Gemm, kernel};
 
 /// Rows of C per block.
 pub const ROWS: u32 = 64;
 /// Shared f64: three stages of 36 KiB, so that two blocks share an SM.
 pub const SHARED: u32 = shared(ROWS);
-const HALF: usize = half(ROWS);
+/// Threads: four warps of two `mma` row tiles.
+pub const THREADS: u32 = threads(2);
+const HALF: usize = half(ROWS, THREADS);
 
 /// The most rows of C `matmul`'s automatic choice considers it for: two strips.
 pub const MOST_ROWS: u32 = 2 * ROWS;
@@ -27,35 +28,12 @@ pub const MOST_ROWS: u32 = 2 * ROWS;
 // The launch bounds: what the shared memory allows (two blocks per SM).
 kernel! {
     SPEC = KernelSpec::new(("dmma_few_rows_64", file!()), "`dmma_few_rows` on strips of 64 rows: B read once where C has 33-64 rows",
-        Arch::Sm90a, Threads::Fixed(THREADS, 1), Tile::Fixed { rows: ROWS, cols: COLS })
+        Arch::Sm90a, Threads::Fixed(THREADS, 1), Tile::Fixed { rows: ROWS, cols: LONG })
         .with_grid(Grid::SplitKStrips).with_shared(Shared::Elements(SHARED)).with_blocks_per_sm(PerAcc { f32: Some(2), f64: Some(2) })
         .with_elements(&[Elem::F64]).with_candidate(Candidate::WhenRowsAtMost(MOST_ROWS)).with_b_transposed().on_tensor_cores()
         .with_ptx(&[PtxFacts::all(&[Barriers(26), Has("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64"), Has("cp.async.cg.shared.global"), Lacks(".local")])]);
     fn dmma_few_rows_64;
     entries dmma_few_rows_64_f64: f64;
-}
-
-/// This kernel's slice for each strip's rows.
-struct Strips64;
-
-impl Strips for Strips64 {
-    #[inline(always)]
-    unsafe fn slice(tiles: u32, b_t: bool, s: SliceOf) -> SharedTile<f64> {
-        // SAFETY: `slice`'s contract: this fn's, and in every arm 8 NT <= ROWS and at least
-        // the rows of the tiles.
-        unsafe {
-            match (tiles, b_t) {
-                (..=2, true) => slice::<ROWS, 2, true>(s),
-                (3..=4, true) => slice::<ROWS, 4, true>(s),
-                (5..=6, true) => slice::<ROWS, 6, true>(s),
-                (_, true) => slice::<ROWS, 8, true>(s),
-                (..=2, false) => slice::<ROWS, 2, false>(s),
-                (3..=4, false) => slice::<ROWS, 4, false>(s),
-                (5..=6, false) => slice::<ROWS, 6, false>(s),
-                (_, false) => slice::<ROWS, 8, false>(s),
-            }
-        }
-    }
 }
 
 /// # Safety
@@ -66,5 +44,5 @@ pub unsafe fn dmma_few_rows_64(g: Gemm<f64>) {
     // SAFETY: `product`'s contract is this fn's, which SPEC's launch meets (128 threads, the
     // grid of strips of ROWS, SHARED f64); each strip's slice has at least a tile of 8 rows
     // per 8 it holds.
-    unsafe { turned_strip::product::<Strips64, ROWS, HALF>(g) }
+    unsafe { narrow_strip::product::<PairsOfTiles<2, false>, ROWS, THREADS, HALF, false>(g) }
 }
