@@ -197,7 +197,7 @@ impl Product {
     /// Few row strips of `dmma_few_columns`' 128 x 64: at most a quarter of the SMs, where
     /// eight warps a block, one block per SM, run ahead.
     fn few_column_strips(&self) -> bool {
-        4 * self.m.div_ceil(128) * self.n.div_ceil(64) <= self.sms
+        4 * self.tiles(Kernel::DmmaFewColumns8Warps) <= self.sms
     }
 
     /// `few_rows`' shapes: up to 256 rows of f32, or 16 of f64, against B stored `n x k`,

@@ -637,17 +637,17 @@ fn same_twice<T: Element, O: Output<T>>(
     Ok(())
 }
 
-/// The split-strip kernels' products: `shapes` as stored twice on `kernels` and on `both`
-/// ([`same_twice_on`]), then once each with B stored `n x k` on `both`.
+/// The split-strip kernels' products: `shapes` with B as stored twice on `as_stored` and
+/// `both_ways` ([`same_twice_on`]), then once each with B stored `n x k` on `both_ways`.
 fn strips_twice<T: Element>(
     be: &Backend,
     shapes: impl IntoIterator<Item = (usize, usize, usize)> + Clone,
-    kernels: &[Kernel],
-    both: &[Kernel],
+    as_stored: &[Kernel],
+    both_ways: &[Kernel],
 ) -> Result<(), String> {
-    let all: Vec<Kernel> = kernels.iter().chain(both).copied().collect();
+    let all: Vec<Kernel> = as_stored.iter().chain(both_ways).copied().collect();
     same_twice_on::<T, T::Out>(be, &all, shapes.clone())?;
-    for &kernel in both {
+    for &kernel in both_ways {
         for (seed, mnk) in shapes.clone().into_iter().enumerate() {
             let case = forms::Case::b_transposed(mnk, seed as u64);
             forms::one::<T, T::Out>(be, Some(kernel), &case)
