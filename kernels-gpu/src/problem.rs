@@ -450,6 +450,10 @@ macro_rules! entry_points {
             use super::*;
 
             /// `super::$body` as a body of `D`, where it has an entry point for `D`.
+            // Not inlined: the body (itself inlined here) then stays in this module's
+            // codegen unit, and the kernels' units build side by side. Inlined into
+            // `host_bodies`, every body fell into one unit, optimised on one core.
+            #[inline(never)]
             pub fn host<D: $crate::element::Element>() -> Option<$crate::problem::Body<D>> {
                 $(
                     if core::any::TypeId::of::<D>() == core::any::TypeId::of::<$elem>() {

@@ -186,10 +186,7 @@ impl BlockAsync {
     pub fn unready(&self, at: u32, len: u32, seen: &[(u32, u32)]) -> Option<String> {
         let overlapping = |c: &&AsyncCopy| c.dst < at + len && at < c.dst + c.len;
         self.copies.iter().filter(overlapping).find_map(|c| {
-            let seen = seen
-                .iter()
-                .find(|(b, _)| *b == c.barrier)
-                .map_or(0, |(_, p)| *p);
+            let seen = phase_seen(seen, c.barrier);
             if c.data.is_some() {
                 Some(format!(
                     "reads shared bytes {at:#x}.. that a TMA copy has not delivered (mbarrier {:#x}'s phase is not complete)",
@@ -206,6 +203,23 @@ impl BlockAsync {
             }
         })
     }
+
+    /// The shared ranges `(at, len)` of the copies this thread may not read yet (those
+    /// [`unready`](Self::unready) names): a read that overlaps none of them is ready.
+    pub fn unready_ranges(&self, seen: &[(u32, u32)]) -> Vec<(u32, u32)> {
+        self.copies
+            .iter()
+            .filter(|c| c.data.is_some() || phase_seen(seen, c.barrier) < c.delivered_in)
+            .map(|c| (c.dst, c.len))
+            .collect()
+    }
+}
+
+/// Phases of the mbarrier at `barrier` this thread has waited for (`seen`, its record).
+fn phase_seen(seen: &[(u32, u32)], barrier: u32) -> u32 {
+    seen.iter()
+        .find(|(b, _)| *b == barrier)
+        .map_or(0, |(_, p)| *p)
 }
 
 /// The block's asynchronous state.
@@ -243,6 +257,24 @@ pub fn check_async_read(at: u32, len: u32) {
     let me = current();
     if let Some(why) = block_async().unready(at, len, &me.seen.borrow()) {
         panic!("{why}");
+    }
+}
+
+/// [`check_async_read`] for many reads `(at, len)`: the copies this thread may not read
+/// yet are found once, and only a read that overlaps one of them is checked (and panics).
+#[track_caller]
+pub fn check_async_reads(reads: impl IntoIterator<Item = (u32, u32)>) {
+    let unready = block_async().unready_ranges(&current().seen.borrow());
+    if unready.is_empty() {
+        return;
+    }
+    for (at, len) in reads {
+        if unready
+            .iter()
+            .any(|&(dst, n)| dst < at + len && at < dst + n)
+        {
+            check_async_read(at, len);
+        }
     }
 }
 

@@ -115,13 +115,14 @@ fn emulate(a: [u32; 4], b: [u32; 2], c: [f32; 4], widen: Widen) -> [f32; 4] {
         half(word, k % 2 == 1)
     };
     let (g, t) = (lane / 4, lane % 4);
+    // Element `i` of D is row `g + 8 (i / 2)` and column `2 t + i % 2`: this lane's two
+    // rows of A and two columns of B, each element widened once, then summed in K order.
+    let rows: [[f32; 16]; 2] =
+        core::array::from_fn(|h| core::array::from_fn(|k| a_at(g + 8 * h, k)));
+    let cols: [[f32; 16]; 2] =
+        core::array::from_fn(|e| core::array::from_fn(|k| b_at(k, 2 * t + e)));
     let mut d = c;
-    for (i, d) in d.iter_mut().enumerate() {
-        let (row, col) = (g + 8 * (i / 2), 2 * t + i % 2);
-        for k in 0..16 {
-            *d = a_at(row, k).mul_add(b_at(k, col), *d);
-        }
-    }
+    super::host_sums::fused_sums(&mut d, &rows, &cols);
     d
 }
 
@@ -245,18 +246,22 @@ fn emulate_k8<W: Copy>(
     // B(k, n): lane 4 n + k % 4, register 4 + (k >= 4).
     let b_at = |k: usize, n: usize| value(words(4 * n + k % 4, 4 + (k >= 4) as usize));
     let (g, t) = (lane / 4, lane % 4);
-    let mut d = c;
-    for (i, d) in d.iter_mut().enumerate() {
-        let (row, col) = (g + 8 * (i / 2), 2 * t + i % 2);
-        for k in 0..8 {
-            *d = if f32_steps {
-                (a_at(row, k) as f32).mul_add(b_at(k, col) as f32, *d as f32) as f64
-            } else {
-                a_at(row, k).mul_add(b_at(k, col), *d)
-            };
-        }
+    // As `emulate`: this lane's two rows of A and two columns of B, each element read once,
+    // then summed in K order (in f32 steps for TF32, whose values are f32s).
+    let rows: [[f64; 8]; 2] =
+        core::array::from_fn(|h| core::array::from_fn(|k| a_at(g + 8 * h, k)));
+    let cols: [[f64; 8]; 2] =
+        core::array::from_fn(|e| core::array::from_fn(|k| b_at(k, 2 * t + e)));
+    if f32_steps {
+        let narrow = |x: [[f64; 8]; 2]| x.map(|r| r.map(|v| v as f32));
+        let mut d = c.map(|x| x as f32);
+        super::host_sums::fused_sums(&mut d, &narrow(rows), &narrow(cols));
+        d.map(|x| x as f64)
+    } else {
+        let mut d = c;
+        super::host_sums::fused_sums(&mut d, &rows, &cols);
+        d
     }
-    d
 }
 
 /// `x` rounded to TF32 (`cvt.rna.tf32.f32`: 10 mantissa bits, to nearest, ties away from

@@ -32,6 +32,8 @@ pub mod async_copy;
 pub mod global;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod host;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod host_sums;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod ldmatrix;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]

@@ -564,7 +564,7 @@ enum ASource {
 #[cfg(not(target_arch = "nvptx64"))]
 #[track_caller]
 fn emulate(acc: &mut [f32], a: ASource, (b, b_mn): (Descriptor, bool), operand: Operand) {
-    use super::host::{check_async_read, current, lane_id, warp_exchange, warpgroup_meet};
+    use super::host::{check_async_reads, current, lane_id, warp_exchange, warpgroup_meet};
     let words = |d: Descriptor| [d.0 as u32, (d.0 >> 32) as u32];
     let [b0, b1] = words(b);
     // Each lane hands in B's descriptor and A's (or its A fragment); the descriptors must
@@ -594,17 +594,15 @@ fn emulate(acc: &mut [f32], a: ASource, (b, b_mn): (Descriptor, bool), operand: 
     };
     let check = |d: Descriptor, mn_major: bool, rows: u32| {
         if mn_major {
-            for k in 0..16 {
-                for mn in (0..rows).step_by(64) {
-                    check_async_read((element_address(d, mn, k, true) & !127) as u32, 128);
-                }
-            }
+            check_async_reads((0..16).flat_map(|k| {
+                (0..rows)
+                    .step_by(64)
+                    .map(move |mn| ((element_address(d, mn, k, true) & !127) as u32, 128))
+            }));
         } else {
-            for mn in 0..rows {
-                for k in [0, depth / 2] {
-                    check_async_read((address(d, mn, k, false) & !15) as u32, 16);
-                }
-            }
+            check_async_reads((0..rows).flat_map(|mn| {
+                [0, depth / 2].map(|k| ((address(d, mn, k, false) & !15) as u32, 16))
+            }));
         }
     };
     if let ASource::Shared(d, mn_major) = a {
@@ -652,14 +650,32 @@ fn emulate(acc: &mut [f32], a: ASource, (b, b_mn): (Descriptor, bool), operand: 
             }
         }
     };
-    for (r, d) in acc.iter_mut().enumerate() {
-        let (j, h, e) = (r as u32 / 4, (r as u32 / 2) % 2, r as u32 % 2);
-        let (row, col) = (16 * warp + g + 8 * h, 8 * j + 2 * t + e);
-        for k in 0..depth {
-            let x = a_at(row, k);
-            let y = read(address(b, col, k, b_mn));
-            *d = x.mul_add(y, *d);
-        }
+    // Accumulator `r` is row `16 warp + g + 8 h` and column `8 j + 2 t + e` of D (`j = r /
+    // 4`, `h = (r / 2) % 2`, `e = r % 2`): this thread's two rows of A and its columns of B
+    // (`2 j + e`), each element read once, then summed in K order.
+    fn sums<const K: usize>(
+        acc: &mut [f32],
+        a_at: impl Fn(u32, u32) -> f32,
+        b_at: impl Fn(u32, u32) -> f32,
+        (row, col): (u32, u32),
+    ) {
+        let rows: [[f32; K]; 2] =
+            core::array::from_fn(|h| core::array::from_fn(|k| a_at(row + 8 * h as u32, k as u32)));
+        let cols: [[f32; K]; 64] = core::array::from_fn(|c| {
+            let (j, e) = (c as u32 / 2, c as u32 % 2);
+            match 2 * c < acc.len() {
+                true => core::array::from_fn(|k| b_at(col + 8 * j + e, k as u32)),
+                false => [0.0; K],
+            }
+        });
+        super::host_sums::fused_sums(acc, &rows, &cols[..acc.len().div_ceil(2)]);
+    }
+    let b_at = |col: u32, k: u32| read(address(b, col, k, b_mn));
+    let corner = (16 * warp + g, 2 * t);
+    match depth {
+        16 => sums::<16>(acc, a_at, b_at, corner),
+        8 => sums::<8>(acc, a_at, b_at, corner),
+        _ => unreachable!("wgmma reads K = 16 of 16-bit operands or 8 of TF32"),
     }
 }
 
