@@ -1070,9 +1070,13 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (2048, 2048, 2048), Kernel::WgmmaTma),
         (Bf16, (4096, 4096, 4096), Kernel::WgmmaPersistent),
         (Bf16, (1024, 4096, 4096), Kernel::WgmmaTma),
-        (Bf16, (1536, 4096, 4096), Kernel::Wgmma128x128),
-        // A wave of 128 x 192 tiles where 128 x 256 ones leave a third of the SMs idle.
+        (Bf16, (1024, 2048, 4096), Kernel::Wgmma128x128),
+        // A wave of 128 x 192 tiles where 128 x 256 ones leave a third of the SMs idle, and
+        // three waves of them where 128 x 256 ones take three and 128 x 128 ones five.
         (Bf16, (512, 6144, 4096), Kernel::Wgmma128x192),
+        (Bf16, (1536, 4096, 4096), Kernel::Wgmma128x192),
+        (Bf16, (3072, 3072, 3072), Kernel::Wgmma128x192),
+        (Bf16, (2048, 4608, 4096), Kernel::Wgmma128x192),
         (Bf16, (8192, 8192, 8192), Kernel::WgmmaPersistent),
         (Bf16, (16, 8192, 8192), Kernel::DecodeTma),
         (Bf16, (16, 4096, 4096), Kernel::DecodeTma),

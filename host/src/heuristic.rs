@@ -285,16 +285,21 @@ pub const WGMMA: &[Row] = &[
         &[Wgmma128x64],
         "bench/2026-11-25-h100-bf16-f16-wgmma-tiles.md",
     ),
-    // 128 x 128 tiles where they take fewer waves' time: a wave of them is half a wide
-    // wave's work, at 1.12-1.16 times its time per FLOP (bf16, H100: 1024 x 4096 x 4096 630
-    // against 562 TFLOP/s; 1536 x 4096 x 4096 546 against 628).
+    // 128 x 128 tiles where they take fewer waves' time than both wider tiles: a wave of
+    // them is half a wide wave's work, at 1.12-1.16 times its time per FLOP (bf16, H100:
+    // 1024 x 4096 x 4096 630 against 562 TFLOP/s; 1536 x 4096 x 4096 546 against 628). Where
+    // 128 x 192 tiles take less (next row), they won (H200, bf16, K 4096: 3072 x 3072 129.3
+    // against 114.6 us, 2048 x 4608 132.6 against 117.2, 1536 x 4096 82.3 against 78.9).
     row(
-        "128 x 128 tiles take fewer waves' time than 128 x 256 ones",
+        "128 x 128 tiles take fewer waves' time than 128 x 256 and 128 x 192 ones",
         |p| {
-            wgmma_narrowest(p) || 23 * waves_of(p, Wgmma128x128) < 40 * waves_of(p, WgmmaPersistent)
+            let time_128x128 = 23 * waves_of(p, Wgmma128x128);
+            wgmma_narrowest(p)
+                || (time_128x128 < 40 * waves_of(p, WgmmaPersistent)
+                    && time_128x128 <= 33 * waves_of(p, Wgmma128x192))
         },
         &[Wgmma128x128],
-        "bench/2026-11-25-h100-bf16-f16-wgmma-tiles.md",
+        "bench/2026-11-28-h200-tiles-by-waves.md",
     ),
     // 128 x 192 tiles where they take fewer waves' time than 128 x 256 ones, at three
     // quarters of the work a tile and 1.1 times its time per FLOP: 512 x 6144 x 4096 B^T is

@@ -283,6 +283,8 @@ const F32_TF32: &[Ty] = &[F32, Tf32];
 const F32_F64: &[Ty] = &[F32, F64];
 const BATCH_SMALL: &[Ty] = &[F32, Tf32, F64, Bf16];
 const F64_ONLY: &[Ty] = &[F64];
+/// 3072^3: three waves of 128 x 256 tiles on 132 SMs, the last a fifth full.
+const F64_B16: &[Ty] = &[F64, Bf16, F16];
 const BF16_ONLY: &[Ty] = &[Bf16];
 const F32_ONLY: &[Ty] = &[F32];
 
@@ -361,7 +363,7 @@ const ROWS: &[Row] = &[
     row(Edge, "2500^3", (2500, 2500, 2500), F32_F64_BF16),
     row(Edge, "3000^3", (3000, 3000, 3000), F32_F64_BF16),
     row(Edge, "1024^3", (1024, 1024, 1024), F64_ONLY),
-    row(Edge, "3072^3", (3072, 3072, 3072), F64_ONLY),
+    row(Edge, "3072^3", (3072, 3072, 3072), F64_B16),
 ];
 
 /// The device memory one row may take (A, B and two Cs), well inside any GPU it is run on.
