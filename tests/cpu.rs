@@ -1145,6 +1145,18 @@ fn the_rule_picks_the_measured_kernels() {
         let order = rgemm::internals::preference::<f32>(&p, &problem, tf32);
         assert_eq!(order[0], want, "tf32 {batch} x {m}^3");
     }
+    // One TF32 product: its last wave split over K where it is at most half full (32 and 64
+    // tiles of 128 x 256 here), `wgmma_tf32` where it is fuller (4096^3: 116 of 132).
+    for ((m, n, k), want) in [
+        ((4096, 256, 16384), Kernel::WgmmaTf32Split),
+        ((8192, 128, 8192), Kernel::WgmmaTf32Split),
+        ((4096, 4096, 4096), Kernel::WgmmaTf32),
+    ] {
+        let problem = Problem::row_major(m, n, k);
+        let tf32 = rgemm::Precision::Tf32;
+        let order = rgemm::internals::preference::<f32>(&p, &problem, tf32);
+        assert_eq!(order[0], want, "tf32 {m} x {n} x {k}");
+    }
     // Few rows with B transposed (N x K as stored): `few_rows` for f32, `dmma_few_rows` for
     // f64 up to 32 rows, `dmma_few_rows_64` for 33-48, the DMMA kernels for more f64 rows
     // or columns.

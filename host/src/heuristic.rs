@@ -20,6 +20,8 @@ use rgemm_kernels::problem::Problem;
 #[derive(Clone, Copy, Debug)]
 pub struct Product {
     pub elem: Elem,
+    /// Bytes of an input element.
+    pub elem_bytes: u64,
     pub precision: Precision,
     /// Compute capability 9.0: `wgmma`, TMA and DMMA.
     pub hopper: bool,
@@ -59,6 +61,7 @@ impl Product {
         let lds = problem.lda | problem.ldb | problem.ldc;
         Self {
             elem: T::ELEM,
+            elem_bytes: std::mem::size_of::<T>() as u64,
             precision,
             hopper: props.compute_capability == (9, 0),
             sms: props.multiprocessors as u64,
@@ -121,7 +124,7 @@ impl Product {
         }
         let count = |x: u64| x.min(u32::MAX as u64) as u32;
         let per_sm = spec.min_blocks_per_sm.f32.unwrap_or(1) as u64;
-        let phases = split_tail::phases(self.k as usize, 2);
+        let phases = split_tail::phases(self.k as usize, self.elem_bytes as usize);
         split_tail::splits(count(self.tiles(kernel)), count(self.sms * per_sm), phases) as u64
     }
 
@@ -465,6 +468,20 @@ pub const RULE: &[Row] = &[
         },
         &[MmaTf32],
         "bench/2026-11-26-h100-slow-rows-forced.md",
+    ),
+    // One TF32 product whose last wave of 128 x 256 tiles is at most half full: that wave
+    // split over K (H200, against `wgmma_tf32`: 4096 x 256 x 16384 0.319-0.326 -> 0.125-0.126
+    // ms, 46-50% -> 115-117% of cuBLAS; 8192 x 128 x 8192 0.174-0.192 -> 0.142-0.143).
+    row(
+        "TF32 asked for, on Hopper, one product, the last wave split over K",
+        |p| {
+            p.precision == Precision::Tf32
+                && p.hopper
+                && p.batch == 1
+                && p.splits(WgmmaTf32Split) > 1
+        },
+        &[WgmmaTf32Split, WgmmaTf32],
+        "bench/2026-11-28-h200-tf32-split.md",
     ),
     row(
         "TF32 asked for, on Hopper",

@@ -934,6 +934,10 @@ macro_rules! for_each_kernel {
                 /// first launch (`wgmma_tf32.rs`; `Precision::Tf32`, 9.0 only).
                 WgmmaTf32 => $crate::kernels::tf32::wgmma_tf32::SPEC, $crate::kernels::tf32::wgmma_tf32::wgmma_tf32,
                     $crate::kernels::tf32::wgmma_tf32::pack_tf32;
+                /// `wgmma_tf32` with its last wave's tiles split over K
+                /// (`wgmma_tf32_split.rs`; f32 in TF32, 9.0 only).
+                WgmmaTf32Split => $crate::kernels::tf32::wgmma_tf32_split::SPEC, $crate::kernels::tf32::wgmma_tf32_split::wgmma_tf32_split,
+                    $crate::kernels::tf32::wgmma_tf32_split::pack_tf32_split;
                 /// f32 as three TF32 products on Hopper's `wgmma`, only when asked: operands
                 /// packed as big and small parts by a first launch (`wgmma_3xtf32.rs`;
                 /// `Precision::Tf32x3`, 9.0 only).

@@ -687,6 +687,29 @@ fn nan_c_is_overwritten<T: Element, O: Output<T>>(
     Ok(())
 }
 
+/// `kernel`'s plan must cut the last wave of at least one of `shapes` into two or more slices
+/// of K, where the backend has two or more SMs.
+fn splits_somewhere<T: Element>(
+    be: &Backend,
+    kernel: Kernel,
+    shapes: &[(usize, usize, usize)],
+) -> Result<(), String> {
+    let props = be.props();
+    let slices = shapes.iter().map(|&(m, n, k)| {
+        let problem = rgemm::internals::Problem::row_major(m as u32, n as u32, k as u32);
+        kernel
+            .launches_for::<T>(&props, problem)
+            .map(|l| l.problem.ctas)
+    });
+    let most = slices
+        .map(|s| s.map_err(fail))
+        .try_fold(0, |most, s| s.map(|s| most.max(s)))?;
+    if props.multiprocessors >= 2 && most < 2 {
+        return Err(format!("{kernel}: no shape's tiles split: {most}"));
+    }
+    Ok(())
+}
+
 /// Turns any `Display` error into a test failure message.
 pub fn fail(e: impl std::fmt::Display) -> String {
     e.to_string()
@@ -901,7 +924,7 @@ pub fn fixed_cases() -> Vec<Case> {
             // which slice's warp finishes last, and the counters must be left zero for the
             // next product. Then beta, B stored n x k, a 16-bit C and a batch of three
             // one-tile products. One 16-bit type: the split's paths do not depend on which
-            // (the property tests run both).
+            // (the property tests run both). Then TF32's split kernel.
             fn split<T: Element + Output<T>>(be: &Backend) -> Result<(), String> {
                 let kernels = [
                     Kernel::WgmmaSplit128x64,
@@ -910,21 +933,8 @@ pub fn fixed_cases() -> Vec<Case> {
                 ];
                 let shapes: [(usize, usize, usize); 3] =
                     [(100, 150, 520), (128, 60, 512), (77, 250, 700)];
-                let props = be.props();
                 for kernel in kernels {
-                    let slices = shapes.iter().map(|&(m, n, k)| {
-                        let problem =
-                            rgemm::internals::Problem::row_major(m as u32, n as u32, k as u32);
-                        kernel
-                            .launches_for::<T>(&props, problem)
-                            .map(|l| l.problem.ctas)
-                    });
-                    let most = slices
-                        .map(|s| s.map_err(fail))
-                        .try_fold(0, |most, s| s.map(|s| most.max(s)))?;
-                    if props.multiprocessors >= 2 && most < 2 {
-                        return Err(format!("{kernel}: no shape's tiles split: {most}"));
-                    }
+                    splits_somewhere::<T>(be, kernel, &shapes)?;
                 }
                 same_twice_on::<T, T::Out>(be, &kernels, shapes)?;
                 let (plain, b_t) = (forms::Storage::PLAIN, forms::Storage::TRANSPOSED);
@@ -949,7 +959,12 @@ pub fn fixed_cases() -> Vec<Case> {
                 }
                 Ok(())
             }
-            split::<rgemm::bf16>(be)
+            split::<rgemm::bf16>(be)?;
+            // TF32's split kernel on the same schedule: f32 in and out, its packed operands
+            // after the planes.
+            let shapes = [(100, 150, 520), (77, 250, 700)];
+            splits_somewhere::<f32>(be, Kernel::WgmmaTf32Split, &shapes)?;
+            same_twice_on::<f32, f32>(be, &[Kernel::WgmmaTf32Split], shapes)
         }),
         ("shapes::split_k_counters_survive_other_products", |be| {
             // One context, three products: `decode_async` with 32 strips of counters, then

@@ -993,7 +993,7 @@ mod tests {
         // Decode: 16 shapes, each in bf16, f16 and bf16c.
         assert_eq!(rows_of(&["--groups", "decode"]).len(), 48);
         let rows = rows_of(&["--groups", "decode,edge", "--types", "bf16"]);
-        assert_eq!(rows.len(), 16 + 5);
+        assert_eq!(rows.len(), 16 + 6);
         assert!(rows.iter().all(|(_, ty)| *ty == Ty::Bf16));
         // Types and groups that share no row select none (main's usage error).
         assert!(rows_of(&["--types", "f16c", "--groups", "decode"]).is_empty());

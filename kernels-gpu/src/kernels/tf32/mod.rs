@@ -7,3 +7,5 @@ pub mod mma_tf32;
 pub mod wgmma_3xtf32;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod wgmma_tf32;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod wgmma_tf32_split;
