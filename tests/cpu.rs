@@ -1111,10 +1111,16 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (4096, 1001, 4096), Kernel::WgmmaPacked),
         (Bf16, (1500, 1500, 1500), Kernel::WgmmaPacked),
         (Bf16, (64, 4100, 4096), Kernel::WgmmaPackedSplit),
-        // Rows TMA reads, not whole 32-byte sectors apart, more than a wave of tiles (the last
-        // wave a fifth full at 3000^3, 8 tiles at 5000^3: split).
-        (Bf16, (3000, 3000, 3000), Kernel::WgmmaPackedSplit),
+        // Rows TMA reads, not whole 32-byte sectors apart, more than a wave of tiles: clusters
+        // of two where the last wave holds over a quarter of the SMs' tiles (3000^3: 120 of
+        // 132 on 128 x 192 tiles; 2504^3 68, 3000 x 6000 x 3000 48 of 128 x 256), the packed
+        // kernels elsewhere (8 tiles at 5000^3, 33 at 4104^3: split).
+        (Bf16, (3000, 3000, 3000), Kernel::WgmmaPairs128x192),
+        (Bf16, (3000, 3072, 3000), Kernel::WgmmaPairs128x192),
+        (Bf16, (2504, 2504, 2504), Kernel::WgmmaPairs),
+        (Bf16, (3000, 6000, 3000), Kernel::WgmmaPairs),
         (Bf16, (5000, 5000, 5000), Kernel::WgmmaPackedSplit),
+        (Bf16, (4104, 4104, 4104), Kernel::WgmmaPackedSplit),
         (Bf16, (4000, 4000, 4000), Kernel::WgmmaPersistent),
         (Bf16, (1000, 1000, 1000), Kernel::Wgmma128x64),
     ]

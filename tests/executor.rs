@@ -51,6 +51,18 @@ fn launch_one_block(
     data: &mut [f32],
     body: fn(*mut f32),
 ) -> rgemm::Result<()> {
+    launch_blocks(1, (threads, shared), data, body)
+}
+
+/// Launches `body` on one cluster of `blocks` blocks (one block, no cluster, for 1) of
+/// `threads` threads each with `shared` bytes a block, the buffer `data` the only global
+/// region.
+fn launch_blocks(
+    blocks: u32,
+    (threads, shared): (u32, usize),
+    data: &mut [f32],
+    body: fn(*mut f32),
+) -> rgemm::Result<()> {
     let globals = [GlobalRegion {
         addr: data.as_ptr() as usize,
         bytes: std::mem::size_of_val(data),
@@ -58,11 +70,13 @@ fn launch_one_block(
     let ptr = data.as_mut_ptr() as usize;
     let launch = CpuLaunch {
         kernel: "test_kernel",
-        grid: (1, 1, 1),
+        grid: (blocks, 1, 1),
         block: (threads, 1, 1),
         shared_bytes: shared,
         globals: &globals,
-    };
+        cluster: 1,
+    }
+    .in_clusters(blocks);
     CpuExecutor::with_workers(1).launch(&launch, &move || body(ptr as *mut f32))
 }
 
@@ -198,6 +212,51 @@ fn bv(k: u32, n: u32) -> f32 {
     ((k * 2 + n) % 5) as f32 - 2.0
 }
 
+/// Launches `body` on one cluster of two blocks of `threads` threads each, with 64 shared
+/// bytes a block and the buffer `data` as the only global region.
+fn launch_one_cluster(threads: u32, data: &mut [f32], body: fn(*mut f32)) -> rgemm::Result<()> {
+    launch_blocks(2, (threads, 64), data, body)
+}
+
+/// Each block of a pair: thread 0 initialises an mbarrier that one arrival completes, the
+/// cluster meets, and thread 0 arrives on the other block's barrier, waits on its own (which
+/// only the other block completes) and writes its rank + 1.
+fn pair_hands_over(p: *mut f32) {
+    use rgemm_kernels::device::cluster::sync_cluster;
+    use rgemm_kernels::device::mbarrier;
+    use rgemm_kernels::device::thread::block_idx_x;
+    let (tid, rank) = (thread_idx_x(), block_idx_x() % 2);
+    // SAFETY: the launch's 64 shared bytes hold the barrier; the other block initialised
+    // its own before the cluster barrier and leaves only after the last one; `p` holds 2
+    // f32s.
+    unsafe {
+        let bar = SharedArena::<u8>::launch_sized()
+            .aligned(8, 8)
+            .cast::<u64>();
+        if tid == 0 {
+            mbarrier::init(bar, 1);
+            mbarrier::fence_init();
+        }
+        sync_cluster();
+        if tid == 0 {
+            mbarrier::arrive_cluster(bar, 1 - rank);
+            mbarrier::wait(bar, 0);
+            store(p, rank as usize, (rank + 1) as f32);
+        }
+        sync_cluster();
+    }
+}
+
+/// A pair whose second block returns before the cluster barrier the first waits at.
+fn pair_half_returns(_: *mut f32) {
+    use rgemm_kernels::device::cluster::sync_cluster;
+    use rgemm_kernels::device::thread::block_idx_x;
+    if block_idx_x() == 1 {
+        return;
+    }
+    sync_cluster();
+}
+
 fn fault_of(r: rgemm::Result<()>) -> Result<(u32, Fault), String> {
     match r {
         Err(Error::KernelFault {
@@ -229,6 +288,25 @@ fn only_half_the_warp_reaches(body: fn(*mut f32)) -> Result<(), String> {
 
 fn checks() -> Vec<Trial> {
     vec![
+        trial("checks::cluster_blocks_arrive_on_each_other", || {
+            let mut data = vec![0.0f32; 2];
+            launch_one_cluster(64, &mut data, pair_hands_over).map_err(fail)?;
+            match data[..] {
+                [1.0, 2.0] => Ok(()),
+                _ => Err(format!("{data:?}")),
+            }
+        }),
+        trial("checks::cluster_barrier_a_block_leaves_is_reported", || {
+            let mut data = vec![0.0f32; 1];
+            match launch_one_cluster(32, &mut data, pair_half_returns) {
+                Err(Error::KernelFault {
+                    block: (1, 0, 0),
+                    fault: Fault::ExitedWhileOthersWait { waiting_at, .. },
+                    ..
+                }) if waiting_at.contains("executor.rs") => Ok(()),
+                other => Err(format!("{other:?}")),
+            }
+        }),
         trial("checks::barriers_order_shared_memory", || {
             // Reverse a block through shared memory: right only if the barrier holds every
             // thread until all have written.

@@ -46,10 +46,49 @@ pub(crate) struct Resolved {
     /// The second launch's function (`stream_k`'s fix-up).
     fixup: Option<CudaFunction>,
     pub(crate) occupancy: Occupancy,
+    /// Blocks of a cluster (1: the kernel has none).
+    cluster: u32,
+    /// Clusters of the kernel resident at once on the device (`cuOccupancyMaxActiveClusters`;
+    /// 0 for a kernel without clusters): a persistent grid of clusters launches at most
+    /// these.
+    clusters: u32,
+}
+
+impl Resolved {
+    /// The main launch `cfg` of a persistent grid of clusters launching no more clusters
+    /// than are resident at once (its blocks walk the rest); `cfg` for any other kernel.
+    pub(crate) fn clustered(&self, cfg: &LaunchConfig) -> LaunchConfig {
+        match self.cluster {
+            1 => *cfg,
+            blocks => LaunchConfig {
+                grid_dim: (
+                    cfg.grid_dim.0.min(blocks * self.clusters),
+                    cfg.grid_dim.1,
+                    cfg.grid_dim.2,
+                ),
+                ..*cfg
+            },
+        }
+    }
 }
 
 /// Kernels made ready, per (kernel, entry suffix), shared by the contexts of one device.
 type ResolvedCache = Arc<Mutex<HashMap<(Kernel, &'static str), Arc<Resolved>>>>;
+
+/// The launch attribute of clusters of `blocks` blocks along x.
+fn cluster_dimension(blocks: u32) -> cudarc::driver::sys::CUlaunchAttribute {
+    use cudarc::driver::sys;
+    let mut dims = sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+        pad: [0; 4],
+        // SAFETY: plain data, all-zero valid; the cluster's dimensions are set below.
+        value: unsafe { std::mem::zeroed() },
+    };
+    dims.value.clusterDim.x = blocks;
+    dims.value.clusterDim.y = 1;
+    dims.value.clusterDim.z = 1;
+    dims
+}
 
 /// The problem block as a kernel parameter (passed by value: the driver copies its bytes).
 #[repr(transparent)]
@@ -235,11 +274,45 @@ impl Device {
             shared_bytes: shared + static_shared.max(0) as u32,
             registers_per_thread: registers.max(0) as u32,
         };
+        let cluster = kernel.spec().cluster();
+        let clusters = match cluster {
+            1 => 0,
+            _ => {
+                let cfg = LaunchConfig {
+                    grid_dim: (cluster * self.props.multiprocessors, 1, 1),
+                    block_dim: (kernel.threads() as u32, 1, 1),
+                    shared_mem_bytes: shared,
+                };
+                let mut dims = cluster_dimension(cluster);
+                let config = self.cluster_config(cfg, &mut dims);
+                let mut clusters = 0;
+                // SAFETY: `config` and its one attribute are alive across the call; `main`
+                // is a function of this context.
+                unsafe {
+                    cudarc::driver::sys::cuOccupancyMaxActiveClusters(
+                        &mut clusters,
+                        main.cu_function(),
+                        &config,
+                    )
+                }
+                .result()?;
+                if clusters < 1 {
+                    return Err(Error::UnsupportedKernel {
+                        kernel: kernel.to_string(),
+                        device: self.props.name.clone(),
+                        reason: format!("the device holds no cluster of {cluster} of its blocks"),
+                    });
+                }
+                clusters as u32
+            }
+        };
         let ready = Arc::new(Resolved {
             entry,
             main,
             fixup,
             occupancy: Occupancy::compute(&self.props, resources),
+            cluster,
+            clusters,
         });
         let mut cache = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
         Ok(cache.entry(key).or_insert(ready).clone())
@@ -280,6 +353,70 @@ impl Device {
             .memcpy_htod(entries, &mut buf.slice_mut(..entries.len()))?;
         let at = buf.device_ptr(&self.stream).0;
         Ok((at, table))
+    }
+
+    /// Queues `func` launched as `cfg` says in clusters of `cluster` blocks along x
+    /// (`cuLaunchKernelEx` with the cluster dimension; cudarc's launch builder has no
+    /// clusters), with the parameters `(a, b, c, workspace, problem)`.
+    ///
+    /// # Safety
+    /// As [`cudarc::driver::LaunchArgs::launch`]: the addresses hold what `problem` reads and
+    /// writes, and nothing else uses them until the launch is done; `cfg`'s grid x is a
+    /// multiple of `cluster`, and the kernel's spec asks for these clusters.
+    unsafe fn launch_clusters(
+        &self,
+        func: &CudaFunction,
+        cfg: LaunchConfig,
+        cluster: u32,
+        (a, b, c, workspace): (u64, u64, u64, u64),
+        problem: Problem,
+    ) -> Result<()> {
+        let mut problem = problem;
+        let (mut a, mut b, mut c, mut workspace) = (a, b, c, workspace);
+        let mut params: [*mut std::ffi::c_void; 5] = [
+            (&raw mut a).cast(),
+            (&raw mut b).cast(),
+            (&raw mut c).cast(),
+            (&raw mut workspace).cast(),
+            (&raw mut problem).cast(),
+        ];
+        let mut dims = cluster_dimension(cluster);
+        let config = self.cluster_config(cfg, &mut dims);
+        self.ctx.bind_to_thread()?;
+        // SAFETY: `params` points to the five parameters every entry takes, alive across
+        // the call (the driver copies them), `config` to its attribute; the rest is this
+        // function's contract.
+        unsafe {
+            cudarc::driver::sys::cuLaunchKernelEx(
+                &config,
+                func.cu_function(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()?;
+        Ok(())
+    }
+
+    /// The driver's launch configuration of `cfg` on this device's stream, with the one
+    /// attribute `dims` (which must outlive its use).
+    fn cluster_config(
+        &self,
+        cfg: LaunchConfig,
+        dims: &mut cudarc::driver::sys::CUlaunchAttribute,
+    ) -> cudarc::driver::sys::CUlaunchConfig {
+        cudarc::driver::sys::CUlaunchConfig {
+            gridDimX: cfg.grid_dim.0,
+            gridDimY: cfg.grid_dim.1,
+            gridDimZ: cfg.grid_dim.2,
+            blockDimX: cfg.block_dim.0,
+            blockDimY: cfg.block_dim.1,
+            blockDimZ: cfg.block_dim.2,
+            sharedMemBytes: cfg.shared_mem_bytes,
+            hStream: self.stream.cu_stream(),
+            attrs: dims,
+            numAttrs: 1,
+        }
     }
 
     /// Queues the launches of one product whose A, B and C start at device addresses
@@ -331,12 +468,26 @@ impl Device {
         let null = 0u64;
         // The pack launch's workspace starts where its packed operands' offsets count from.
         let pack_at = base + launches.pack_at() as u64;
+        let cluster = kernel.spec().cluster();
         let mut queue = |func: &CudaFunction,
                          cfg: LaunchConfig,
                          (pa, pb): (u64, u64),
                          problem: Problem,
                          packs: bool|
          -> Result<()> {
+            if cluster > 1 && !packs && std::ptr::eq(func, &ready.main) {
+                // SAFETY: as `launch` below; the spec asks for these clusters, and its plan
+                // (`Grid::PersistentPairs`) makes the grid's x a multiple of them.
+                return unsafe {
+                    self.launch_clusters(
+                        func,
+                        ready.clustered(&cfg),
+                        cluster,
+                        (pa, pb, pc, base),
+                        problem,
+                    )
+                };
+            }
             let problem = ProblemArg(problem);
             let mut builder = self.stream.launch_builder(func);
             builder.arg(&pa).arg(&pb).arg(&pc);

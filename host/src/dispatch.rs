@@ -33,7 +33,7 @@ impl LaunchPlan {
         LaunchPlan {
             kernel,
             entry: ready.entry.clone(),
-            grid: cfg.grid_dim,
+            grid: ready.clustered(cfg).grid_dim,
             block: cfg.block_dim,
             shared_bytes: cfg.shared_mem_bytes,
             occupancy: ready.occupancy,

@@ -342,6 +342,19 @@ fn waves_of(p: &Product, kernel: Kernel) -> u64 {
     p.tiles(kernel).div_ceil(p.sms)
 }
 
+/// The shapes of the pair kernels' rows: 16-bit on Hopper with an f32 C, operands TMA reads
+/// whose rows lie off the 32-byte sectors, more 128 x 256 tiles than SMs.
+fn pairs_off_sectors(p: &Product) -> bool {
+    p.sixteen_bit() && p.hopper && !p.narrow_c && p.tma_operands && p.packs_off_sectors()
+}
+
+/// Whether the last wave of `kernel`'s tiles holds more than a quarter of the SMs' (a full
+/// one does).
+fn last_wave_over_a_quarter(p: &Product, kernel: Kernel) -> bool {
+    let last = p.tiles(kernel) % p.sms;
+    last == 0 || 4 * last > p.sms
+}
+
 /// Decode shapes (up to 16 rows of C, one product): the kernels that read B once at full
 /// bandwidth; which one leads depends on the rows.
 pub const DECODE: &[Row] = &[
@@ -660,6 +673,31 @@ pub const RULE: &[Row] = &[
         |p| p.thin(),
         &[Thin],
         "bench/2026-11-23-h200-f32-bf16-columns.md",
+    ),
+    // Rows TMA reads off the 32-byte sectors (the next rows but one), f32 C: clusters of two
+    // blocks on tiles one above the other, each copying half of B into both by TMA
+    // multicast, so each SM's TMA issues half B's rows, without a pack (H200, bf16, against
+    // the packed kernels, alternately twice: 3000^3 on 128 x 192 pairs 0.108 against
+    // `wgmma_packed_split`'s 0.118 ms, 2504^3 0.072 against `wgmma_packed`'s 0.080, 3000 x
+    // 6000 x 3000 0.198 against 0.212). A wave of 128 x 192 pairs took 0.9 times a wave of
+    // 128 x 256 ones (36 against 40); where the last wave of 128 x 256 tiles holds at most a
+    // quarter of the SMs' tiles the packed split led (5000^3 0.431 against 0.457-0.464,
+    // 4104^3 0.266-0.271 against 0.287-0.290).
+    row(
+        "16-bit on Hopper, f32 C, rows off the 32-byte sectors TMA reads, 128 x 192 pairs take fewer waves' time and fill over a quarter of their last",
+        |p| {
+            pairs_off_sectors(p)
+                && 36 * waves_of(p, WgmmaPairs128x192) < 40 * waves_of(p, WgmmaPairs)
+                && last_wave_over_a_quarter(p, WgmmaPairs128x192)
+        },
+        &[WgmmaPairs128x192],
+        "bench/2026-11-29-h200-pairs.md",
+    ),
+    row(
+        "16-bit on Hopper, f32 C, rows off the 32-byte sectors TMA reads, the last wave of 128 x 256 tiles over a quarter full: clusters of two",
+        |p| pairs_off_sectors(p) && last_wave_over_a_quarter(p, WgmmaPairs),
+        &[WgmmaPairs],
+        "bench/2026-11-29-h200-pairs.md",
     ),
     // The packed kernels' shapes (the next two rows) whose last wave of 128 x 256 tiles is
     // at most half full: that wave split over K (H200, bf16, f32 C, against `wgmma_packed`

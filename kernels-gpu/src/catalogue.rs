@@ -196,6 +196,10 @@ pub enum Grid {
     /// zero) and the slices' planes after the tensor maps; the last warp of each tile's slices
     /// to finish adds them in K order.
     PersistentSplit,
+    /// [`Grid::Persistent`] in clusters of two blocks (2 x 1 x 1), each cluster looping over
+    /// pairs of tiles one above the other, rank `r` computing the tile `r` rows of tiles
+    /// down: as many clusters as are resident at once, at most one per pair.
+    PersistentPairs,
 }
 
 /// Dynamic shared memory per block, in elements of the accumulator type unless said otherwise.
@@ -630,8 +634,16 @@ impl KernelSpec {
     pub const fn batched(&self) -> bool {
         matches!(
             self.grid,
-            Grid::Tiles | Grid::Persistent | Grid::PersistentSplit
+            Grid::Tiles | Grid::Persistent | Grid::PersistentSplit | Grid::PersistentPairs
         )
+    }
+
+    /// Blocks of a cluster: 2 on [`Grid::PersistentPairs`], 1 (no cluster) otherwise.
+    pub const fn cluster(&self) -> u32 {
+        match self.grid {
+            Grid::PersistentPairs => 2,
+            _ => 1,
+        }
     }
 
     /// The family name of the second launch's entry points, if the kernel has one.
@@ -885,6 +897,12 @@ macro_rules! for_each_kernel {
                 /// `wgmma_persistent` on 128 x 192 tiles, `wgmma` m64n192k16
                 /// (`wgmma_128x192.rs`; f16/bf16, 9.0 only).
                 Wgmma128x192 => $crate::kernels::wgmma::wgmma_128x192::SPEC, $crate::kernels::wgmma::wgmma_128x192::wgmma_128x192;
+                /// `wgmma_persistent` in clusters of two blocks sharing B by TMA multicast
+                /// (`wgmma_pairs.rs`; f16/bf16, 9.0 only).
+                WgmmaPairs => $crate::kernels::wgmma::wgmma_pairs::SPEC, $crate::kernels::wgmma::wgmma_pairs::wgmma_pairs;
+                /// `wgmma_pairs` on 128 x 192 tiles
+                /// (`wgmma_pairs_128x192.rs`; f16/bf16, 9.0 only).
+                WgmmaPairs128x192 => $crate::kernels::wgmma::wgmma_pairs_128x192::SPEC, $crate::kernels::wgmma::wgmma_pairs_128x192::wgmma_pairs_128x192;
                 /// `wgmma_persistent` on 128 x 64 tiles, `wgmma` m64n64k16
                 /// (`wgmma_128x64.rs`; f16/bf16, 9.0 only).
                 Wgmma128x64 => $crate::kernels::wgmma::wgmma_128x64::SPEC, $crate::kernels::wgmma::wgmma_128x64::wgmma_128x64;

@@ -808,6 +808,8 @@ pub fn a_halves_below_c(be: &Backend) -> Result<(), String> {
         Kernel::WgmmaTma,
         Kernel::WgmmaPersistent,
         Kernel::Wgmma128x192,
+        Kernel::WgmmaPairs,
+        Kernel::WgmmaPairs128x192,
         Kernel::Wgmma128x128,
         Kernel::Wgmma128x64,
         Kernel::WgmmaPacked,
@@ -916,6 +918,8 @@ pub fn close_planes(be: &Backend) -> Result<(), String> {
         Kernel::WgmmaTma,
         Kernel::WgmmaPersistent,
         Kernel::Wgmma128x192,
+        Kernel::WgmmaPairs,
+        Kernel::WgmmaPairs128x192,
         Kernel::Wgmma128x128,
         Kernel::Wgmma128x64,
     ] {

@@ -826,6 +826,8 @@ pub fn fixed_cases() -> Vec<Case> {
                     Kernel::WgmmaPersistent,
                     Kernel::WgmmaTma,
                     Kernel::Wgmma128x192,
+                    Kernel::WgmmaPairs,
+                    Kernel::WgmmaPairs128x192,
                     Kernel::Wgmma128x128,
                     Kernel::Wgmma128x64,
                 ] {
@@ -836,6 +838,32 @@ pub fn fixed_cases() -> Vec<Case> {
             }
             walk::<rgemm::bf16>(be, (m, n, k))?;
             walk::<rgemm::f16>(be, (m, n, k))
+        }),
+        ("shapes::pairs_walk_pairs_of_tiles", |be| {
+            // The pair kernels alone, on pairs of tile rows whose last pair has one tile
+            // (9 rows of tiles), more pairs than clusters on the GPU, a K that ends mid-phase;
+            // each block's half of B lands in both blocks, so a pair's every tile checks both
+            // halves.
+            let shapes: &[(usize, usize, usize)] = match be {
+                Backend::Gpu(_) => &[(1100, 2000, 264), (2600, 1000, 136)],
+                Backend::Cpu(_) => &[(300, 400, 72)],
+            };
+            fn pairs<T: Element>(
+                be: &Backend,
+                shapes: &[(usize, usize, usize)],
+            ) -> Result<(), String> {
+                for &mnk in shapes {
+                    let (a, b) = random_operands::<T>(mnk, 11);
+                    for kernel in [Kernel::WgmmaPairs, Kernel::WgmmaPairs128x192] {
+                        let c = be.matmul_with(&a, &b, kernel).map_err(fail)?;
+                        check_product_with(&a, &b, &c, true)
+                            .map_err(|e| format!("{kernel:?} {mnk:?}: {e}"))?;
+                    }
+                }
+                Ok(())
+            }
+            pairs::<rgemm::bf16>(be, shapes)?;
+            pairs::<rgemm::f16>(be, shapes)
         }),
         ("shapes::decode_splits_k_over_blocks", |be| {
             // K large enough for several slices of K (each at least 256 rows), so the partial

@@ -81,7 +81,9 @@ fn probe<T: Element>(ctx: &Context, args: &Args) -> rgemm::Result<()> {
         if let Some(kernel) = args.kernel {
             g = g.kernel(kernel);
         }
-        common::note_kernel(g.run()?, &mut ran);
+        if let Some(plan) = g.run()? {
+            ran = format!("{} (grid {})", plan.kernel, plan.grid.0);
+        }
         Ok(())
     };
     // Both ways: the median ms with events, and the us a call back to back.

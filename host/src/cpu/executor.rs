@@ -51,7 +51,7 @@ pub enum Fault {
         other: String,
     },
     /// This thread waits for an mbarrier phase that can never complete: every other thread
-    /// of the block waits too (elsewhere) or has returned.
+    /// of the block (and of its cluster) waits too (elsewhere) or has returned.
     MbarrierNeverCompletes {
         here: String,
         barrier: u32,
@@ -101,8 +101,8 @@ impl std::fmt::Display for Fault {
     }
 }
 
-/// One launch: the kernel's name (for errors), grid, block, shared bytes per block, and
-/// the global buffers the kernel may touch.
+/// One launch: the kernel's name (for errors), grid, block, shared bytes per block, the
+/// global buffers the kernel may touch, and the blocks of a cluster along x (1: none).
 #[derive(Clone, Debug)]
 pub struct CpuLaunch<'a> {
     pub kernel: &'a str,
@@ -110,10 +110,14 @@ pub struct CpuLaunch<'a> {
     pub block: (u32, u32, u32),
     pub shared_bytes: usize,
     pub globals: &'a [GlobalRegion],
+    /// Blocks of a cluster (`1 x cluster x 1 x 1`... along x: blocks `c cluster ..` of a row
+    /// are cluster `c`), which run together and reach each other's shared memory; the grid's
+    /// x is a multiple of it.
+    pub cluster: u32,
 }
 
 impl<'a> CpuLaunch<'a> {
-    /// Entry `kernel` launched as `cfg` says, over the buffers `globals`.
+    /// Entry `kernel` launched as `cfg` says, over the buffers `globals`, without clusters.
     pub fn of(
         kernel: &'a str,
         cfg: &cudarc::driver::LaunchConfig,
@@ -125,6 +129,15 @@ impl<'a> CpuLaunch<'a> {
             block: cfg.block_dim,
             shared_bytes: cfg.shared_mem_bytes as usize,
             globals,
+            cluster: 1,
+        }
+    }
+
+    /// The same launch in clusters of `blocks` blocks along x.
+    pub fn in_clusters(self, blocks: u32) -> Self {
+        Self {
+            cluster: blocks,
+            ..self
         }
     }
 }
@@ -176,6 +189,9 @@ enum Wait {
         parity: u32,
         site: &'static Location<'static>,
     },
+    /// At the cluster barrier, for every thread of the cluster (one barrier, whatever the
+    /// call site).
+    Cluster(&'static Location<'static>),
 }
 
 type ThreadCoroutine = Coroutine<(), Wait, (), DefaultStack>;
@@ -209,6 +225,11 @@ fn lanes_barrier(width: usize, site: &'static Location<'static>) {
 /// An mbarrier wait on the host.
 fn mbarrier_wait(at: u32, parity: u32, site: &'static Location<'static>) {
     suspend(Wait::Mbarrier { at, parity, site });
+}
+
+/// The cluster barrier on the host.
+fn cluster_barrier(site: &'static Location<'static>) {
+    suspend(Wait::Cluster(site));
 }
 
 fn site_of(l: &Location) -> String {
@@ -280,7 +301,21 @@ impl CpuExecutor {
     /// as uninitialised shared memory has no defined value) and the launch's buffers.
     pub fn launch(&self, launch: &CpuLaunch, body: &(dyn Fn() + Sync)) -> Result<()> {
         let (g, b) = (launch.grid, launch.block);
-        let blocks = g.0 as u64 * g.1 as u64 * g.2 as u64;
+        let cluster = launch.cluster.max(1);
+        if !g.0.is_multiple_of(cluster) {
+            return Err(Error::KernelFault {
+                kernel: launch.kernel.to_string(),
+                block: (0, 0, 0),
+                thread: (0, 0, 0),
+                fault: Fault::Panic(format!(
+                    "a grid {} blocks wide in clusters of {cluster}",
+                    g.0
+                )),
+            });
+        }
+        // Clusters are the unit of work: `g.0 / cluster` along x.
+        let clusters = (g.0 / cluster, g.1, g.2);
+        let blocks = clusters.0 as u64 * clusters.1 as u64 * clusters.2 as u64;
         let threads = b.0 as u64 * b.1 as u64 * b.2 as u64;
         if blocks == 0 || threads == 0 {
             return Ok(());
@@ -298,7 +333,8 @@ impl CpuExecutor {
                         if block >= blocks || failed.load(Ordering::Relaxed) {
                             break;
                         }
-                        if let Err(e) = worker.run_block(unflatten(block, g), body) {
+                        let (x, y, z) = unflatten(block, clusters);
+                        if let Err(e) = worker.run_cluster((x * cluster, y, z), body) {
                             failed.store(true, Ordering::Relaxed);
                             let mut slot = first_error.lock().unwrap_or_else(|e| e.into_inner());
                             // Report the lowest-numbered failing block, as a rerun would.
@@ -324,7 +360,7 @@ impl CpuExecutor {
 #[repr(C, align(32))]
 struct SharedChunk([u8; 32]);
 
-/// One OS thread's state: reusable stacks and a shared region.
+/// One OS thread's state: reusable stacks and the shared regions of a cluster's blocks.
 struct Worker<'l> {
     launch: &'l CpuLaunch<'l>,
     executor: &'l CpuExecutor,
@@ -332,7 +368,10 @@ struct Worker<'l> {
     shared: Vec<SharedChunk>,
     /// One exchange area per warp (see `HostThread::exchange`).
     exchange: Vec<[[[u32; EXCHANGE_WORDS]; 32]; 2]>,
+    /// Threads of a block.
     threads: usize,
+    /// Blocks of a cluster.
+    blocks: usize,
 }
 
 impl Drop for Worker<'_> {
@@ -348,13 +387,15 @@ impl Drop for Worker<'_> {
 
 impl<'l> Worker<'l> {
     fn new(launch: &'l CpuLaunch<'l>, executor: &'l CpuExecutor, threads: usize) -> Self {
+        let blocks = launch.cluster.max(1) as usize;
         Self {
             launch,
             executor,
             stacks: Vec::new(),
-            shared: vec![SharedChunk([0; 32]); launch.shared_bytes.div_ceil(32)],
-            exchange: vec![[[[0; EXCHANGE_WORDS]; 32]; 2]; threads.div_ceil(32)],
+            shared: vec![SharedChunk([0; 32]); blocks * launch.shared_bytes.div_ceil(32)],
+            exchange: vec![[[[0; EXCHANGE_WORDS]; 32]; 2]; blocks * threads.div_ceil(32)],
             threads,
+            blocks,
         }
     }
 
@@ -379,38 +420,62 @@ impl<'l> Worker<'l> {
         }
     }
 
-    fn run_block(&mut self, block_idx: (u32, u32, u32), body: &(dyn Fn() + Sync)) -> Result<()> {
+    /// Runs the blocks of one cluster (one block outside a cluster launch), the first at
+    /// `first`, the others after it along x.
+    fn run_cluster(&mut self, first: (u32, u32, u32), body: &(dyn Fn() + Sync)) -> Result<()> {
         let launch = self.launch;
+        let (threads, blocks) = (self.threads, self.blocks);
+        let block_of = |b: usize| (first.0 + b as u32, first.1, first.2);
         // Uninitialised shared memory: 0xFF bytes read as NaN in f32 and f64.
         self.shared.fill(SharedChunk([0xFF; 32]));
-        let shared = self.shared.as_mut_ptr().cast::<u8>();
+        let chunks = launch.shared_bytes.div_ceil(32);
+        let shared: Vec<*mut u8> = (0..blocks)
+            .map(|b| {
+                self.shared
+                    .as_mut_ptr()
+                    .wrapping_add(b * chunks)
+                    .cast::<u8>()
+            })
+            .collect();
         let exchange = self.exchange.as_mut_ptr();
-        let mut async_state = BlockAsync::new(shared, launch.shared_bytes);
-        let async_ptr: *mut BlockAsync = &mut async_state;
-        let records: Vec<HostThread> = (0..self.threads as u64)
-            .map(|t| {
-                let (x, y, z) = unflatten(t, launch.block);
+        let mut async_states: Vec<BlockAsync> = shared
+            .iter()
+            .map(|&region| BlockAsync::new(region, launch.shared_bytes))
+            .collect();
+        let async_ptrs: Vec<*mut BlockAsync> = async_states
+            .iter_mut()
+            .map(|state| state as *mut BlockAsync)
+            .collect();
+        let cluster: *const [*mut BlockAsync] = async_ptrs.as_slice();
+        // Thread `i` of the cluster is thread `i % threads` of block `i / threads`.
+        let records: Vec<HostThread> = (0..blocks * threads)
+            .map(|i| {
+                let (b, t) = (i / threads, i % threads);
+                let (x, y, z) = unflatten(t as u64, launch.block);
+                let block_idx = block_of(b);
                 HostThread {
                     thread_idx: [x, y, z],
                     block_idx: [block_idx.0, block_idx.1, block_idx.2],
                     block_dim: [launch.block.0, launch.block.1, launch.block.2],
                     grid_dim: [launch.grid.0, launch.grid.1, launch.grid.2],
-                    shared,
+                    shared: shared[b],
                     shared_len: launch.shared_bytes,
                     globals: launch.globals as *const [GlobalRegion],
                     barrier,
                     lanes_barrier,
-                    // In bounds: one area per 32 threads.
-                    exchange: exchange.wrapping_add(t as usize / 32),
+                    // In bounds: one area per 32 threads of each block.
+                    exchange: exchange.wrapping_add(b * threads.div_ceil(32) + t / 32),
                     collectives: Cell::new(0),
-                    async_state: async_ptr,
+                    async_state: async_ptrs[b],
                     mbarrier_wait,
                     seen: Default::default(),
+                    cluster,
+                    cluster_barrier,
                 }
             })
             .collect();
 
-        let mut coroutines: Vec<ThreadCoroutine> = Vec::with_capacity(self.threads);
+        let mut coroutines: Vec<ThreadCoroutine> = Vec::with_capacity(blocks * threads);
         for record in &records {
             let record: *const HostThread = record;
             let stack = self.stack()?;
@@ -425,11 +490,18 @@ impl<'l> Worker<'l> {
             coroutines.push(unsafe { Coroutine::with_stack_unchecked(stack, entry) });
         }
 
-        let fault = |thread: usize, fault: Fault| Error::KernelFault {
+        let fault = |i: usize, fault: Fault| Error::KernelFault {
             kernel: launch.kernel.to_string(),
-            block: block_idx,
-            thread: unflatten(thread as u64, launch.block),
+            block: block_of(i / threads),
+            thread: unflatten((i % threads) as u64, launch.block),
             fault,
+        };
+        let thread_of = |i: usize| unflatten((i % threads) as u64, launch.block);
+        // Whether thread `i`'s mbarrier phase has completed.
+        let phase_done = |i: usize, at: u32, parity: u32| {
+            // SAFETY: `async_ptrs[b]` is `async_states[b]`, alive until this function
+            // returns; every coroutine is suspended, so nothing else uses it.
+            unsafe { (*async_ptrs[i / threads]).phase_done(at, parity) == Some(true) }
         };
         #[derive(Clone, Copy)]
         enum State {
@@ -437,7 +509,7 @@ impl<'l> Worker<'l> {
             Waits(Wait),
             Done,
         }
-        let mut state = vec![State::Run; self.threads];
+        let mut state = vec![State::Run; blocks * threads];
         let outcome = 'blk: loop {
             // Every runnable thread runs until it waits or returns.
             for (i, co) in coroutines.iter_mut().enumerate() {
@@ -461,8 +533,12 @@ impl<'l> Worker<'l> {
                 if released || held {
                     break;
                 }
-                for group in (0..self.threads).step_by(width) {
-                    let lanes = group..(group + width).min(self.threads);
+                let groups = (0..blocks).flat_map(|b| {
+                    (0..threads)
+                        .step_by(width)
+                        .map(move |g| b * threads + g..b * threads + (g + width).min(threads))
+                });
+                for lanes in groups {
                     let Some((first, site)) = lanes.clone().find_map(|i| match state[i] {
                         State::Waits(Wait::Lanes { width: w, site }) if w == width => {
                             Some((i, site))
@@ -482,15 +558,14 @@ impl<'l> Worker<'l> {
                                 continue;
                             }
                             State::Waits(Wait::Mbarrier { at, parity, .. })
-                                // SAFETY: `async_ptr` is `async_state`, alive until this function
-                                // returns; every coroutine is suspended, so nothing else uses it.
-                                if unsafe { (*async_ptr).phase_done(at, parity) } == Some(true) =>
+                                if phase_done(i, at, parity) =>
                             {
                                 on_its_way = true;
                                 continue;
                             }
                             State::Waits(Wait::Lanes { site: at, .. })
                             | State::Waits(Wait::Block(at))
+                            | State::Waits(Wait::Cluster(at))
                             | State::Waits(Wait::Mbarrier { site: at, .. }) => site_of(at),
                             State::Done => "it has returned".to_string(),
                             State::Run => unreachable!("every runnable thread ran"),
@@ -499,7 +574,7 @@ impl<'l> Worker<'l> {
                             first,
                             Fault::WarpDivergence {
                                 here: site_of(site),
-                                other_lane: unflatten(i as u64, launch.block),
+                                other_lane: thread_of(i),
                                 other,
                             },
                         ));
@@ -518,16 +593,92 @@ impl<'l> Worker<'l> {
                 continue;
             }
             // Threads whose mbarrier phase has completed go on.
-            for s in state.iter_mut() {
-                if let State::Waits(Wait::Mbarrier { at, parity, .. }) = *s {
-                    // SAFETY: as above: `async_state` is alive and no coroutine runs now.
-                    if unsafe { (*async_ptr).phase_done(at, parity) } == Some(true) {
-                        *s = State::Run;
-                        released = true;
-                    }
+            for (i, s) in state.iter_mut().enumerate() {
+                if let State::Waits(Wait::Mbarrier { at, parity, .. }) = *s
+                    && phase_done(i, at, parity)
+                {
+                    *s = State::Run;
+                    released = true;
                 }
             }
             if released {
+                continue;
+            }
+            // A block barrier: every thread of the block that has not returned waits at one
+            // call site. (In a cluster another block may still complete what a thread of
+            // this one waits for: a block with a thread waiting elsewhere waits.)
+            for b in 0..blocks {
+                let range = b * threads..(b + 1) * threads;
+                let waiting = range.clone().find_map(|i| match state[i] {
+                    State::Waits(Wait::Block(at)) => Some((i, at)),
+                    _ => None,
+                });
+                let Some((j, at)) = waiting else {
+                    continue;
+                };
+                let elsewhere = range.clone().any(|i| {
+                    matches!(
+                        state[i],
+                        State::Waits(Wait::Mbarrier { .. } | Wait::Cluster(_))
+                    )
+                });
+                if elsewhere {
+                    continue;
+                }
+                for i in range.clone() {
+                    match state[i] {
+                        State::Waits(Wait::Block(other)) if !same_site(other, at) => {
+                            break 'blk Err(fault(
+                                i,
+                                Fault::DivergentBarrier {
+                                    here: site_of(other),
+                                    other_thread: thread_of(j),
+                                    other: site_of(at),
+                                },
+                            ));
+                        }
+                        State::Done => {
+                            break 'blk Err(fault(
+                                i,
+                                Fault::ExitedWhileOthersWait {
+                                    waiting_thread: thread_of(j),
+                                    waiting_at: site_of(at),
+                                },
+                            ));
+                        }
+                        _ => {}
+                    }
+                }
+                for i in range {
+                    state[i] = State::Run;
+                }
+                released = true;
+            }
+            if released {
+                continue;
+            }
+            // The cluster barrier: every thread of every block of the cluster waits there.
+            let at_cluster = state.iter().enumerate().find_map(|(i, s)| match s {
+                State::Waits(Wait::Cluster(at)) => Some((i, *at)),
+                _ => None,
+            });
+            if let Some((j, at)) = at_cluster
+                && state
+                    .iter()
+                    .all(|s| matches!(s, State::Waits(Wait::Cluster(_)) | State::Done))
+            {
+                if let Some(i) = state.iter().position(|s| matches!(s, State::Done)) {
+                    break 'blk Err(fault(
+                        i,
+                        Fault::ExitedWhileOthersWait {
+                            waiting_thread: thread_of(j),
+                            waiting_at: site_of(at),
+                        },
+                    ));
+                }
+                for s in state.iter_mut() {
+                    *s = State::Run;
+                }
                 continue;
             }
             // Nothing else can move: a thread still waiting for a phase waits forever.
@@ -545,41 +696,28 @@ impl<'l> Worker<'l> {
                     },
                 ));
             }
-            // The block barrier: every thread that has not returned waits at one call site.
-            let waiting = state.iter().enumerate().find_map(|(i, s)| match s {
-                State::Waits(Wait::Block(at)) => Some((i, *at)),
+            // Threads at the block barrier and at the cluster barrier: neither completes.
+            let barrier_at = |i: usize| match state[i] {
+                State::Waits(Wait::Block(at) | Wait::Cluster(at)) => Some(at),
                 _ => None,
-            });
-            let Some((j, at)) = waiting else {
-                break Ok(()); // every thread returned
             };
-            for (i, s) in state.iter().enumerate() {
-                match s {
-                    State::Waits(Wait::Block(other)) if !same_site(other, at) => {
-                        break 'blk Err(fault(
-                            i,
-                            Fault::DivergentBarrier {
-                                here: site_of(other),
-                                other_thread: unflatten(j as u64, launch.block),
-                                other: site_of(at),
-                            },
-                        ));
-                    }
-                    State::Done => {
-                        break 'blk Err(fault(
-                            i,
-                            Fault::ExitedWhileOthersWait {
-                                waiting_thread: unflatten(j as u64, launch.block),
-                                waiting_at: site_of(at),
-                            },
-                        ));
-                    }
-                    _ => {}
-                }
+            if let Some((i, here)) = (0..state.len()).find_map(|i| barrier_at(i).map(|a| (i, a))) {
+                let other = (0..state.len()).find_map(|j| {
+                    barrier_at(j)
+                        .filter(|at| !same_site(at, here))
+                        .map(|a| (j, a))
+                });
+                let (j, there) = other.unwrap_or((i, here));
+                break 'blk Err(fault(
+                    i,
+                    Fault::DivergentBarrier {
+                        here: site_of(here),
+                        other_thread: thread_of(j),
+                        other: site_of(there),
+                    },
+                ));
             }
-            for s in state.iter_mut() {
-                *s = State::Run;
-            }
+            break Ok(()); // every thread returned
         };
         // SAFETY: null is never dereferenced (`current()` asserts non-null), so `records`,
         // which drop with this function, can no longer be reached through it.
@@ -591,6 +729,7 @@ impl<'l> Worker<'l> {
                 drop(co); // unwinds the suspended thread; its stack is freed
             }
         }
+        drop(async_states);
         outcome
     }
 }

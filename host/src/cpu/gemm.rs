@@ -340,7 +340,7 @@ impl CpuExecutor {
             ..gemm.get()
         });
         self.launch(
-            &CpuLaunch::of(&name, &launches.main, &globals),
+            &CpuLaunch::of(&name, &launches.main, &globals).in_clusters(kernel.spec().cluster()),
             &move || {
                 // SAFETY: the buffers hold what the problem reads and writes (checked by the
                 // callers), of layout-identical types (O::Device is the device twin of T

@@ -44,11 +44,19 @@ pub struct HostThread {
     pub mbarrier_wait: fn(u32, u32, &'static Location<'static>),
     /// Per mbarrier (shared address), the phases this thread has seen complete.
     pub seen: RefCell<Vec<(u32, u32)>>,
+    /// The asynchronous state of every block of this thread's cluster, by rank (one entry,
+    /// its own block's, outside a cluster launch): where a multicast copy or a remote
+    /// arrival lands.
+    pub cluster: *const [*mut BlockAsync],
+    /// Waits at the cluster barrier (every thread of every block of the cluster); the
+    /// argument is the call site.
+    pub cluster_barrier: fn(&'static Location<'static>),
 }
 
 /// The asynchronous side of a block on the host: its mbarriers and the TMA copies issued
-/// into its shared memory (see `super::mbarrier` and `super::tma`). One per block; only that
-/// block's OS thread touches it.
+/// into its shared memory (see `super::mbarrier` and `super::tma`), by its own threads or, in
+/// a cluster, by another block's. One per block; only the OS thread running its cluster
+/// touches it.
 #[derive(Debug)]
 pub struct BlockAsync {
     shared: *mut u8,
@@ -227,6 +235,31 @@ pub fn block_async() -> &'static mut BlockAsync {
     // SAFETY: the executor gives every block its own state for the block's lifetime, and
     // only the block's OS thread, running one simulated thread at a time, touches it.
     unsafe { &mut *current().async_state }
+}
+
+/// The asynchronous state of block `rank` of this thread's cluster: a multicast copy's or a
+/// remote arrival's destination.
+#[track_caller]
+pub fn cluster_async(rank: u32) -> &'static mut BlockAsync {
+    // SAFETY: `set_current`'s contract; the executor runs a cluster's blocks on one OS
+    // thread, one simulated thread at a time, so nothing else touches their states now.
+    let blocks = unsafe { &*current().cluster };
+    assert!(
+        (rank as usize) < blocks.len(),
+        "block {rank} of a cluster of {} blocks",
+        blocks.len()
+    );
+    // SAFETY: as above; each pointer is a block's state, alive for the cluster's launch.
+    unsafe { &mut *blocks[rank as usize] }
+}
+
+/// This thread's part in the cluster barrier (see `super::cluster`).
+#[track_caller]
+pub fn cluster_barrier() {
+    let site = Location::caller();
+    let this = CURRENT.get();
+    (current().cluster_barrier)(site);
+    CURRENT.set(this);
 }
 
 /// Waits for the phase of parity `parity` of the mbarrier at `at` (see `super::mbarrier`).

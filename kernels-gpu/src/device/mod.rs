@@ -29,6 +29,8 @@ macro_rules! instructions {
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod async_copy;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod cluster;
 pub mod global;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod host;

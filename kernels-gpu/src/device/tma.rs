@@ -86,6 +86,50 @@ pub unsafe fn load_3d(dst: *mut u8, map: *const u8, (x, y, z): (u32, u32, u32), 
     emulate(to, map, (x, y, z), at);
 }
 
+/// [`load_3d`] into every block of the cluster whose rank is a bit of `ranks`: the box lands
+/// at `dst`'s offset in each one's shared memory, and its bytes count towards the mbarrier
+/// at `bar`'s offset there (`.multicast::cluster`). One read of global memory for all.
+///
+/// # Safety
+/// As [`load_3d`], in each block of `ranks`: its barrier at that offset initialised and
+/// published by a cluster barrier, its phase expecting these bytes, and nobody there
+/// reading the box before waiting for it.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn load_3d_multicast(
+    dst: *mut u8,
+    map: *const u8,
+    (x, y, z): (u32, u32, u32),
+    bar: *mut u64,
+    ranks: u16,
+) {
+    let (to, at) = (
+        super::shared::shared_address(dst),
+        super::shared::shared_address(bar),
+    );
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: as `load_3d`, in every block of `ranks` (the caller's contract).
+    unsafe {
+        core::arch::asm!(
+            "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{x}, {y}, {z}}}], [{b}], {k};",
+            d = in(reg32) to,
+            m = in(reg64) map as u64,
+            x = in(reg32) x,
+            y = in(reg32) y,
+            z = in(reg32) z,
+            b = in(reg32) at,
+            k = in(reg16) ranks,
+        );
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let data = gather(to, map, (x, y, z));
+        for rank in (0..16).filter(|r| ranks >> r & 1 == 1) {
+            super::host::cluster_async(rank).copy(at, to, data.clone());
+        }
+    }
+}
+
 /// Whether TMA reads the A and B of `p` at `a` and `b` (addresses) through 16-bit tensor
 /// maps: bases 16-byte aligned, every row and batch stride a whole number of 16-byte units
 /// below 2^40 bytes (the driver's rules), and the products of a batch (unless shared) at
@@ -129,7 +173,15 @@ pub fn reads_operand(
 #[cfg(not(target_arch = "nvptx64"))]
 #[track_caller]
 fn emulate(to: u32, map: *const u8, (x, y, z): (u32, u32, u32), bar: u32) {
-    use super::host::{block_async, check_global};
+    let data = gather(to, map, (x, y, z));
+    super::host::block_async().copy(bar, to, data);
+}
+
+/// The box's bytes as they land at shared address `to` (swizzled where the map says).
+#[cfg(not(target_arch = "nvptx64"))]
+#[track_caller]
+fn gather(to: u32, map: *const u8, (x, y, z): (u32, u32, u32)) -> Vec<u8> {
+    use super::host::check_global;
     check_global(map as usize, MAP_BYTES, "read (tensor map)");
     // SAFETY: 128 readable bytes (checked); the executor wrote an `EmulatedMap` there.
     let map = unsafe { map.cast::<EmulatedMap>().read_unaligned() };
@@ -164,5 +216,5 @@ fn emulate(to: u32, map: *const u8, (x, y, z): (u32, u32, u32), bar: u32) {
             data[at] = unsafe { *(src as *const u8).add(b) };
         }
     }
-    block_async().copy(bar, to, data);
+    data
 }

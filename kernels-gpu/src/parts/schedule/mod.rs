@@ -37,6 +37,7 @@ impl Grid {
         match *self {
             Grid::Tiles => Ok(tile_order::plan_tiles(input)),
             Grid::Persistent => tile_order::plan_persistent(input),
+            Grid::PersistentPairs => tile_order::plan_pairs(input),
             Grid::PersistentSplit => split_tail::plan(input),
             Grid::StreamK { .. } => stream_k::plan(input),
             Grid::SplitK { .. } => Ok(split_k_fixup::plan(input)),

@@ -25,6 +25,8 @@ pub(crate) struct TileOrder {
     batch: u32,
     /// Slices of K of each tile of the last wave (`split_tail`); 1: none split.
     splits: u32,
+    /// Persistent in clusters of two blocks ([`TileOrder::of_pairs`]).
+    pairs: bool,
 }
 
 /// A block's unit of work: a tile (`(z, row0, col0)` as [`TileOrder::at`] gives it), its
@@ -48,6 +50,30 @@ impl TileOrder {
             tiles_n: n.div_ceil(cols),
             batch: if persistent { batch.max(1) } else { 1 },
             splits: 1,
+            pairs: false,
+        }
+    }
+
+    /// The persistent order of pairs of block tiles, one above the other (`2 BM x cols`),
+    /// for a grid of clusters of two blocks (`super::super::super::device::cluster`): the
+    /// pairs go to the clusters as tiles go to blocks, and rank `r` of a cluster computes
+    /// the tile `r BM` rows into each pair. Both blocks of a cluster walk the same pairs,
+    /// so they need the same columns of B at the same phases.
+    #[inline(always)]
+    pub(crate) fn of_pairs((m, n): (u32, u32), batch: u32, cols: u32) -> Self {
+        Self {
+            tiles_m: m.div_ceil(2 * BM),
+            pairs: true,
+            ..Self::of_width(true, (m, n), batch, cols)
+        }
+    }
+
+    /// This block's first unit (its cluster's, for pairs) and the step between its units.
+    #[inline(always)]
+    fn first_step(&self) -> (u32, u32) {
+        match self.pairs {
+            true => (block_idx_x() / 2, (grid_dim_x() / 2).max(1)),
+            false => (block_idx_x(), grid_dim_x()),
         }
     }
 
@@ -82,7 +108,7 @@ impl TileOrder {
         if !self.persistent {
             return 1;
         }
-        let (first, step) = (block_idx_x(), grid_dim_x());
+        let (first, step) = self.first_step();
         let tails = self.tails();
         (self.tiles() - tails + tails * self.splits)
             .saturating_sub(first)
@@ -128,7 +154,8 @@ impl TileOrder {
         if !self.persistent {
             return (block_idx_z(), block_idx_y() * BM, block_idx_x() * self.cols);
         }
-        self.tile(block_idx_x() + i * grid_dim_x())
+        let (first, step) = self.first_step();
+        self.tile(first + i * step)
     }
 
     /// Tile `t` of a persistent grid's order.
@@ -137,13 +164,18 @@ impl TileOrder {
         // (Divisors kept non-zero for the compiler: a launch has tiles, and `t` is one.)
         let per_product = (self.tiles_m * self.tiles_n).max(1);
         let (z, t) = (t / per_product, t % per_product);
-        let per_group = GROUP * self.tiles_n.max(1);
-        let first_row = (t / per_group) * GROUP;
-        let rows = self.tiles_m.saturating_sub(first_row).clamp(1, GROUP);
+        // Pairs: as many rows of tiles in a group, half as many rows of pairs.
+        let (group, height, rank) = match self.pairs {
+            true => (GROUP / 2, 2 * BM, block_idx_x() % 2 * BM),
+            false => (GROUP, BM, 0),
+        };
+        let per_group = group * self.tiles_n.max(1);
+        let first_row = (t / per_group) * group;
+        let rows = self.tiles_m.saturating_sub(first_row).clamp(1, group);
         let within = t % per_group;
         (
             z,
-            (first_row + within % rows) * BM,
+            (first_row + within % rows) * height + rank,
             (within / rows) * self.cols,
         )
     }
@@ -171,6 +203,29 @@ pub fn plan_tiles(input: &PlanInput) -> Plan {
         input.batch,
     );
     Plan::single(grid, input.maps)
+}
+
+/// A persistent grid of clusters of two blocks ([`TileOrder::of_pairs`]): as many pairs of
+/// blocks as are resident at once, at most one per pair of tiles, 1D.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn plan_pairs(input: &PlanInput) -> Result<Plan, Unplannable> {
+    let (m, n, _) = input.mnk;
+    let (rows, cols) = input.tile;
+    let batch = input.batch;
+    let pairs = n.div_ceil(cols as usize) * m.div_ceil(2 * rows as usize) * batch as usize;
+    if 2 * pairs > u32::MAX as usize {
+        let mnk = input.mnk;
+        let count = Overflow::BatchTiles {
+            batch,
+            tiles: 2 * pairs,
+        };
+        return Err(Unplannable { mnk, count });
+    }
+    let resident = (input.sms * input.per_sm / 2).max(1);
+    Ok(Plan::single(
+        (2 * pairs.min(resident as usize), 1, 1),
+        input.maps,
+    ))
 }
 
 /// A persistent grid: as many blocks as are resident at once, at most one per tile of the

@@ -9,11 +9,11 @@ use crate::catalogue::{
     Arch, Elem, Grid, KernelSpec, NARROW_C, PerAcc, PtxFacts, SIXTEEN_BIT, Shared, TensorMaps,
     Threads, Tile, box_rows,
 };
-use crate::device::mbarrier;
 use crate::device::shared::{SharedArena, shared_address};
-use crate::device::thread::{sync_threads, thread_idx_x};
+use crate::device::thread::{block_idx_x, sync_threads, thread_idx_x};
 use crate::device::tma::{self, MAP_BYTES};
 use crate::device::wgmma;
+use crate::device::{cluster, mbarrier};
 use crate::element::{Element, Half, WgmmaInput};
 use crate::parts::mma::fragments::Ldmatrix;
 use crate::parts::mma::one_stage::one_stage_tile;
@@ -27,7 +27,7 @@ use crate::parts::wgmma::warpgroup::{
 use crate::problem::Gemm;
 pub(crate) const THREADS: u32 = 384;
 /// Threads that arrive on an `empty` barrier: both consumer warpgroups.
-const CONSUMERS: u32 = 256;
+pub(crate) const CONSUMERS: u32 = 256;
 
 /// What the entries of a kernel on 128 x 256 tiles show besides [`TMA_PIPELINE`]: 16
 /// `m64n256k16`, per stage A's box or two panels and B's four panels or box, and the barriers
@@ -119,6 +119,59 @@ const TILES_64_SPLIT: &[PtxFacts] = narrower_tiles!(
     SPLIT_F32_C,
     SPLIT_TAIL
 );
+/// ... in clusters of two ([`warp_specialised_pairs`]): the tile's 16 `wgmma`s, the
+/// one-stage loop's barriers (the mbarriers published by a cluster barrier instead), and
+/// [`PAIR_PIPELINE`] for [`TMA_PIPELINE`].
+const TILES_256_PAIRS: &[PtxFacts] = &[
+    PtxFacts::only(
+        SIXTEEN_BIT,
+        &[
+            Barriers(4),
+            Count("wgmma.mma_async.sync.aligned.m64n256k16.f32.{t}.{t}", 16),
+        ],
+    ),
+    PtxFacts::only(NARROW_C, &[Barriers(2)]),
+    PAIR_PIPELINE,
+    F32_C_PAIRS,
+    NARROW_C_256,
+];
+const TILES_192_PAIRS: &[PtxFacts] = &[
+    PtxFacts::only(
+        SIXTEEN_BIT,
+        &[
+            Barriers(4),
+            Count("wgmma.mma_async.sync.aligned.m64n192k16.f32.{t}.{t}", 16),
+        ],
+    ),
+    PtxFacts::only(NARROW_C, &[Barriers(4)]),
+    PAIR_PIPELINE,
+    F32_C_PAIRS,
+    NARROW_C_192,
+];
+/// What the entries of a kernel in clusters of two show: [`TMA_PIPELINE`]'s `wgmma`s and
+/// registers, B copied by multicast, the stages released on both blocks' barriers
+/// (`mapa`, an arrival at a cluster address, released at CTA scope: no fence of the GPU in
+/// the mainloop) and never on the block's own alone, and the cluster barriers.
+const PAIR_PIPELINE: PtxFacts = PtxFacts::only(
+    SIXTEEN_BIT,
+    &[
+        Count("wgmma.mma_async", 16),
+        Has(
+            "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster",
+        ),
+        Has("mapa.shared::cluster.u32"),
+        Has("mbarrier.arrive.shared::cluster.b64"),
+        Lacks("mbarrier.arrive.release.cluster"),
+        Has("barrier.cluster.arrive;"),
+        Has("barrier.cluster.wait;"),
+        Has("mbarrier.arrive.expect_tx.shared::cta.b64"),
+        Has("mbarrier.try_wait.parity.shared::cta.b64"),
+        Has("setmaxnreg.dec.sync.aligned.u32 40"),
+        Has("setmaxnreg.inc.sync.aligned.u32 232"),
+        Lacks("mbarrier.arrive.shared::cta.b64"),
+        Lacks("fence.proxy.async"),
+    ],
+);
 /// The entries of a split kernel with an f32 C: the epilogue's pairs without a shuffle, and
 /// the 5 butterfly shuffles that hand a warp's ticket to its lanes.
 const SPLIT_F32_C: PtxFacts = PtxFacts::only(SIXTEEN_BIT, &[Count("shfl.sync.bfly.b32", 5)]);
@@ -164,9 +217,21 @@ pub const fn spec(
     })
     .with_elements(&[Elem::F16, Elem::Bf16])
     .on_tensor_cores()
-    .with_tma(tile_maps(cols))
+    .with_tma(match grid {
+        Grid::PersistentPairs => pair_maps(cols),
+        _ => tile_maps(cols),
+    })
     .general()
-    .with_ptx(match (cols, matches!(grid, Grid::PersistentSplit)) {
+    .with_ptx(match (cols, grid) {
+        (256, Grid::PersistentPairs) => TILES_256_PAIRS,
+        (_, Grid::PersistentPairs) => TILES_192_PAIRS,
+        _ => facts(cols, matches!(grid, Grid::PersistentSplit)),
+    })
+}
+
+/// [`spec`]'s PTX facts for a grid of single blocks.
+const fn facts(cols: u32, split: bool) -> &'static [PtxFacts] {
+    match (cols, split) {
         // (No kernel splits 128 x 192 tiles.)
         (256, false) => TILES_256,
         (256, true) => TILES_256_SPLIT,
@@ -175,7 +240,7 @@ pub const fn spec(
         (128, true) => TILES_128_SPLIT,
         (_, false) => TILES_64,
         (_, true) => TILES_64_SPLIT,
-    })
+    }
 }
 
 /// What every warp-specialised kernel's entries with an f32 C show: 16 `wgmma`s (4 K steps
@@ -224,6 +289,15 @@ pub(crate) const fn tile_maps(cols: u32) -> TensorMaps {
     }
 }
 
+/// [`tile_maps`] for [`warp_specialised_pairs`]: a transposed B in boxes of half its rows,
+/// one from each block of the pair.
+pub(crate) const fn pair_maps(cols: u32) -> TensorMaps {
+    TensorMaps {
+        b_t_box: (cols / 2, BK),
+        ..tile_maps(cols)
+    }
+}
+
 /// K elements of a stage: one 128-byte row of each operand (64 16-bit elements, 32 TF32).
 #[inline(always)]
 pub(crate) const fn stage_k<T>() -> u32 {
@@ -263,8 +337,47 @@ pub(crate) unsafe fn warp_specialised<
 >(
     gemm: Gemm<T>,
 ) {
+    // SAFETY: this contract.
+    unsafe { body::<T, PERSISTENT, SPLIT, false, W, N>(gemm) }
+}
+
+/// [`warp_specialised`], persistent, on a grid of clusters of two blocks
+/// ([`TileOrder::of_pairs`]): the two blocks of a cluster compute tiles one above the
+/// other, which read the same B, and each block's producer copies half of each stage's B
+/// into both blocks' shared memory (TMA multicast). Each block issues half the copies of B,
+/// and a stage is free once both blocks' consumers are done with it ([`Pipe::release`]).
+///
+/// # Safety
+/// As [`warp_specialised`], launched in clusters of two blocks (`Grid::PersistentPairs`),
+/// with B's map for a transposed B in boxes of `W::COLS / 2` rows ([`pair_maps`]).
+#[inline(always)]
+pub(crate) unsafe fn warp_specialised_pairs<T: Half, W: WarpgroupTile, const N: u32>(
+    gemm: Gemm<T>,
+) {
+    // SAFETY: this contract.
+    unsafe { body::<T, true, false, true, W, N>(gemm) }
+}
+
+/// [`warp_specialised`] and, where `PAIRS`, [`warp_specialised_pairs`].
+///
+/// # Safety
+/// As those.
+#[inline(always)]
+unsafe fn body<
+    T: StageInput,
+    const PERSISTENT: bool,
+    const SPLIT: bool,
+    const PAIRS: bool,
+    W: WarpgroupTile,
+    const N: u32,
+>(
+    gemm: Gemm<T>,
+) {
     let (_, _, _, m, n, k) = gemm.plain();
-    let order = TileOrder::of_width(PERSISTENT, (m, n), gemm.p.batch, W::COLS);
+    let order = match PAIRS {
+        true => TileOrder::of_pairs((m, n), gemm.p.batch, W::COLS),
+        false => TileOrder::of_width(PERSISTENT, (m, n), gemm.p.batch, W::COLS),
+    };
     // SAFETY: `without_tma`'s contract is this one's.
     if unsafe { T::without_tma::<W>(&gemm, order) } {
         return;
@@ -281,22 +394,39 @@ pub(crate) unsafe fn warp_specialised<
     let a_all = arena.aligned(ATOM, N * A_STAGE);
     let b_all = arena.aligned(ATOM, N * W::B_STAGE);
     let bars = StageBarriers(arena.aligned(8, 2 * N * 8).cast::<u64>());
-    let pipe = Pipe { a_all, b_all, bars };
+    let pipe = Pipe {
+        a_all,
+        b_all,
+        bars,
+        pair: PAIRS,
+    };
     if tid == 0 {
         // SAFETY: `init`'s points: `bars` is `aligned(8, 2 N 8)`, 2 N 8-byte aligned words of
         // shared memory used only as these mbarriers; one thread, before the barrier below.
-        unsafe { bars.init(CONSUMERS) };
+        unsafe { bars.init(if PAIRS { PAIR_RELEASES } else { CONSUMERS }) };
         mbarrier::fence_init();
     }
-    sync_threads(); // the barriers are ready
+    // The barriers are ready (a pair's in both blocks, before either copies into the other).
+    if PAIRS {
+        cluster::sync_cluster();
+    } else {
+        sync_threads();
+    }
     let phases = k.div_ceil(stage_k::<T>());
     let strides = gemm.p.strides();
+    // A pair's rank in its cluster (`Grid::PersistentPairs`: clusters of two along x).
+    let pair = PAIRS.then(|| block_idx_x() % 2);
     // SAFETY: `produce`'s points: the workspace holds A's and B's maps for this form (TMA reads
     // them, tested above; TF32's always have them); the barriers were initialised and published by
-    // the barrier above.
+    // the barrier above; a pair's launch is in clusters of two, B's map as `pair_maps`.
     if !consumes(tid, || unsafe {
-        produce::<T, W, N>(&gemm, pipe, order, phases)
+        produce::<T, W, N>(&gemm, pipe, order, phases, pair)
     }) {
+        if PAIRS {
+            // Neither block returns while the other may still copy into it or arrive on its
+            // barriers.
+            cluster::sync_cluster();
+        }
         return;
     }
     let t = tid - 128;
@@ -335,6 +465,10 @@ pub(crate) unsafe fn warp_specialised<
         // SAFETY: `epilogue`'s points: C of product z, m x n at ldc (the entry points' contract);
         // rows at.0 .. + 64 of this tile are this warpgroup's only; all its threads get here.
         unsafe { acc.store::<T>(&out, (m, n), at, t % 128) };
+    }
+    if PAIRS {
+        // (As the producer's above.)
+        cluster::sync_cluster();
     }
 }
 
@@ -427,9 +561,38 @@ impl StageInput for f32 {
 /// The `N` stages and their mbarriers in shared memory.
 #[derive(Clone, Copy)]
 pub(crate) struct Pipe<const N: u32> {
-    a_all: *mut u8,
-    b_all: *mut u8,
-    bars: StageBarriers<N>,
+    pub(crate) a_all: *mut u8,
+    pub(crate) b_all: *mut u8,
+    pub(crate) bars: StageBarriers<N>,
+    /// One block of a cluster of two whose producers multicast into both
+    /// (`super::pairs`): a stage is free once both blocks' consumers are done with it.
+    pub(crate) pair: bool,
+}
+
+/// `empty` arrivals that free a stage of a pair ([`Pipe::release`]): each consumer warp of
+/// both blocks.
+pub(crate) const PAIR_RELEASES: u32 = 2 * CONSUMERS / 32;
+
+impl<const N: u32> Pipe<N> {
+    /// This consumer thread is done with stage `s`: it arrives on `empty(s)`, or in a pair
+    /// its warp's first lane arrives on both blocks' `empty(s)` for the warp.
+    ///
+    /// # Safety
+    /// `empty(s)` initialised and published (in both blocks of a pair, which are alive); the
+    /// thread's (in a pair, its warp's) reads of stage `s` are complete.
+    #[inline(always)]
+    pub(crate) unsafe fn release(&self, s: u32) {
+        let empty = self.bars.empty(s);
+        if !self.pair {
+            // SAFETY: this contract.
+            unsafe { mbarrier::arrive(empty) };
+        } else if thread_idx_x().is_multiple_of(32) {
+            for rank in 0..2 {
+                // SAFETY: this contract, in block `rank` of the pair.
+                unsafe { mbarrier::arrive_cluster(empty, rank) };
+            }
+        }
+    }
 }
 
 /// The block's roles: the first warpgroup gives its registers away (down to 40) and its
@@ -486,16 +649,20 @@ impl<const N: u32> StageBarriers<N> {
 /// The producer (one thread): per phase, A's 128 x 64 and B's 64 x `W::COLS` of the stage,
 /// each as stored: a row-major A as one K-major box, a transposed one as two 64-row panels;
 /// a row-major B as 64-column panels, a transposed one as one K-major box of `W::COLS` rows.
+/// Of a `pair` (its rank), half of B's panels, or a box of half its rows, into both blocks;
+/// the stage's `full` expects all of B, half from the other block.
 ///
 /// # Safety
-/// The workspace holds A's and B's tensor maps for `gemm`'s form; the barriers are
-/// initialised.
+/// The workspace holds A's and B's tensor maps for `gemm`'s form (a pair's transposed B in
+/// boxes of `W::COLS / 2` rows); the barriers are initialised (a pair's in both blocks,
+/// published by a cluster barrier, and they are launched as a cluster).
 #[inline(always)]
 unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
     gemm: &Gemm<T>,
     pipe: Pipe<N>,
     order: TileOrder,
     phases: u32,
+    pair: Option<u32>,
 ) {
     let maps = gemm.workspace.cast::<u8>().cast_const();
     let (a_map, b_map) = (maps, maps.wrapping_add(MAP_BYTES));
@@ -554,11 +721,27 @@ unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
                 } else {
                     tma::load_3d(a_s, a_map, (k0, row0, za), full);
                 }
-                if T::IS_ACC || strides.b_t {
-                    tma::load_3d(b_s, b_map, (k0, col0, zb), full);
-                } else {
-                    for p in 0..W::COLS / 64 {
-                        tma::load_3d(panel(b_s, p), b_map, (col0 + 64 * p, k0, zb), full);
+                match pair {
+                    None if T::IS_ACC || strides.b_t => {
+                        tma::load_3d(b_s, b_map, (k0, col0, zb), full)
+                    }
+                    None => {
+                        for p in 0..W::COLS / 64 {
+                            tma::load_3d(panel(b_s, p), b_map, (col0 + 64 * p, k0, zb), full);
+                        }
+                    }
+                    // A pair: this block's half of B, into both blocks.
+                    Some(rank) if strides.b_t => {
+                        let rows = rank * W::COLS / 2;
+                        let to = b_s.wrapping_add((rows * 128) as usize);
+                        tma::load_3d_multicast(to, b_map, (k0, col0 + rows, zb), full, 0b11);
+                    }
+                    Some(rank) => {
+                        let panels = W::COLS / 64;
+                        for p in rank * panels / 2..(rank + 1) * panels / 2 {
+                            let at = (col0 + 64 * p, k0, zb);
+                            tma::load_3d_multicast(panel(b_s, p), b_map, at, full, 0b11);
+                        }
                     }
                 }
             }
@@ -696,16 +879,16 @@ unsafe fn mainloop<
         // The previous phase's wgmmas are done: its stage is free.
         wgmma::wait_group::<1>(&mut acc);
         if phase > 0 {
-            // SAFETY: `arrive`'s point: empty initialised and published; `wait_group::<1>` retired
-            // the previous phase's batch, so its stage is free.
-            unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % N)) };
+            // SAFETY: `release`'s point: empty initialised and published; `wait_group::<1>` retired
+            // the previous phase's batch (the warp's, converged), so its stage is free.
+            unsafe { pipe.release((*it - 1) % N) };
         }
         *it += 1;
     }
     wgmma::wait_group::<0>(&mut acc);
     if phases > 0 {
         // SAFETY: as above, after `wait_group::<0>` retired the last batch.
-        unsafe { mbarrier::arrive(pipe.bars.empty((*it - 1) % N)) };
+        unsafe { pipe.release((*it - 1) % N) };
     }
     acc
 }
