@@ -30,31 +30,20 @@
 //! 64)]) x batch` blocks of 32 x 8 threads, 16,640 shared bytes; then as `wgmma_persistent`
 //! (4 stages of 48 KiB, TF32 elements 4 bytes); the workspace holds the two maps and the
 //! packed operands ([`Packing`], room for A whether or not it is packed); f32 only, sm_90a.
-use crate::catalogue::PtxFact::{Barriers, Count, Lacks, Lines};
-use crate::catalogue::PtxFacts;
-use crate::catalogue::{Elem, Grid, KernelSpec, Pack, Precision, Shared, TensorMaps};
+use crate::catalogue::Grid;
 #[cfg(doc)]
 use crate::parts::wgmma::pack::{PACK_SHARED, Packing};
 use crate::parts::wgmma::pack::{Tf32, pack};
-use crate::parts::wgmma::warp_specialised::{spec, stage_k, warp_specialised};
-use crate::parts::wgmma::warpgroup::{ATOM, BM, BN, STAGES};
+use crate::parts::wgmma::warp_specialised::{spec_tf32, warp_specialised};
+use crate::parts::wgmma::warpgroup::STAGES;
 use crate::problem::{Gemm, entry_points, kernel};
-const TF32_N256: &str = "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32";
 
-/// K elements of a stage: 32 TF32 elements, one 128-byte row.
-const BK: u32 = stage_k::<f32>();
-
-// Launch: `spec`'s 384 threads on a persistent grid with its stages' shared bytes, the
+// Launch: `spec_tf32`'s 384 threads on a persistent grid with its stages' shared bytes, the
 // workspace holding the maps and the operands `pack_tf32` wrote for this problem (the block is
 // `Packing::problem`): `warp_specialised`'s contract, TF32 maps always present.
 kernel! {
-    SPEC = KernelSpec { shared: Shared::InputElements(STAGES * (BM * BK + BK * BN) + ATOM / 4 + 2 * 2 * STAGES),
-        ..spec(("wgmma_tf32", file!()), "f32 in TF32 when asked: B (and an A TMA cannot read K-major) packed K-major and rounded (`cvt.rna`) by a first launch, a row-major A read in place, rounded on its way to `wgmma`'s A registers; `wgmma_persistent`'s pipeline with `wgmma` m64n256k8 tf32",
-            (BN, STAGES), Grid::Persistent) }
-        .with_elements(&[Elem::F32]).with_precision(Precision::Tf32).with_tma(TensorMaps::packed((BM, BN, BK), Pack { name: "pack_tf32", parts: 1, width: 4 }))
-        .with_ptx(&[PtxFacts::all(&[Barriers(1), Count(TF32_N256, 4), Lines(&[TF32_N256, "}, {%r"], 4), Count("ld.shared.b32", 16), Count("cvt.rna.tf32.f32", 16),
-                Lacks("fence.proxy.async"), Count("cp.async.bulk.tensor.3d", 2), Lacks("mma.sync"), Lacks("m64n256k16")]),
-            PtxFacts::second(&[Barriers(1), Count("cvt.rna.tf32.f32", 16), Lacks(".local")])]);
+    SPEC = spec_tf32(("wgmma_tf32", file!()), "f32 in TF32 when asked: B (and an A TMA cannot read K-major) packed K-major and rounded (`cvt.rna`) by a first launch, a row-major A read in place, rounded on its way to `wgmma`'s A registers; `wgmma_persistent`'s pipeline with `wgmma` m64n256k8 tf32",
+        Grid::Persistent, "pack_tf32");
     /// The main launch: the packed operands through their tensor maps.
     fn wgmma_tf32(Gemm<f32>) = warp_specialised::<f32, true, false, [f32; 128], STAGES>;
     strided entries wgmma_tf32_f32: f32;

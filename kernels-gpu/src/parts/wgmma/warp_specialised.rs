@@ -4,10 +4,10 @@
 //! consumers. Over one tile per block or, persistent, every `gridDim.x`-th tile of a
 //! `TileOrder`, the pipeline running on
 //! across tiles.
-use crate::catalogue::PtxFact::{Barriers, Count, Has, Lacks};
+use crate::catalogue::PtxFact::{self, Barriers, Count, Has, Lacks, Lines};
 use crate::catalogue::{
-    Arch, Elem, Grid, KernelSpec, NARROW_C, PerAcc, PtxFacts, SIXTEEN_BIT, Shared, TensorMaps,
-    Threads, Tile, box_rows,
+    Arch, Elem, Grid, KernelSpec, NARROW_C, Pack, PerAcc, Precision, PtxFacts, SIXTEEN_BIT, Shared,
+    TensorMaps, Threads, Tile, box_rows,
 };
 use crate::device::shared::{SharedArena, shared_address};
 use crate::device::thread::{block_idx_x, sync_threads, thread_idx_x};
@@ -22,7 +22,7 @@ use crate::parts::wgmma::epilogue::{
     F32_C_PAIRS, NARROW_C_64, NARROW_C_128, NARROW_C_192, NARROW_C_256,
 };
 use crate::parts::wgmma::warpgroup::{
-    A_STAGE, ATOM, BK, BM, BN, Descriptors, PANEL, WarpgroupTile,
+    A_STAGE, ATOM, BK, BM, BN, Descriptors, PANEL, STAGES, WarpgroupTile,
 };
 use crate::problem::Gemm;
 pub(crate) const THREADS: u32 = 384;
@@ -178,14 +178,75 @@ const SPLIT_F32_C: PtxFacts = PtxFacts::only(SIXTEEN_BIT, &[Count("shfl.sync.bfl
 /// What a kernel whose last wave is split over K (`Grid::PersistentSplit`) shows besides:
 /// the warps' tickets drawn with an acquire-release atomic, the other slices' planes read
 /// back in 16-byte volatile loads, and nothing in local memory.
-const SPLIT_TAIL: PtxFacts = PtxFacts::only(
-    SIXTEEN_BIT,
-    &[
-        Has("atom.acq_rel.gpu.global.add.u32"),
-        Has("ld.volatile.global.v4.b32"),
-        Lacks(".local"),
-    ],
-);
+const SPLIT_TAIL_FACTS: &[PtxFact] = &[
+    Has("atom.acq_rel.gpu.global.add.u32"),
+    Has("ld.volatile.global.v4.b32"),
+    Lacks(".local"),
+];
+const SPLIT_TAIL: PtxFacts = PtxFacts::only(SIXTEEN_BIT, SPLIT_TAIL_FACTS);
+
+/// `wgmma` m64n256k8 on TF32 operands.
+const TF32_N256: &str = "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32";
+/// What a TF32 kernel's main entry shows: one barrier, 4 `wgmma` m64n256k8 with A from
+/// registers, 16 shared loads of A's fragments, each rounded (`cvt.rna`), A's and B's TMA
+/// copies, no proxy fence and no 16-bit instruction.
+const TF32_MAIN: &[PtxFact] = &[
+    Barriers(1),
+    Count(TF32_N256, 4),
+    Lines(&[TF32_N256, "}, {%r"], 4),
+    Count("ld.shared.b32", 16),
+    Count("cvt.rna.tf32.f32", 16),
+    Lacks("fence.proxy.async"),
+    Count("cp.async.bulk.tensor.3d", 2),
+    Lacks("mma.sync"),
+    Lacks("m64n256k16"),
+];
+/// ... its pack launch: one barrier, 16 roundings, nothing in local memory.
+const TF32_PACK: PtxFacts =
+    PtxFacts::second(&[Barriers(1), Count("cvt.rna.tf32.f32", 16), Lacks(".local")]);
+
+/// The facts of [`spec_tf32`]'s entries, and on a split grid.
+const TF32_FACTS: &[PtxFacts] = &[PtxFacts::all(TF32_MAIN), TF32_PACK];
+const TF32_SPLIT_FACTS: &[PtxFacts] = &[
+    PtxFacts::all(TF32_MAIN),
+    PtxFacts::all(SPLIT_TAIL_FACTS),
+    TF32_PACK,
+];
+
+/// The spec of a TF32 kernel on `grid` (`Grid::Persistent` or `Grid::PersistentSplit`):
+/// [`spec`]'s 384 threads on 128 x 256 tiles in [`STAGES`] stages of TF32 elements (32 K a
+/// stage), f32 only and only when asked, both operands through the maps of what the pack
+/// launch `pack` writes (B^T K-major and rounded, and A where TMA cannot read it in place).
+///
+/// A launch that follows it gives [`warp_specialised`] on `f32` its contract, TF32 maps
+/// always present.
+pub(crate) const fn spec_tf32(
+    name_file: (&'static str, &'static str),
+    idea: &'static str,
+    grid: Grid,
+    pack: &'static str,
+) -> KernelSpec {
+    let bk = stage_k::<f32>();
+    let facts = match grid {
+        Grid::PersistentSplit => TF32_SPLIT_FACTS,
+        _ => TF32_FACTS,
+    };
+    KernelSpec {
+        shared: Shared::InputElements(STAGES * (BM * bk + bk * BN) + ATOM / 4 + 2 * 2 * STAGES),
+        ..spec(name_file, idea, (BN, STAGES), grid)
+    }
+    .with_elements(&[Elem::F32])
+    .with_precision(Precision::Tf32)
+    .with_tma(TensorMaps::packed(
+        (BM, BN, bk),
+        Pack {
+            name: pack,
+            parts: 1,
+            width: 4,
+        },
+    ))
+    .with_ptx(facts)
+}
 
 /// The spec of a warp-specialised kernel on 128 x `cols` block tiles of 16-bit elements in
 /// `stages` stages, on a grid of tiles or a persistent one: 384 threads (a producer and two
