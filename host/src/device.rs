@@ -468,21 +468,21 @@ impl Device {
         let null = 0u64;
         // The pack launch's workspace starts where its packed operands' offsets count from.
         let pack_at = base + launches.pack_at() as u64;
-        let cluster = kernel.spec().cluster();
         let mut queue = |func: &CudaFunction,
                          cfg: LaunchConfig,
                          (pa, pb): (u64, u64),
                          problem: Problem,
                          packs: bool|
          -> Result<()> {
-            if cluster > 1 && !packs && std::ptr::eq(func, &ready.main) {
+            // The main launch of a kernel in clusters (its pack or fix-up has none).
+            if ready.cluster > 1 && std::ptr::eq(func, &ready.main) {
                 // SAFETY: as `launch` below; the spec asks for these clusters, and its plan
                 // (`Grid::PersistentPairs`) makes the grid's x a multiple of them.
                 return unsafe {
                     self.launch_clusters(
                         func,
                         ready.clustered(&cfg),
-                        cluster,
+                        ready.cluster,
                         (pa, pb, pc, base),
                         problem,
                     )

@@ -110,9 +110,9 @@ pub struct CpuLaunch<'a> {
     pub block: (u32, u32, u32),
     pub shared_bytes: usize,
     pub globals: &'a [GlobalRegion],
-    /// Blocks of a cluster (`1 x cluster x 1 x 1`... along x: blocks `c cluster ..` of a row
-    /// are cluster `c`), which run together and reach each other's shared memory; the grid's
-    /// x is a multiple of it.
+    /// Blocks of a cluster along x (1: no clusters): blocks `c cluster .. (c + 1) cluster` of
+    /// a row of the grid are cluster `c`, which run together and reach each other's shared
+    /// memory; the grid's x is a multiple of it.
     pub cluster: u32,
 }
 
