@@ -1040,11 +1040,11 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (4096, 16, 4096), Kernel::Wgmma128x64),
         (Bf16, (8192, 64, 8192), Kernel::Wgmma128x64),
         (F32, (77, 4096, 4096), Kernel::StreamK),
-        (F64, (64, 4096, 4096), Kernel::DmmaFewRows),
-        (F64, (64, 8192, 4096), Kernel::DmmaSmallBuffered),
+        (F64, (64, 4096, 4096), Kernel::DmmaSmallSplit),
+        (F64, (64, 8192, 4096), Kernel::DmmaSmallSplit),
         (F64, (48, 4096, 4096), Kernel::DmmaFewRows64),
         (F64, (33, 4096, 4096), Kernel::DmmaFewRows64),
-        (F64, (49, 4096, 4096), Kernel::DmmaFewRows),
+        (F64, (49, 4096, 4096), Kernel::DmmaSmallSplit),
         (F64, (32, 4096, 4096), Kernel::DmmaFewRows),
         (F64, (32, 8192, 128), Kernel::StreamK32),
         (F64, (4096, 4096, 4096), Kernel::DmmaK4),
@@ -1090,14 +1090,22 @@ fn the_rule_picks_the_measured_kernels() {
         // Rows of B that TMA cannot read (N not a multiple of 8): the cp.async kernels.
         (Bf16, (8, 4100, 4096), Kernel::DecodeMma),
         (Bf16, (1, 4100, 4096), Kernel::DecodeAsync),
-        // f64 with 9-64 columns on the FP64 tensor cores: eight warps a block where the row
-        // strips are few (32 here), four elsewhere; 49-64 columns only on few strips, K from
-        // 1024; 3-8 columns stay on `few_columns`.
-        (F64, (8192, 64, 8192), Kernel::DmmaSmallBuffered),
-        (F64, (8192, 48, 8192), Kernel::DmmaFewColumns),
+        // f64 whose 64 x 64 tiles are too few for three blocks per SM, both sides past 48:
+        // K split over each tile's blocks; where the tiles fill the SMs, or a side is 1-48,
+        // the kernels before.
+        (F64, (8192, 64, 8192), Kernel::DmmaSmallSplit),
+        (F64, (4096, 64, 4096), Kernel::DmmaSmallSplit),
+        (F64, (64, 4096, 4096), Kernel::DmmaSmallSplit),
+        (F64, (512, 512, 16384), Kernel::DmmaSmallSplit),
+        (F64, (256, 256, 65536), Kernel::DmmaSmallSplit),
+        (F64, (100, 8192, 4096), Kernel::DmmaSmallBuffered),
+        (F64, (1024, 1024, 8192), Kernel::DmmaSmallBuffered),
         (F64, (16384, 64, 16384), Kernel::DmmaSmallBuffered),
-        (F64, (4096, 64, 4096), Kernel::DmmaFewColumns8Warps),
         (F64, (4096, 64, 512), Kernel::StreamKNarrow),
+        // f64 with 9-48 columns on the FP64 tensor cores: eight warps a block where the row
+        // strips are few (32 here), four elsewhere, K from 1024; 3-8 columns stay on
+        // `few_columns`.
+        (F64, (8192, 48, 8192), Kernel::DmmaFewColumns),
         (F64, (4096, 8, 4096), Kernel::FewColumns),
         (F64, (8192, 16, 8192), Kernel::DmmaFewColumns),
         (F64, (16384, 32, 4096), Kernel::DmmaFewColumns),
@@ -1165,7 +1173,7 @@ fn the_rule_picks_the_measured_kernels() {
     }
     // Few rows with B transposed (N x K as stored): `few_rows` for f32, `dmma_few_rows` for
     // f64 up to 32 rows, `dmma_few_rows_64` for 33-48, the DMMA kernels for more f64 rows
-    // or columns.
+    // or columns (64 rows: K split over the blocks of 64 x 64 tiles).
     let transposed_b = |m: u32| Problem {
         layout: rgemm_kernels::problem::TRANSPOSED_B,
         ldb: 4096,
@@ -1176,7 +1184,7 @@ fn the_rule_picks_the_measured_kernels() {
         (1, Kernel::DmmaFewRows),
         (17, Kernel::DmmaFewRows),
         (40, Kernel::DmmaFewRows64),
-        (64, Kernel::DmmaSmallBuffered),
+        (64, Kernel::DmmaSmallSplit),
         (256, Kernel::DmmaK4),
     ] {
         let order = rgemm::internals::preference::<f32>(&p, &transposed_b(m), exact);

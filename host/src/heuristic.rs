@@ -197,6 +197,21 @@ impl Product {
             && self.k >= 1024
     }
 
+    /// `dmma_small_split`'s shapes: f64 on Hopper, one dense product with B as stored or
+    /// stored `n x k`, both sides past 48 (the narrow strips keep 1-48), whose 64 x 64 tiles
+    /// are too few for three blocks per SM, so that its plan cuts K into two or more slices.
+    fn dmma_small_split(&self) -> bool {
+        use rgemm_kernels::parts::schedule::split_k_strips::splits;
+        let spec = Kernel::DmmaSmallSplit.spec();
+        let resident = self.sms * spec.min_blocks_per_sm.f64.unwrap_or(1) as u64;
+        let mnk = (self.m as usize, self.n as usize, self.k as usize);
+        self.elem == Elem::F64
+            && self.hopper
+            && (self.plain || self.b_transposed)
+            && self.m.min(self.n) > 48
+            && splits(mnk, (spec.rows(), spec.cols()), resident as usize) >= 2
+    }
+
     /// Few row strips of `dmma_few_columns`' 128 x 64: at most a quarter of the SMs, where
     /// eight warps a block, one block per SM, run ahead.
     fn few_column_strips(&self) -> bool {
@@ -519,6 +534,20 @@ pub const RULE: &[Row] = &[
         |p| p.precision == Precision::Tf32x3 && !p.hopper,
         &[Mma3xTf32],
         "bench/2026-11-22-h200-f32-tf32-3xtf32.md",
+    ),
+    // f64 whose 64 x 64 tiles are too few to give three blocks per SM (H200, time against the
+    // kernel before: 8192 x 64 x 8192 0.209 ms against `dmma_small_buffered`'s 0.244, 64 x
+    // 8192 x 4096 with B stored `n x k` 0.115 against 0.128-0.130, 4096 x 64 x 4096 0.062
+    // against `dmma_few_columns_8_warps`' 0.074, 64 x 4096 x 4096 0.062-0.064 against
+    // `dmma_few_rows`' 0.071-0.073, 512 x 512 x 16384 0.192 against 0.461, 256 x 256 x 65536
+    // 0.216 against 1.799): each tile's blocks take slices of K. Not at 1-48 rows or columns
+    // (8192 x 48 x 8192 0.229 against `dmma_few_columns`' 0.211; 48 x 8192 x 4096, B `n x k`,
+    // 0.130 against `dmma_few_rows_64`'s 0.110).
+    row(
+        "f64 on Hopper, one dense product, 64 x 64 tiles too few for three blocks per SM",
+        |p| p.dmma_small_split(),
+        &[DmmaSmallSplit, DmmaSmallBuffered],
+        "bench/2026-11-29-h200-f64-split-tiles.md",
     ),
     // f64 with few rows on the FP64 tensor cores, turned over (`C^T = B^T A^T`, C's rows in
     // tiles of 8), in strips of 32 rows split over K (H200, % of cuBLAS against the kernel

@@ -937,6 +937,9 @@ macro_rules! for_each_kernel {
                 DmmaK4 => $crate::kernels::dmma::dmma_k4::SPEC, $crate::kernels::dmma::dmma_k4::dmma_k4;
                 /// `dmma_buffered`'s mainloop on 64 x 64 tiles (`dmma_small_buffered.rs`; f64, 9.0 only).
                 DmmaSmallBuffered => $crate::kernels::dmma::dmma_small_buffered::SPEC, $crate::kernels::dmma::dmma_small_buffered::dmma_small_buffered;
+                /// `dmma_small_buffered` with K split over each tile's blocks
+                /// (`dmma_small_split.rs`; f64, 9.0 only).
+                DmmaSmallSplit => $crate::kernels::dmma::dmma_small_split::SPEC, $crate::kernels::dmma::dmma_small_split::dmma_small_split;
                 /// Few rows on the FP64 tensor cores, turned over: `few_rows`' strips and split of K
                 /// (`dmma_few_rows.rs`; f64, 9.0 only).
                 DmmaFewRows => $crate::kernels::dmma::dmma_few_rows::SPEC, $crate::kernels::dmma::dmma_few_rows::dmma_few_rows;

@@ -942,6 +942,24 @@ pub fn fixed_cases() -> Vec<Case> {
             let f64_kernels = [Kernel::FewRows, Kernel::DmmaFewRows, Kernel::DmmaFewRows64];
             strips_twice::<f64>(be, shapes, &[], &f64_kernels)
         }),
+        ("shapes::dmma_small_split_adds_slices_of_k", |be| {
+            // `dmma_small_split`: each 64 x 64 tile's blocks take slices of K and the last adds
+            // them. Whole tiles in 16-byte chunks (the buffered mainloop, slices a multiple of
+            // the K step), tiles past C's rows and columns (not moved inside: the checked
+            // mainloop), K not a multiple of the K step (the last slice short) and rows off
+            // 16-byte chunks (K, N odd); B as stored and stored `n x k`. Twice each: the
+            // result must not depend on which block finishes last, and the counters must be
+            // left zero for the next product. The plan must split at least one of them.
+            let shapes = [
+                (64, 64, 2048),
+                (50, 40, 1500),
+                (64, 130, 3000),
+                (130, 64, 2051),
+                (128, 192, 4096),
+            ];
+            splits_somewhere::<f64>(be, Kernel::DmmaSmallSplit, &shapes)?;
+            strips_twice::<f64>(be, shapes, &[], &[Kernel::DmmaSmallSplit])
+        }),
         ("shapes::split_tail_adds_slices_of_k", |be| {
             // The `wgmma` kernels with the tiles of their last wave cut into slices of K
             // (`split_tail`), the packed kernel's with the split's planes before its packed

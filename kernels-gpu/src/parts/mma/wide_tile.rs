@@ -23,7 +23,12 @@
 //! whose tiles lie wholly inside A and B, and takes its tiles in groups of rows. An edge
 //! block multiplies the whole tile ending at C's edge where C has a tile's rows and columns
 //! (`inside`), so it is such a block too.
-use crate::catalogue::{Arch, Elem, KernelSpec, PerAcc, Precision, Shared, Threads, Tile};
+//!
+//! Which tile and slice of K a block takes, and where its sums go, is a [`TileWork`]: a
+//! block per tile storing C with alpha and beta ([`OwnTiles`]), or, for C with few tiles,
+//! the blocks of a tile each on a slice of K, the last to finish adding the slices in K
+//! order ([`SplitStrips`], [`split`]: `dmma_small_split`).
+use crate::catalogue::{Arch, Elem, Grid, KernelSpec, PerAcc, Precision, Shared, Threads, Tile};
 use crate::device::async_copy::{commit_group, copy16_or_zero_at, wait_group};
 use crate::device::shared::{SharedArena, SharedTile, shared_address};
 use crate::device::thread::{
@@ -32,6 +37,7 @@ use crate::device::thread::{
 use crate::device::vector::{aligned16, rows_in_chunks};
 use crate::element::{Accumulator, Element};
 use crate::parts::mma::async_pipeline;
+use crate::parts::schedule::split_k_strips::{StripBlock, StripSums, finish};
 use crate::problem::{COut, Gemm};
 
 /// n8 tiles per warp tile (32 columns); its rows are MT m16 tiles (a const parameter).
@@ -874,7 +880,92 @@ pub unsafe fn pipelined<
         return unsafe { interior_k4::<T, S, R, L, BM, BN, BK, DEPTH, MT, A_T, B_T>(gemm) };
     }
     // SAFETY: `pipelined_body`'s contract is this one's; INTERIOR false claims nothing more.
-    unsafe { pipelined_body::<T, S, R, L, BM, BN, BK, DEPTH, MT, A_T, B_T, false>(gemm) }
+    unsafe { pipelined_body::<T, S, R, L, OwnTiles, BM, BN, BK, DEPTH, MT, A_T, B_T, false>(gemm) }
+}
+
+/// [`pipelined`] with K split over the blocks of each tile ([`SplitStrips`]): the dense
+/// product `C = A B`, B as stored or stored `n x k` (A row-major), `Problem::ctas` slices of
+/// K, the last block of a tile adding them. `THREADS` = `threads(BM, BN, MT)`, `HALF` half
+/// a thread's share of the tile (checked at compile time).
+///
+/// # Safety
+/// See the entry points; the launch follows [`split_spec`]'s rules: `THREADS` threads, a
+/// grid of `split_k_strips`' tiles by slices, [`shared_elements`] of the strided kernel, the
+/// workspace's counters zero; the problem dense, B stored `n x k` where its layout says so.
+#[inline(always)]
+pub unsafe fn split<
+    T: Element,
+    S: Scheme<Acc = T::Acc>,
+    L: Mainloop<S>,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const DEPTH: u32,
+    const MT: usize,
+    const THREADS: u32,
+    const HALF: usize,
+>(
+    gemm: Gemm<T>,
+) {
+    // A scheme's repair and the interior blocks' own function are the one-block-per-tile
+    // kernels'.
+    const { assert!(!S::REPAIR && !L::APART) };
+    // SAFETY: `split_as`' contract is this one's, B as its layout says.
+    unsafe {
+        match gemm.p.strides().b_t {
+            false => split_as::<T, S, L, BM, BN, BK, DEPTH, MT, THREADS, HALF, false>(gemm),
+            true => split_as::<T, S, L, BM, BN, BK, DEPTH, MT, THREADS, HALF, true>(gemm),
+        }
+    }
+}
+
+/// [`split`] with B stored `n x k` where `B_T`.
+///
+/// # Safety
+/// As [`split`]; the problem's layout is `B_T`.
+#[inline(always)]
+unsafe fn split_as<
+    T: Element,
+    S: Scheme<Acc = T::Acc>,
+    L: Mainloop<S>,
+    const BM: u32,
+    const BN: u32,
+    const BK: u32,
+    const DEPTH: u32,
+    const MT: usize,
+    const THREADS: u32,
+    const HALF: usize,
+    const B_T: bool,
+>(
+    gemm: Gemm<T>,
+) {
+    type Work<const TH: u32, const HA: usize> = SplitStrips<TH, HA>;
+    // SAFETY: `pipelined_body`'s contract is this one's, A row-major, B as `B_T` says.
+    unsafe {
+        pipelined_body::<T, S, S, L, Work<THREADS, HALF>, BM, BN, BK, DEPTH, MT, false, B_T, false>(
+            gemm,
+        )
+    }
+}
+
+/// The spec of a [`split`] kernel on this tile (f64, sm_90a): [`spec`]'s, for the dense
+/// product with B as stored or stored `n x k`, on `split_k_strips`' grid.
+pub const fn split_spec(
+    name_file: (&'static str, &'static str),
+    idea: &'static str,
+    (bm, bn, bk, depth, mt): (u32, u32, u32, u32, usize),
+    blocks: u32,
+) -> KernelSpec {
+    let exact = (Arch::Sm90a, Elem::F64, Precision::Exact);
+    let spec = spec(name_file, idea, exact, (bm, bn, bk, depth, mt), blocks);
+    // The tile's sums and the last block's flag take the stages' bytes.
+    assert!(bm * bn + 2 <= shared_elements(bm, bn, bk, depth, 8, true));
+    KernelSpec {
+        strided: false,
+        ..spec
+    }
+    .with_b_transposed()
+    .with_grid(Grid::SplitKStrips)
 }
 
 /// [`pipelined`] of a [`Buffered4`] mainloop for a block that [`interior_block`] says is interior, not
@@ -900,7 +991,7 @@ unsafe fn interior_k4<
 ) {
     // SAFETY: `pipelined_body`'s contract is this one's; INTERIOR (with a buffered mainloop) is this
     // contract's interior block.
-    unsafe { pipelined_body::<T, S, R, L, BM, BN, BK, DEPTH, MT, A_T, B_T, true>(gemm) }
+    unsafe { pipelined_body::<T, S, R, L, OwnTiles, BM, BN, BK, DEPTH, MT, A_T, B_T, true>(gemm) }
 }
 
 /// [`pipelined`]'s body; `INTERIOR`: the block is interior (the buffered mainloop only).
@@ -913,6 +1004,7 @@ unsafe fn pipelined_body<
     S: Scheme<Acc = T::Acc>,
     R: Scheme<Acc = T::Acc>,
     L: Mainloop<S>,
+    W: TileWork,
     const BM: u32,
     const BN: u32,
     const BK: u32,
@@ -935,13 +1027,14 @@ unsafe fn pipelined_body<
         g: (tid % 32) / 4,
         t: tid % 4,
     };
-    let own = match L::BUFFERED {
-        true => grouped(BM, BN),
-        false => (block_idx_y() * BM, block_idx_x() * BN),
-    };
+    let (own, (k_first, k_end)) = W::place::<T, BM, BN, BK>(&gemm, L::BUFFERED);
     // The block loads and multiplies the tile at `(row0, col0)`, and stores its elements from
-    // `own` on: the rest are its neighbour's.
-    let (row0, col0) = inside::<BM, BN>(own, (m, n));
+    // `own` on: the rest are its neighbour's. (Blocks that share a tile by slices of K
+    // multiply it where it is: the slices' sums meet at its origin.)
+    let (row0, col0) = match W::SPLIT {
+        false => inside::<BM, BN>(own, (m, n)),
+        true => own,
+    };
     // SAFETY: the launch provides `shared_elements` (the contract): DEPTH stages of A's and B's
     // padded tiles in either orientation, then 16 bytes of flag: the carves below.
     let mut arena = unsafe { SharedArena::<T>::launch_sized() };
@@ -977,13 +1070,13 @@ unsafe fn pipelined_body<
             true => copy_tile::<T, BN, BK>(&s.b, b, (col0, k0), (n, k, st.ldb), me, chunked),
         }
     };
-    let phases = k.div_ceil(BK);
+    let phases = (k_end - k_first).div_ceil(BK);
     let mainloop = |acc: &mut Accumulators<T::Acc, MT>, multiply: Multiply<T, MT>| {
         // Prologue: DEPTH - 1 phases in flight, one group each (empty past the end, so
         // every wait counts the same groups).
         for s in 0..DEPTH - 1 {
             if s < phases {
-                copy(&stage(s), s * BK);
+                copy(&stage(s), k_first + s * BK);
             }
             commit_group();
         }
@@ -994,7 +1087,7 @@ unsafe fn pipelined_body<
             sync_threads();
             let ahead = phase + DEPTH - 1;
             if ahead < phases {
-                copy(&stage(ahead % DEPTH), ahead * BK);
+                copy(&stage(ahead % DEPTH), k_first + ahead * BK);
             }
             commit_group();
             multiply(&stage(phase % DEPTH), acc);
@@ -1024,17 +1117,17 @@ unsafe fn pipelined_body<
     if L::BUFFERED && (INTERIOR || interior && !L::APART) {
         // A K that is not a multiple of BK: its last, partial stage goes first (phase 0,
         // copied with checks in the prologue), so every copy inside the loop is whole.
-        let tail = !k.is_multiple_of(BK) as u32;
+        let tail = !(k_end - k_first).is_multiple_of(BK) as u32;
         let k0 = |phase: u32| match phase < tail {
-            true => k / BK * BK,
-            false => (phase - tail) * BK,
+            true => k_first + (k_end - k_first) / BK * BK,
+            false => k_first + (phase - tail) * BK,
         };
         let first = |s: &Stage<T>, phase: u32| copy(s, k0(phase));
         // SAFETY: `copy_whole`'s points: `interior` (`interior_block`; or INTERIOR, the same test)
         // says chunked, whole tiles, block inside M and N; its phases (>= DEPTH) satisfy k0 + BK <=
-        // k; `next_stage` refills a slot past the barrier after its last reader.
+        // k_end <= k; `next_stage` refills a slot past the barrier after its last reader.
         let whole = |s: &Stage<T>, phase: u32| unsafe {
-            let (me, k0) = ((tid, threads), (phase - tail) * BK);
+            let (me, k0) = ((tid, threads), k_first + (phase - tail) * BK);
             match A_T {
                 false => copy_whole::<T, BM, BK>(&s.a, a, (row0, k0), st.lda, me),
                 true => copy_whole::<T, BK, BM>(&s.a, a, (k0, row0), st.lda, me),
@@ -1093,13 +1186,134 @@ unsafe fn pipelined_body<
             }
         }
     }
-    let out = gemm.c_out();
-    let at = (row0 + me.row, col0 + me.col);
-    // SAFETY: `epilogue`'s points: `c_out` is this product's C, m x n at ldc (the entry points'
-    // contract); each lane writes its own elements of its warp tile of this block's tile, from
-    // `own` on: the elements of a tile moved `inside` before `own` are the neighbouring
-    // block's, which stores them.
-    unsafe { epilogue::<T, MT>(&out, &acc, (m, n), at, own, me) };
+    // SAFETY: `finish`'s points: the block multiplied the tile at `(row0, col0)` that `place`
+    // gave (moved `inside` only where not split), every thread of the block gets here.
+    unsafe { W::finish::<T, BM, BN, BK, MT>(&gemm, &acc, ((row0, col0), own), me) };
+}
+
+/// Which tile and slice of K a block of [`pipelined`]'s body multiplies, and where its sums
+/// go: [`OwnTiles`] or [`SplitStrips`].
+pub trait TileWork {
+    /// Whether the blocks of a tile share its K by slices (its origin is then not moved
+    /// [`inside`] C).
+    const SPLIT: bool;
+
+    /// This block's tile origin, in groups of rows where `grouped` (a buffered mainloop),
+    /// and its slice of K steps `(k_first, k_end)`.
+    fn place<T: Element, const BM: u32, const BN: u32, const BK: u32>(
+        gemm: &Gemm<T>,
+        grouped: bool,
+    ) -> ((u32, u32), (u32, u32));
+
+    /// Writes the warp's sums of the tile it multiplied at `at` (`own`: the block's tile
+    /// as `place` gave it).
+    ///
+    /// # Safety
+    /// The block multiplied the tile `place` gave (moved [`inside`] C only where not
+    /// `SPLIT`) over its slice of K; every thread of the block calls it; the launch follows
+    /// the kernel's rules.
+    unsafe fn finish<T: Element, const BM: u32, const BN: u32, const BK: u32, const MT: usize>(
+        gemm: &Gemm<T>,
+        acc: &Accumulators<T::Acc, MT>,
+        at: ((u32, u32), (u32, u32)),
+        me: Lane,
+    );
+}
+
+/// A block per tile and the whole of K, the sums stored to C with alpha and beta.
+pub struct OwnTiles;
+
+impl TileWork for OwnTiles {
+    const SPLIT: bool = false;
+
+    #[inline(always)]
+    fn place<T: Element, const BM: u32, const BN: u32, const BK: u32>(
+        gemm: &Gemm<T>,
+        grouped_rows: bool,
+    ) -> ((u32, u32), (u32, u32)) {
+        let own = match grouped_rows {
+            true => grouped(BM, BN),
+            false => (block_idx_y() * BM, block_idx_x() * BN),
+        };
+        (own, (0, gemm.p.k))
+    }
+
+    #[inline(always)]
+    unsafe fn finish<T: Element, const BM: u32, const BN: u32, const BK: u32, const MT: usize>(
+        gemm: &Gemm<T>,
+        acc: &Accumulators<T::Acc, MT>,
+        ((row0, col0), own): ((u32, u32), (u32, u32)),
+        me: Lane,
+    ) {
+        let out = gemm.c_out();
+        let at = (row0 + me.row, col0 + me.col);
+        // SAFETY: `epilogue`'s points: `c_out` is this product's C, m x n at ldc (the entry
+        // points' contract); each lane writes its own elements of its warp tile of this block's
+        // tile, from `own` on: the elements of a tile moved `inside` before `own` are the
+        // neighbouring block's, which stores them.
+        unsafe { epilogue::<T, MT>(&out, acc, (gemm.p.m, gemm.p.n), at, own, me) };
+    }
+}
+
+/// The blocks of a tile (a strip of `split_k_strips`) each take a slice of K
+/// (`Problem::ctas` of them); each writes its sums to its plane of the workspace, and the
+/// last of the tile's blocks to finish adds them in K order into C (dense, `C = A B`).
+/// `THREADS` is the block's threads, `HALF` half a thread's share of the tile.
+pub struct SplitStrips<const THREADS: u32, const HALF: usize>;
+
+impl<const THREADS: u32, const HALF: usize> TileWork for SplitStrips<THREADS, HALF> {
+    const SPLIT: bool = true;
+
+    #[inline(always)]
+    fn place<T: Element, const BM: u32, const BN: u32, const BK: u32>(
+        gemm: &Gemm<T>,
+        _grouped_rows: bool,
+    ) -> ((u32, u32), (u32, u32)) {
+        let block = StripBlock::this(gemm, (BM, BN), BK);
+        (block.origin, block.k)
+    }
+
+    #[inline(always)]
+    unsafe fn finish<T: Element, const BM: u32, const BN: u32, const BK: u32, const MT: usize>(
+        gemm: &Gemm<T>,
+        acc: &Accumulators<T::Acc, MT>,
+        _at: ((u32, u32), (u32, u32)),
+        me: Lane,
+    ) {
+        const { assert!(THREADS == threads(BM, BN, MT)) };
+        wait_group::<0>();
+        sync_threads(); // every thread is done with the stages: the sums take their bytes
+        // SAFETY: the launch provides `shared_elements`, at least the tile's accumulators and a
+        // flag (`split_spec` checks).
+        let mut arena = unsafe { SharedArena::<T::Acc>::launch_sized() };
+        let sums = arena.tile(BM, BN);
+        let last_flag = arena.tile(1, 16 / size_of::<T::Acc>() as u32);
+        for i in 0..MT {
+            for j in 0..NT {
+                for e in 0..4 {
+                    // D's (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1) of m16 tile i,
+                    // n8 tile j.
+                    let r = me.row + 16 * i as u32 + me.g + 8 * (e as u32 / 2);
+                    let c = me.col + 8 * j as u32 + 2 * me.t + e as u32 % 2;
+                    // SAFETY: (r, c) lies in the BM x BN tile (the warp tile inside it); the
+                    // element is this lane's alone, and the stages' bytes are read no more.
+                    unsafe { sums.set(r, c, acc[i][j][e]) };
+                }
+            }
+        }
+        sync_threads(); // every warp's sums are in
+        let block = StripBlock::this(gemm, (BM, BN), BK);
+        let sums = StripSums {
+            tile: sums,
+            parts: 1,
+            rows: BM,
+            cols: BN,
+        };
+        // SAFETY: `finish`'s points: the launch follows `split_spec`'s rules (C dense, the
+        // workspace's counters zero, THREADS threads); the sums are complete since the barrier
+        // above and unwritten from here on; `last_flag` is the block's own.
+        unsafe { finish::<T, BM, BN, THREADS, HALF>(gemm, block, &sums, &last_flag) };
+    }
 }
 
 /// Where a block whose tile at `(row0, col0)` crosses C's last row or column loads from:
