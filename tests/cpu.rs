@@ -1144,6 +1144,12 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (1024, 1024, 1024, 16), Kernel::WgmmaPersistent),
         // f64, whole 128 x 64 tiles from one per SM (256 here): `dmma_k4`.
         (F64, (8192, 256, 8192, 1), Kernel::DmmaK4),
+        (F64, (2048, 2048, 2048, 1), Kernel::DmmaK4),
+        // f64 with K of at most 512: 64 x 64 tiles, however many.
+        (F64, (256, 256, 256, 128), Kernel::DmmaSmallBuffered),
+        (F64, (128, 128, 128, 256), Kernel::DmmaSmallBuffered),
+        (F64, (4096, 4096, 128, 1), Kernel::DmmaSmallBuffered),
+        (F64, (2048, 2048, 512, 1), Kernel::DmmaSmallBuffered),
     ]) {
         assert_eq!(first(elem, shape), want, "{elem:?} {shape:?}");
     }

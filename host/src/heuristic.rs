@@ -431,6 +431,18 @@ pub const DECODE: &[Row] = &[
 /// full, 3000^3 93.6 / 90.6 at 85%; 2500^3 91.8 / 95.2 at 76%, 1200^3 75.7 / 94.0 at 72%,
 /// 1500^3 84.0 / 94.1 at 55%; docs/bench/2026-11-28-h200-f64-moved-edges.md).
 pub const DMMA: &[Row] = &[
+    // K of at most 512 steps (32 phases of 16): 64 x 64 tiles, three blocks per SM, however
+    // many tiles; `dmma_k4`'s K steps of 4 in a function of their own pay off over a long K
+    // only (H200, ms, against `dmma_k4`: 128 x 256^3 0.106 against 0.115-0.116, 256 x 128^3
+    // 0.043 against 0.048-0.050, 4096 x 4096 x 128 0.110 against 0.140, 2048 x 2048 x 512
+    // 0.097 against 0.103, 128 x 256 x 256 x 512 0.191 against 0.190; 2048^3 0.340 against
+    // 0.326-0.328).
+    row(
+        "K of at most 512",
+        |p| p.k <= 512,
+        &[DmmaSmallBuffered, DmmaBuffered, DmmaK4, DmmaWarps],
+        "bench/2026-11-29-h200-f64-short-k-probe.txt",
+    ),
     // 64 x 64 tiles where 128 x 64 ones would be fewer than the SMs, or where C has fewer than
     // a 128 x 64 tile's rows or columns (those edge blocks cannot move inside): the buffered
     // mainloop (H100, % of cuBLAS: 512^3 96.2% against `dmma_small`'s 76.8%; H200, 1000^3
