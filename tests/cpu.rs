@@ -1121,13 +1121,14 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (64, 4100, 4096), Kernel::WgmmaPackedSplit),
         // Rows TMA reads, not whole 32-byte sectors apart, more than a wave of tiles: clusters
         // of two where the last wave holds over a quarter of the SMs' tiles (3000^3: 120 of
-        // 132 on 128 x 192 tiles; 2504^3 68, 3000 x 6000 x 3000 48 of 128 x 256), the packed
-        // kernels elsewhere (8 tiles at 5000^3, 33 at 4104^3: split).
+        // 132 on 128 x 192 tiles), the packed kernels elsewhere (33 tiles at 4104^3: split).
         (Bf16, (3000, 3000, 3000), Kernel::WgmmaPairs128x192),
         (Bf16, (3000, 3072, 3000), Kernel::WgmmaPairs128x192),
-        (Bf16, (2504, 2504, 2504), Kernel::WgmmaPairs),
-        (Bf16, (3000, 6000, 3000), Kernel::WgmmaPairs),
-        (Bf16, (5000, 5000, 5000), Kernel::WgmmaPackedSplit),
+        // Clusters of four where their squares take no more rounds than pairs (2504^3: 2
+        // each, 3000 x 6000 x 3000: 5, 5000^3: 7; 4104^3: 6 against 5).
+        (Bf16, (2504, 2504, 2504), Kernel::WgmmaQuads),
+        (Bf16, (3000, 6000, 3000), Kernel::WgmmaQuads),
+        (Bf16, (5000, 5000, 5000), Kernel::WgmmaQuads),
         (Bf16, (4104, 4104, 4104), Kernel::WgmmaPackedSplit),
         (Bf16, (4000, 4000, 4000), Kernel::WgmmaPersistent),
         (Bf16, (1000, 1000, 1000), Kernel::Wgmma128x64),

@@ -363,6 +363,23 @@ fn pairs_off_sectors(p: &Product) -> bool {
     p.sixteen_bit() && p.hopper && !p.narrow_c && p.tma_operands && p.packs_off_sectors()
 }
 
+/// Rounds of a cluster kernel's persistent grid: its squares of tiles (two for a pair, four
+/// for a square) over the clusters resident at once. Clusters of two fill the 132 SMs of an
+/// H100 or H200; of four the driver places 30 (120 SMs: `cuOccupancyMaxActiveClusters`, H200),
+/// taken here in that proportion of the SMs.
+fn cluster_rounds(p: &Product, kernel: Kernel) -> u64 {
+    let spec = kernel.spec();
+    let blocks = spec.cluster() as u64;
+    let (down, across, resident) = match blocks {
+        4 => (2, 2, p.sms * 30 / 132),
+        _ => (blocks, 1, p.sms / blocks),
+    };
+    let squares = p.m.div_ceil(down * spec.rows() as u64)
+        * p.n.div_ceil(across * spec.cols() as u64)
+        * p.batch.max(1);
+    squares.div_ceil(resident.max(1))
+}
+
 /// Whether the last wave of `kernel`'s tiles holds more than a quarter of the SMs' (a full
 /// one does).
 fn last_wave_over_a_quarter(p: &Product, kernel: Kernel) -> bool {
@@ -733,6 +750,18 @@ pub const RULE: &[Row] = &[
         },
         &[WgmmaPairs128x192],
         "bench/2026-11-29-h200-pairs.md",
+    ),
+    // Where clusters of four take no more rounds than clusters of two, squares of tiles that
+    // share both operands' copies lead, though 30 clusters of four hold 120 of the 132 SMs
+    // (H200, bf16, against the kernel the rule took before, one call: 5000^3 0.408 ms
+    // against `wgmma_packed_split`'s 0.438 and `wgmma_pairs`' 0.457, 2504^3 0.070 against
+    // 0.072-0.074, 3000 x 6000 x 3000 0.193 against 0.200-0.201; 3000^3, three rounds either
+    // way, 0.116 against 128 x 192 pairs' 0.107, and 128 x 192 squares lost everywhere).
+    row(
+        "16-bit on Hopper, f32 C, rows off the 32-byte sectors TMA reads, squares of tiles in no more rounds than pairs: clusters of four",
+        |p| pairs_off_sectors(p) && cluster_rounds(p, WgmmaQuads) <= cluster_rounds(p, WgmmaPairs),
+        &[WgmmaQuads],
+        "bench/2026-11-29-h200-quads.md",
     ),
     row(
         "16-bit on Hopper, f32 C, rows off the 32-byte sectors TMA reads, the last wave of 128 x 256 tiles over a quarter full: clusters of two",

@@ -200,6 +200,10 @@ pub enum Grid {
     /// pairs of tiles one above the other, rank `r` computing the tile `r` rows of tiles
     /// down: as many clusters as are resident at once, at most one per pair.
     PersistentPairs,
+    /// [`Grid::Persistent`] in clusters of four blocks (4 x 1 x 1), each cluster looping over
+    /// squares of 2 x 2 tiles, rank `r` computing the tile `r % 2` rows and `r / 2` columns
+    /// of tiles in: as many clusters as are resident at once, at most one per square.
+    PersistentQuads,
 }
 
 /// Dynamic shared memory per block, in elements of the accumulator type unless said otherwise.
@@ -634,14 +638,20 @@ impl KernelSpec {
     pub const fn batched(&self) -> bool {
         matches!(
             self.grid,
-            Grid::Tiles | Grid::Persistent | Grid::PersistentSplit | Grid::PersistentPairs
+            Grid::Tiles
+                | Grid::Persistent
+                | Grid::PersistentSplit
+                | Grid::PersistentPairs
+                | Grid::PersistentQuads
         )
     }
 
-    /// Blocks of a cluster: 2 on [`Grid::PersistentPairs`], 1 (no cluster) otherwise.
+    /// Blocks of a cluster: 2 on [`Grid::PersistentPairs`], 4 on [`Grid::PersistentQuads`],
+    /// 1 (no cluster) otherwise.
     pub const fn cluster(&self) -> u32 {
         match self.grid {
             Grid::PersistentPairs => 2,
+            Grid::PersistentQuads => 4,
             _ => 1,
         }
     }
@@ -903,6 +913,12 @@ macro_rules! for_each_kernel {
                 /// `wgmma_pairs` on 128 x 192 tiles
                 /// (`wgmma_pairs_128x192.rs`; f16/bf16, 9.0 only).
                 WgmmaPairs128x192 => $crate::kernels::wgmma::wgmma_pairs_128x192::SPEC, $crate::kernels::wgmma::wgmma_pairs_128x192::wgmma_pairs_128x192;
+                /// `wgmma_persistent` in clusters of four blocks on squares of tiles, sharing A
+                /// and B by TMA multicast (`wgmma_quads.rs`; f16/bf16, 9.0 only).
+                WgmmaQuads => $crate::kernels::wgmma::wgmma_quads::SPEC, $crate::kernels::wgmma::wgmma_quads::wgmma_quads;
+                /// `wgmma_quads` on 128 x 192 tiles
+                /// (`wgmma_quads_128x192.rs`; f16/bf16, 9.0 only).
+                WgmmaQuads128x192 => $crate::kernels::wgmma::wgmma_quads_128x192::SPEC, $crate::kernels::wgmma::wgmma_quads_128x192::wgmma_quads_128x192;
                 /// `wgmma_persistent` on 128 x 64 tiles, `wgmma` m64n64k16
                 /// (`wgmma_128x64.rs`; f16/bf16, 9.0 only).
                 Wgmma128x64 => $crate::kernels::wgmma::wgmma_128x64::SPEC, $crate::kernels::wgmma::wgmma_128x64::wgmma_128x64;

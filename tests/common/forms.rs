@@ -781,6 +781,20 @@ pub fn moved_edge_tiles(be: &Backend) -> Result<(), String> {
     Ok(())
 }
 
+/// The warp-specialised 16-bit kernels that read the caller's operands through tensor maps
+/// (no pack launch): single blocks, pairs and squares, on every tile width.
+const TMA_WGMMA: &[Kernel] = &[
+    Kernel::WgmmaTma,
+    Kernel::WgmmaPersistent,
+    Kernel::Wgmma128x192,
+    Kernel::WgmmaPairs,
+    Kernel::WgmmaPairs128x192,
+    Kernel::WgmmaQuads,
+    Kernel::WgmmaQuads128x192,
+    Kernel::Wgmma128x128,
+    Kernel::Wgmma128x64,
+];
+
 /// Tiles of the warp-specialised 16-bit kernels whose second 64-row half lies below C: the
 /// producer copies only the first half of A, and the second consumer warpgroup multiplies
 /// what its half of the stage last held (a previous tile's rows, or nothing yet), which the
@@ -804,16 +818,7 @@ pub fn a_halves_below_c(be: &Backend) -> Result<(), String> {
         }
         Ok(())
     }
-    for kernel in [
-        Kernel::WgmmaTma,
-        Kernel::WgmmaPersistent,
-        Kernel::Wgmma128x192,
-        Kernel::WgmmaPairs,
-        Kernel::WgmmaPairs128x192,
-        Kernel::Wgmma128x128,
-        Kernel::Wgmma128x64,
-        Kernel::WgmmaPacked,
-    ] {
+    for &kernel in TMA_WGMMA.iter().chain(&[Kernel::WgmmaPacked]) {
         for mnk in [(40, 72, 80), (64, 136, 64), (104, 72, 136), (184, 200, 72)] {
             each::<bf16, f32>(be, kernel, mnk)?;
         }
@@ -914,15 +919,7 @@ pub fn close_planes(be: &Backend) -> Result<(), String> {
         batch,
     )
     .map_err(fail)?;
-    for kernel in [
-        Kernel::WgmmaTma,
-        Kernel::WgmmaPersistent,
-        Kernel::Wgmma128x192,
-        Kernel::WgmmaPairs,
-        Kernel::WgmmaPairs128x192,
-        Kernel::Wgmma128x128,
-        Kernel::Wgmma128x64,
-    ] {
+    for &kernel in TMA_WGMMA {
         let got = be.gemm::<bf16, f32>(
             Some(kernel),
             (1.0, 0.0),

@@ -828,6 +828,8 @@ pub fn fixed_cases() -> Vec<Case> {
                     Kernel::Wgmma128x192,
                     Kernel::WgmmaPairs,
                     Kernel::WgmmaPairs128x192,
+                    Kernel::WgmmaQuads,
+                    Kernel::WgmmaQuads128x192,
                     Kernel::Wgmma128x128,
                     Kernel::Wgmma128x64,
                 ] {
@@ -839,22 +841,29 @@ pub fn fixed_cases() -> Vec<Case> {
             walk::<rgemm::bf16>(be, (m, n, k))?;
             walk::<rgemm::f16>(be, (m, n, k))
         }),
-        ("shapes::pairs_walk_pairs_of_tiles", |be| {
-            // The pair kernels alone, on pairs of tile rows whose last pair has one tile
-            // (9 rows of tiles), more pairs than clusters on the GPU, a K that ends mid-phase;
-            // each block's half of B lands in both blocks, so a pair's every tile checks both
-            // halves.
+        ("shapes::clusters_walk_squares_of_tiles", |be| {
+            // The cluster kernels alone: pairs of tile rows whose last pair has one tile (9
+            // rows of tiles), squares whose last row or column has one (11 columns of 192),
+            // more pairs than clusters on the GPU (squares walk several in
+            // `persistent_blocks_walk_several_tiles`), a K that ends mid-phase; each block's
+            // half of B lands in its column's blocks and of a square its half of A in its
+            // row's, so every tile checks every half.
             let shapes: &[(usize, usize, usize)] = match be {
                 Backend::Gpu(_) => &[(1100, 2000, 264), (2600, 1000, 136)],
                 Backend::Cpu(_) => &[(300, 400, 72)],
             };
-            fn pairs<T: Element>(
+            fn clusters<T: Element>(
                 be: &Backend,
                 shapes: &[(usize, usize, usize)],
             ) -> Result<(), String> {
                 for &mnk in shapes {
                     let (a, b) = random_operands::<T>(mnk, 11);
-                    for kernel in [Kernel::WgmmaPairs, Kernel::WgmmaPairs128x192] {
+                    for kernel in [
+                        Kernel::WgmmaPairs,
+                        Kernel::WgmmaPairs128x192,
+                        Kernel::WgmmaQuads,
+                        Kernel::WgmmaQuads128x192,
+                    ] {
                         let c = be.matmul_with(&a, &b, kernel).map_err(fail)?;
                         check_product_with(&a, &b, &c, true)
                             .map_err(|e| format!("{kernel:?} {mnk:?}: {e}"))?;
@@ -862,8 +871,8 @@ pub fn fixed_cases() -> Vec<Case> {
                 }
                 Ok(())
             }
-            pairs::<rgemm::bf16>(be, shapes)?;
-            pairs::<rgemm::f16>(be, shapes)
+            clusters::<rgemm::bf16>(be, shapes)?;
+            clusters::<rgemm::f16>(be, shapes)
         }),
         ("shapes::decode_splits_k_over_blocks", |be| {
             // K large enough for several slices of K (each at least 256 rows), so the partial

@@ -4,8 +4,8 @@
 //! (`super::mbarrier::arrive_cluster`), and the cluster barrier holds every thread of every
 //! block.
 //!
-//! rgemm launches clusters of two blocks along a 1D grid (cluster dimensions 2 x 1 x 1):
-//! block `2 c + r` is rank `r` of cluster `c`.
+//! rgemm launches clusters of two or four blocks along a 1D grid (cluster dimensions `s` x
+//! 1 x 1): block `s c + r` is rank `r` of cluster `c`.
 //!
 //! On the host (CPU executor) a cluster's blocks run on one OS thread, their threads
 //! interleaved, so that what one block waits for another can deliver.

@@ -37,7 +37,8 @@ impl Grid {
         match *self {
             Grid::Tiles => Ok(tile_order::plan_tiles(input)),
             Grid::Persistent => tile_order::plan_persistent(input),
-            Grid::PersistentPairs => tile_order::plan_pairs(input),
+            Grid::PersistentPairs => tile_order::plan_clusters(input, (2, 1)),
+            Grid::PersistentQuads => tile_order::plan_clusters(input, (2, 2)),
             Grid::PersistentSplit => split_tail::plan(input),
             Grid::StreamK { .. } => stream_k::plan(input),
             Grid::SplitK { .. } => Ok(split_k_fixup::plan(input)),

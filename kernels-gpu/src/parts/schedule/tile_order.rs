@@ -25,8 +25,9 @@ pub(crate) struct TileOrder {
     batch: u32,
     /// Slices of K of each tile of the last wave (`split_tail`); 1: none split.
     splits: u32,
-    /// Persistent in clusters of two blocks ([`TileOrder::of_pairs`]).
-    pairs: bool,
+    /// Tiles down and across of a cluster's square (persistent in clusters of two or four
+    /// blocks: [`TileOrder::of_clusters`]); `(1, 1)`: no clusters.
+    square: (u32, u32),
 }
 
 /// A block's unit of work: a tile (`(z, row0, col0)` as [`TileOrder::at`] gives it), its
@@ -50,31 +51,42 @@ impl TileOrder {
             tiles_n: n.div_ceil(cols),
             batch: if persistent { batch.max(1) } else { 1 },
             splits: 1,
-            pairs: false,
+            square: (1, 1),
         }
     }
 
-    /// The persistent order of pairs of block tiles, one above the other (`2 BM x cols`),
-    /// for a grid of clusters of two blocks (`super::super::super::device::cluster`): the
-    /// pairs go to the clusters as tiles go to blocks, and rank `r` of a cluster computes
-    /// the tile `r BM` rows into each pair. Both blocks of a cluster walk the same pairs,
-    /// so they need the same columns of B at the same phases.
+    /// The persistent order of squares of `rows x cols` block tiles (`(2, 1)`: pairs one
+    /// above the other; `(2, 2)`: 2 x 2) for a grid of clusters of `rows cols` blocks
+    /// (`crate::device::cluster`): the squares go to the clusters as tiles go to blocks, and
+    /// rank `r` of a cluster computes the tile `r % rows` tiles down and `r / rows` across
+    /// each square. The blocks of a column of the square need the same columns of B at the
+    /// same phases, those of a row the same rows of A.
     #[inline(always)]
-    pub(crate) fn of_pairs((m, n): (u32, u32), batch: u32, cols: u32) -> Self {
+    pub(crate) fn of_clusters(
+        (m, n): (u32, u32),
+        batch: u32,
+        cols: u32,
+        (rows, across): (u32, u32),
+    ) -> Self {
         Self {
-            tiles_m: m.div_ceil(2 * BM),
-            pairs: true,
+            tiles_m: m.div_ceil(rows * BM),
+            tiles_n: n.div_ceil(across * cols),
+            square: (rows, across),
             ..Self::of_width(true, (m, n), batch, cols)
         }
     }
 
-    /// This block's first unit (its cluster's, for pairs) and the step between its units.
+    /// Blocks of a cluster.
+    #[inline(always)]
+    fn cluster(&self) -> u32 {
+        self.square.0 * self.square.1
+    }
+
+    /// This block's first unit (its cluster's, in clusters) and the step between its units.
     #[inline(always)]
     fn first_step(&self) -> (u32, u32) {
-        match self.pairs {
-            true => (block_idx_x() / 2, (grid_dim_x() / 2).max(1)),
-            false => (block_idx_x(), grid_dim_x()),
-        }
+        let cluster = self.cluster();
+        (block_idx_x() / cluster, (grid_dim_x() / cluster).max(1))
     }
 
     /// The same order with the last wave's tiles cut into `splits` slices of K (the launch's
@@ -164,19 +176,19 @@ impl TileOrder {
         // (Divisors kept non-zero for the compiler: a launch has tiles, and `t` is one.)
         let per_product = (self.tiles_m * self.tiles_n).max(1);
         let (z, t) = (t / per_product, t % per_product);
-        // Pairs: as many rows of tiles in a group, half as many rows of pairs.
-        let (group, height, rank) = match self.pairs {
-            true => (GROUP / 2, 2 * BM, block_idx_x() % 2 * BM),
-            false => (GROUP, BM, 0),
-        };
+        // Squares: as many rows of tiles in a group, fewer rows of squares; rank `r` of a
+        // cluster `r % rows` tiles down and `r / rows` across its square.
+        let (down, across) = self.square;
+        let rank = block_idx_x() % self.cluster();
+        let (group, height, width) = (GROUP / down, down * BM, across * self.cols);
         let per_group = group * self.tiles_n.max(1);
         let first_row = (t / per_group) * group;
         let rows = self.tiles_m.saturating_sub(first_row).clamp(1, group);
         let within = t % per_group;
         (
             z,
-            (first_row + within % rows) * height + rank,
-            (within / rows) * self.cols,
+            (first_row + within % rows) * height + rank % down * BM,
+            (within / rows) * width + rank / down * self.cols,
         )
     }
 
@@ -205,25 +217,28 @@ pub fn plan_tiles(input: &PlanInput) -> Plan {
     Plan::single(grid, input.maps)
 }
 
-/// A persistent grid of clusters of two blocks ([`TileOrder::of_pairs`]): as many pairs of
-/// blocks as are resident at once, at most one per pair of tiles, 1D.
+/// A persistent grid of clusters of `rows x cols` blocks on squares of as many tiles
+/// ([`TileOrder::of_clusters`]): as many clusters as are resident at once (the host lowers
+/// it to what the driver says fits), at most one per square, 1D.
 #[cfg(not(target_arch = "nvptx64"))]
-pub fn plan_pairs(input: &PlanInput) -> Result<Plan, Unplannable> {
+pub fn plan_clusters(input: &PlanInput, (down, across): (u32, u32)) -> Result<Plan, Unplannable> {
     let (m, n, _) = input.mnk;
     let (rows, cols) = input.tile;
     let batch = input.batch;
-    let pairs = n.div_ceil(cols as usize) * m.div_ceil(2 * rows as usize) * batch as usize;
-    if 2 * pairs > u32::MAX as usize {
+    let cluster = (down * across) as usize;
+    let squares =
+        n.div_ceil((across * cols) as usize) * m.div_ceil((down * rows) as usize) * batch as usize;
+    if cluster * squares > u32::MAX as usize {
         let mnk = input.mnk;
         let count = Overflow::BatchTiles {
             batch,
-            tiles: 2 * pairs,
+            tiles: cluster * squares,
         };
         return Err(Unplannable { mnk, count });
     }
-    let resident = (input.sms * input.per_sm / 2).max(1);
+    let resident = (input.sms * input.per_sm / cluster as u32).max(1);
     Ok(Plan::single(
-        (2 * pairs.min(resident as usize), 1, 1),
+        (cluster * squares.min(resident as usize), 1, 1),
         input.maps,
     ))
 }

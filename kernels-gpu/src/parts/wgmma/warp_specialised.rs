@@ -148,8 +148,12 @@ const TILES_192_PAIRS: &[PtxFacts] = &[
     F32_C_PAIRS,
     NARROW_C_192,
 ];
-/// What the entries of a kernel in clusters of two show: [`TMA_PIPELINE`]'s `wgmma`s and
-/// registers, B copied by multicast, the stages released on both blocks' barriers
+/// ... in clusters of four ([`warp_specialised_quads`]): as in clusters of two.
+const TILES_256_QUADS: &[PtxFacts] = TILES_256_PAIRS;
+const TILES_192_QUADS: &[PtxFacts] = TILES_192_PAIRS;
+/// What the entries of a kernel in clusters show: [`TMA_PIPELINE`]'s `wgmma`s and
+/// registers, B copied by multicast, the stages released on the barriers of the blocks that
+/// write them
 /// (`mapa`, an arrival at a cluster address, released at CTA scope: no fence of the GPU in
 /// the mainloop) and never on the block's own alone, and the cluster barriers.
 const PAIR_PIPELINE: PtxFacts = PtxFacts::only(
@@ -280,12 +284,15 @@ pub const fn spec(
     .on_tensor_cores()
     .with_tma(match grid {
         Grid::PersistentPairs => pair_maps(cols),
+        Grid::PersistentQuads => quad_maps(cols),
         _ => tile_maps(cols),
     })
     .general()
     .with_ptx(match (cols, grid) {
         (256, Grid::PersistentPairs) => TILES_256_PAIRS,
         (_, Grid::PersistentPairs) => TILES_192_PAIRS,
+        (256, Grid::PersistentQuads) => TILES_256_QUADS,
+        (_, Grid::PersistentQuads) => TILES_192_QUADS,
         _ => facts(cols, matches!(grid, Grid::PersistentSplit)),
     })
 }
@@ -359,6 +366,15 @@ pub(crate) const fn pair_maps(cols: u32) -> TensorMaps {
     }
 }
 
+/// [`pair_maps`] for [`warp_specialised_quads`]: A in K-major boxes of half its rows too,
+/// one from each block of a row of the square.
+pub(crate) const fn quad_maps(cols: u32) -> TensorMaps {
+    TensorMaps {
+        a_box: (BM / 2, BK),
+        ..pair_maps(cols)
+    }
+}
+
 /// K elements of a stage: one 128-byte row of each operand (64 16-bit elements, 32 TF32).
 #[inline(always)]
 pub(crate) const fn stage_k<T>() -> u32 {
@@ -399,11 +415,11 @@ pub(crate) unsafe fn warp_specialised<
     gemm: Gemm<T>,
 ) {
     // SAFETY: this contract.
-    unsafe { body::<T, PERSISTENT, SPLIT, false, W, N>(gemm) }
+    unsafe { body::<T, PERSISTENT, SPLIT, 1, W, N>(gemm) }
 }
 
 /// [`warp_specialised`], persistent, on a grid of clusters of two blocks
-/// ([`TileOrder::of_pairs`]): the two blocks of a cluster compute tiles one above the
+/// ([`TileOrder::of_clusters`]): the two blocks of a cluster compute tiles one above the
 /// other, which read the same B, and each block's producer copies half of each stage's B
 /// into both blocks' shared memory (TMA multicast). Each block issues half the copies of B,
 /// and a stage is free once both blocks' consumers are done with it ([`Pipe::release`]).
@@ -416,10 +432,30 @@ pub(crate) unsafe fn warp_specialised_pairs<T: Half, W: WarpgroupTile, const N: 
     gemm: Gemm<T>,
 ) {
     // SAFETY: this contract.
-    unsafe { body::<T, true, false, true, W, N>(gemm) }
+    unsafe { body::<T, true, false, 2, W, N>(gemm) }
 }
 
-/// [`warp_specialised`] and, where `PAIRS`, [`warp_specialised_pairs`].
+/// [`warp_specialised_pairs`] on a grid of clusters of four blocks on 2 x 2 tiles
+/// ([`TileOrder::of_clusters`]): the blocks of a column of the square read the same B, and
+/// those of a row the same A, and each block's producer copies half of each stage's A into
+/// its row's two blocks and half of its B into its column's two. A stage is free once the
+/// consumers of the three blocks that write it (the block, its row partner and its column
+/// partner) are done with it.
+///
+/// # Safety
+/// As [`warp_specialised`], launched in clusters of four blocks (`Grid::PersistentQuads`),
+/// with A's map for a row-major A in boxes of 64 rows and B's as [`pair_maps`]
+/// ([`quad_maps`]).
+#[inline(always)]
+pub(crate) unsafe fn warp_specialised_quads<T: Half, W: WarpgroupTile, const N: u32>(
+    gemm: Gemm<T>,
+) {
+    // SAFETY: this contract.
+    unsafe { body::<T, true, false, 4, W, N>(gemm) }
+}
+
+/// [`warp_specialised`] and, in clusters of `CLUSTER` blocks, [`warp_specialised_pairs`]
+/// and [`warp_specialised_quads`].
 ///
 /// # Safety
 /// As those.
@@ -428,16 +464,16 @@ unsafe fn body<
     T: StageInput,
     const PERSISTENT: bool,
     const SPLIT: bool,
-    const PAIRS: bool,
+    const CLUSTER: u32,
     W: WarpgroupTile,
     const N: u32,
 >(
     gemm: Gemm<T>,
 ) {
     let (_, _, _, m, n, k) = gemm.plain();
-    let order = match PAIRS {
-        true => TileOrder::of_pairs((m, n), gemm.p.batch, W::COLS),
-        false => TileOrder::of_width(PERSISTENT, (m, n), gemm.p.batch, W::COLS),
+    let order = match CLUSTER {
+        1 => TileOrder::of_width(PERSISTENT, (m, n), gemm.p.batch, W::COLS),
+        _ => TileOrder::of_clusters((m, n), gemm.p.batch, W::COLS, square(CLUSTER)),
     };
     // SAFETY: `without_tma`'s contract is this one's.
     if unsafe { T::without_tma::<W>(&gemm, order) } {
@@ -459,31 +495,32 @@ unsafe fn body<
         a_all,
         b_all,
         bars,
-        pair: PAIRS,
+        cluster: CLUSTER,
     };
     if tid == 0 {
         // SAFETY: `init`'s points: `bars` is `aligned(8, 2 N 8)`, 2 N 8-byte aligned words of
         // shared memory used only as these mbarriers; one thread, before the barrier below.
-        unsafe { bars.init(if PAIRS { PAIR_RELEASES } else { CONSUMERS }) };
+        unsafe { bars.init(releases(CLUSTER)) };
         mbarrier::fence_init();
     }
-    // The barriers are ready (a pair's in both blocks, before either copies into the other).
-    if PAIRS {
+    // The barriers are ready (a cluster's in every block, before any copies into another).
+    if CLUSTER > 1 {
         cluster::sync_cluster();
     } else {
         sync_threads();
     }
     let phases = k.div_ceil(stage_k::<T>());
     let strides = gemm.p.strides();
-    // A pair's rank in its cluster (`Grid::PersistentPairs`: clusters of two along x).
-    let pair = PAIRS.then(|| block_idx_x() % 2);
+    // The block's rank in its cluster (clusters along x).
+    let rank = (CLUSTER > 1).then(|| block_idx_x() % CLUSTER);
     // SAFETY: `produce`'s points: the workspace holds A's and B's maps for this form (TMA reads
     // them, tested above; TF32's always have them); the barriers were initialised and published by
-    // the barrier above; a pair's launch is in clusters of two, B's map as `pair_maps`.
+    // the barrier above; a cluster launch is in clusters of CLUSTER, the maps as `pair_maps` or
+    // `quad_maps`.
     if !consumes(tid, || unsafe {
-        produce::<T, W, N>(&gemm, pipe, order, phases, pair)
+        produce::<T, W, N, CLUSTER>(&gemm, pipe, order, phases, rank)
     }) {
-        if PAIRS {
+        if CLUSTER > 1 {
             // Neither block returns while the other may still copy into it or arrive on its
             // barriers.
             cluster::sync_cluster();
@@ -527,7 +564,7 @@ unsafe fn body<
         // rows at.0 .. + 64 of this tile are this warpgroup's only; all its threads get here.
         unsafe { acc.store::<T>(&out, (m, n), at, t % 128) };
     }
-    if PAIRS {
+    if CLUSTER > 1 {
         // (As the producer's above.)
         cluster::sync_cluster();
     }
@@ -625,32 +662,55 @@ pub(crate) struct Pipe<const N: u32> {
     pub(crate) a_all: *mut u8,
     pub(crate) b_all: *mut u8,
     pub(crate) bars: StageBarriers<N>,
-    /// One block of a cluster of two whose producers multicast into both
-    /// (`super::pairs`): a stage is free once both blocks' consumers are done with it.
-    pub(crate) pair: bool,
+    /// Blocks of the cluster (1: none) whose producers multicast into each other
+    /// ([`warp_specialised_pairs`], [`warp_specialised_quads`]): a stage is free once the
+    /// consumers of every block that writes it are done with it.
+    pub(crate) cluster: u32,
 }
 
-/// `empty` arrivals that free a stage of a pair ([`Pipe::release`]): each consumer warp of
-/// both blocks.
-pub(crate) const PAIR_RELEASES: u32 = 2 * CONSUMERS / 32;
+/// Tiles down and across of the square of a cluster of `blocks` blocks (two: one above the
+/// other; four: 2 x 2).
+#[inline(always)]
+pub(crate) const fn square(blocks: u32) -> (u32, u32) {
+    match blocks {
+        4 => (2, 2),
+        _ => (blocks, 1),
+    }
+}
+
+/// `empty` arrivals that free a stage ([`Pipe::release`]): every consumer thread of the
+/// block, or in a cluster each consumer warp of the blocks that write it (both of a pair;
+/// of a square the block, its row partner and its column partner).
+#[inline(always)]
+pub(crate) const fn releases(cluster: u32) -> u32 {
+    match cluster {
+        1 => CONSUMERS,
+        2 => 2 * CONSUMERS / 32,
+        _ => 3 * CONSUMERS / 32,
+    }
+}
 
 impl<const N: u32> Pipe<N> {
-    /// This consumer thread is done with stage `s`: it arrives on `empty(s)`, or in a pair
-    /// its warp's first lane arrives on both blocks' `empty(s)` for the warp.
+    /// This consumer thread is done with stage `s`: it arrives on `empty(s)`, or in a
+    /// cluster its warp's first lane arrives for the warp on `empty(s)` of each block that
+    /// writes the stage: rank `r` and `r ^ 1` (a pair, or a column of the square), and of a
+    /// square `r ^ 2` (its row).
     ///
     /// # Safety
-    /// `empty(s)` initialised and published (in both blocks of a pair, which are alive); the
-    /// thread's (in a pair, its warp's) reads of stage `s` are complete.
+    /// `empty(s)` initialised and published (in every block of a cluster, which are alive);
+    /// the thread's (in a cluster, its warp's) reads of stage `s` are complete.
     #[inline(always)]
     pub(crate) unsafe fn release(&self, s: u32) {
         let empty = self.bars.empty(s);
-        if !self.pair {
+        if self.cluster == 1 {
             // SAFETY: this contract.
             unsafe { mbarrier::arrive(empty) };
         } else if thread_idx_x().is_multiple_of(32) {
-            for rank in 0..2 {
-                // SAFETY: this contract, in block `rank` of the pair.
-                unsafe { mbarrier::arrive_cluster(empty, rank) };
+            let me = block_idx_x() % self.cluster;
+            for flip in 0..self.cluster.min(3) {
+                // SAFETY: this contract, in block `me ^ flip` of the cluster (0, 1, 2: the
+                // block, its column partner, in a square its row partner).
+                unsafe { mbarrier::arrive_cluster(empty, me ^ flip) };
             }
         }
     }
@@ -710,20 +770,23 @@ impl<const N: u32> StageBarriers<N> {
 /// The producer (one thread): per phase, A's 128 x 64 and B's 64 x `W::COLS` of the stage,
 /// each as stored: a row-major A as one K-major box, a transposed one as two 64-row panels;
 /// a row-major B as 64-column panels, a transposed one as one K-major box of `W::COLS` rows.
-/// Of a `pair` (its rank), half of B's panels, or a box of half its rows, into both blocks;
-/// the stage's `full` expects all of B, half from the other block.
+/// In a cluster (`rank` of `CLUSTER` blocks), half of B's panels, or a box of half its rows,
+/// into both blocks of the square's column; of a square, half of A's rows too (a panel, or a
+/// box of 64 rows) into both blocks of its row. The stage's `full` expects all of A and B,
+/// part from the other blocks.
 ///
 /// # Safety
-/// The workspace holds A's and B's tensor maps for `gemm`'s form (a pair's transposed B in
-/// boxes of `W::COLS / 2` rows); the barriers are initialised (a pair's in both blocks,
-/// published by a cluster barrier, and they are launched as a cluster).
+/// The workspace holds A's and B's tensor maps for `gemm`'s form (in a cluster a transposed
+/// B's in boxes of `W::COLS / 2` rows, of a square a row-major A's in boxes of 64 rows); the
+/// barriers are initialised (a cluster's in every block, published by a cluster barrier, and
+/// they are launched as a cluster of `CLUSTER`).
 #[inline(always)]
-unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
+unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32, const CLUSTER: u32>(
     gemm: &Gemm<T>,
     pipe: Pipe<N>,
     order: TileOrder,
     phases: u32,
-    pair: Option<u32>,
+    rank: Option<u32>,
 ) {
     let maps = gemm.workspace.cast::<u8>().cast_const();
     let (a_map, b_map) = (maps, maps.wrapping_add(MAP_BYTES));
@@ -749,7 +812,8 @@ unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
         // A transposed: its second panel of 64 rows is left out where it lies below C (see
         // `a_rows`).
         let a_halves = if row0 + 64 < gemm.p.m { BM / 64 } else { 1 };
-        let a_bytes = match !T::IS_ACC && strides.a_t {
+        // A square's row shares A in halves (panels, or boxes of 64 rows), left out alike.
+        let a_bytes = match (!T::IS_ACC && strides.a_t) || CLUSTER == 4 {
             true => a_halves * PANEL,
             false => a_rows * 128,
         };
@@ -766,14 +830,27 @@ unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
             let b_s = pipe.b_all.wrapping_add((s * W::B_STAGE) as usize);
             let panel = |base: *mut u8, p: u32| base.wrapping_add((p * PANEL) as usize);
             // SAFETY: `full` initialised; `load_3d`: the maps in the workspace (the contract, A's
-            // box `a_rows` rows as the host made it, `TensorMaps::a_box_rows`); a_s, b_s, their
-            // 8 KiB panels 1024-aligned in free stage s; `full` expects the bytes of the copies
-            // issued here (`a_bytes`: A's box of `a_rows` 128-byte rows, or its `a_halves`
-            // panels; B_STAGE), and the consumers read them only after waiting on it.
+            // box `a_rows` rows as the host made it, `TensorMaps::a_box_rows`, or 64 of a
+            // square's); a_s, b_s, their 8 KiB panels 1024-aligned in free stage s; `full` expects
+            // the bytes of the copies issued here and by the cluster's other blocks into this one
+            // (`a_bytes`: A's box of `a_rows` 128-byte rows, or its `a_halves` panels; B_STAGE),
+            // and the consumers read them only after waiting on it; a multicast lands at the
+            // same offsets in blocks whose stage s is free too (`Pipe::release`).
             unsafe {
                 mbarrier::arrive_expect_tx(full, a_bytes + W::B_STAGE);
                 // (TF32: A and B^T, as packed.)
-                if !T::IS_ACC && strides.a_t {
+                if let (4, Some(r)) = (CLUSTER, rank) {
+                    // A square: this block's half of A (panel or 64 rows `r / 2`), into both
+                    // blocks of its row (ranks `r % 2` and `r % 2 + 2`).
+                    let (p, row_mask) = (r / 2, 0b101u16 << (r % 2));
+                    if p < a_halves {
+                        let at = match strides.a_t {
+                            true => (row0 + 64 * p, k0, za),
+                            false => (k0, row0 + 64 * p, za),
+                        };
+                        tma::load_3d_multicast(panel(a_s, p), a_map, at, full, row_mask);
+                    }
+                } else if !T::IS_ACC && strides.a_t {
                     for p in 0..BM / 64 {
                         if p < a_halves {
                             tma::load_3d(panel(a_s, p), a_map, (row0 + 64 * p, k0, za), full);
@@ -782,7 +859,10 @@ unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
                 } else {
                     tma::load_3d(a_s, a_map, (k0, row0, za), full);
                 }
-                match pair {
+                // In a cluster: the block's half of B (`r % 2`), into both blocks of its column
+                // of the square (ranks `r / 2 * 2` and the next).
+                let part = rank.map(|r| (r % 2, 0b11u16 << (r / 2 * 2)));
+                match part {
                     None if T::IS_ACC || strides.b_t => {
                         tma::load_3d(b_s, b_map, (k0, col0, zb), full)
                     }
@@ -791,17 +871,16 @@ unsafe fn produce<T: Element, W: WarpgroupTile, const N: u32>(
                             tma::load_3d(panel(b_s, p), b_map, (col0 + 64 * p, k0, zb), full);
                         }
                     }
-                    // A pair: this block's half of B, into both blocks.
-                    Some(rank) if strides.b_t => {
-                        let rows = rank * W::COLS / 2;
+                    Some((half, column)) if strides.b_t => {
+                        let rows = half * W::COLS / 2;
                         let to = b_s.wrapping_add((rows * 128) as usize);
-                        tma::load_3d_multicast(to, b_map, (k0, col0 + rows, zb), full, 0b11);
+                        tma::load_3d_multicast(to, b_map, (k0, col0 + rows, zb), full, column);
                     }
-                    Some(rank) => {
+                    Some((half, column)) => {
                         let panels = W::COLS / 64;
-                        for p in rank * panels / 2..(rank + 1) * panels / 2 {
+                        for p in half * panels / 2..(half + 1) * panels / 2 {
                             let at = (col0 + 64 * p, k0, zb);
-                            tma::load_3d_multicast(panel(b_s, p), b_map, at, full, 0b11);
+                            tma::load_3d_multicast(panel(b_s, p), b_map, at, full, column);
                         }
                     }
                 }
