@@ -783,7 +783,7 @@ pub fn moved_edge_tiles(be: &Backend) -> Result<(), String> {
 
 /// The warp-specialised 16-bit kernels that read the caller's operands through tensor maps
 /// (no pack launch): single blocks, pairs and squares, on every tile width.
-const TMA_WGMMA: &[Kernel] = &[
+pub(crate) const TMA_WGMMA: &[Kernel] = &[
     Kernel::WgmmaTma,
     Kernel::WgmmaPersistent,
     Kernel::Wgmma128x192,

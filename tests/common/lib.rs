@@ -822,17 +822,7 @@ pub fn fixed_cases() -> Vec<Case> {
                 (m, n, k): (usize, usize, usize),
             ) -> Result<(), String> {
                 let (a, b) = random_operands::<T>((m, n, k), 7);
-                for kernel in [
-                    Kernel::WgmmaPersistent,
-                    Kernel::WgmmaTma,
-                    Kernel::Wgmma128x192,
-                    Kernel::WgmmaPairs,
-                    Kernel::WgmmaPairs128x192,
-                    Kernel::WgmmaQuads,
-                    Kernel::WgmmaQuads128x192,
-                    Kernel::Wgmma128x128,
-                    Kernel::Wgmma128x64,
-                ] {
+                for &kernel in forms::TMA_WGMMA {
                     let c = be.matmul_with(&a, &b, kernel).map_err(fail)?;
                     check_product_with(&a, &b, &c, true).map_err(|e| format!("{kernel:?}: {e}"))?;
                 }
