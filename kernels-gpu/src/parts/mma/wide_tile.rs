@@ -910,41 +910,32 @@ pub unsafe fn split<
     // A scheme's repair and the interior blocks' own function are the one-block-per-tile
     // kernels'.
     const { assert!(!S::REPAIR && !L::APART) };
-    // SAFETY: `split_as`' contract is this one's, B as its layout says.
+    // The body for B as stored or stored `n x k` (`$b_t`), A row-major.
+    macro_rules! body {
+        ($b_t:literal) => {
+            pipelined_body::<
+                T,
+                S,
+                S,
+                L,
+                SplitStrips<THREADS, HALF>,
+                BM,
+                BN,
+                BK,
+                DEPTH,
+                MT,
+                false,
+                $b_t,
+                false,
+            >(gemm)
+        };
+    }
+    // SAFETY: `pipelined_body`'s contract is this one's, B as its layout says.
     unsafe {
         match gemm.p.strides().b_t {
-            false => split_as::<T, S, L, BM, BN, BK, DEPTH, MT, THREADS, HALF, false>(gemm),
-            true => split_as::<T, S, L, BM, BN, BK, DEPTH, MT, THREADS, HALF, true>(gemm),
+            false => body!(false),
+            true => body!(true),
         }
-    }
-}
-
-/// [`split`] with B stored `n x k` where `B_T`.
-///
-/// # Safety
-/// As [`split`]; the problem's layout is `B_T`.
-#[inline(always)]
-unsafe fn split_as<
-    T: Element,
-    S: Scheme<Acc = T::Acc>,
-    L: Mainloop<S>,
-    const BM: u32,
-    const BN: u32,
-    const BK: u32,
-    const DEPTH: u32,
-    const MT: usize,
-    const THREADS: u32,
-    const HALF: usize,
-    const B_T: bool,
->(
-    gemm: Gemm<T>,
-) {
-    type Work<const TH: u32, const HA: usize> = SplitStrips<TH, HA>;
-    // SAFETY: `pipelined_body`'s contract is this one's, A row-major, B as `B_T` says.
-    unsafe {
-        pipelined_body::<T, S, S, L, Work<THREADS, HALF>, BM, BN, BK, DEPTH, MT, false, B_T, false>(
-            gemm,
-        )
     }
 }
 
@@ -1277,7 +1268,7 @@ impl<const THREADS: u32, const HALF: usize> TileWork for SplitStrips<THREADS, HA
     unsafe fn finish<T: Element, const BM: u32, const BN: u32, const BK: u32, const MT: usize>(
         gemm: &Gemm<T>,
         acc: &Accumulators<T::Acc, MT>,
-        _at: ((u32, u32), (u32, u32)),
+        (origin, k): ((u32, u32), (u32, u32)),
         me: Lane,
     ) {
         const { assert!(THREADS == threads(BM, BN, MT)) };
@@ -1302,7 +1293,8 @@ impl<const THREADS: u32, const HALF: usize> TileWork for SplitStrips<THREADS, HA
             }
         }
         sync_threads(); // every warp's sums are in
-        let block = StripBlock::this(gemm, (BM, BN), BK);
+        // Where `place` put the block.
+        let block = StripBlock::placed(origin, k);
         let sums = StripSums {
             tile: sums,
             parts: 1,

@@ -88,11 +88,20 @@ impl StripBlock {
     #[inline(always)]
     pub(crate) fn this<T: Element>(g: &Gemm<T>, tile: (u32, u32), granule: u32) -> Self {
         let (strip, split) = (block_idx_x(), block_idx_y());
+        Self::placed(
+            origin(strip, g.p.m, tile),
+            k_slice(g.p.k, g.p.ctas.max(1), split, granule),
+        )
+    }
+
+    /// This block's, at the origin and slice of K [`StripBlock::this`] gave it.
+    #[inline(always)]
+    pub(crate) fn placed(origin: (u32, u32), k: (u32, u32)) -> Self {
         Self {
-            strip,
-            split,
-            origin: origin(strip, g.p.m, tile),
-            k: k_slice(g.p.k, g.p.ctas.max(1), split, granule),
+            strip: block_idx_x(),
+            split: block_idx_y(),
+            origin,
+            k,
         }
     }
 }
