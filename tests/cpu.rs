@@ -1035,6 +1035,10 @@ fn the_rule_picks_the_measured_kernels() {
         (F32, (1000, 20, 2000), Kernel::StreamKNarrow),
         (F64, (4096, 32, 4096), Kernel::DmmaFewColumns8Warps),
         (F32, (4096, 64, 4096), Kernel::FewColumns),
+        // 64-column strips where they and their slices of K fill the SMs.
+        (F32, (8192, 64, 8192), Kernel::FewColumns64),
+        (F32, (16384, 64, 4096), Kernel::FewColumns64),
+        (F32, (8192, 40, 8192), Kernel::FewColumns64),
         (F32, (4096, 1, 4096), Kernel::Thin),
         (Bf16, (4096, 1, 4096), Kernel::Thin),
         (Bf16, (4096, 16, 4096), Kernel::Wgmma128x64),
@@ -1207,6 +1211,22 @@ fn the_rule_picks_the_measured_kernels() {
         );
         let order = rgemm::internals::preference::<f64>(&p, &transposed_b(m), exact);
         assert_eq!(order[0], want_f64, "f64 {m}, B transposed");
+    }
+    // 64-row strips for 33-64 rows where they are at least three quarters of the SMs (x
+    // 14336); 64 x 8192 (64 strips) and more rows keep `few_rows`.
+    for ((m, n), want) in [
+        ((64, 14336), Kernel::FewRows64),
+        ((33, 14336), Kernel::FewRows64),
+        ((64, 8192), Kernel::FewRows),
+        ((128, 14336), Kernel::FewRows),
+    ] {
+        let problem = Problem {
+            layout: rgemm_kernels::problem::TRANSPOSED_B,
+            ldb: 4096,
+            ..Problem::row_major(m, n, 4096)
+        };
+        let order = rgemm::internals::preference::<f32>(&p, &problem, exact);
+        assert_eq!(order[0], want, "f32 {m} x {n} x 4096, B transposed");
     }
     // `dmma_few_rows` is a candidate for few rows, not for few columns.
     assert!(Kernel::DmmaFewRows.is_candidate(64, 8192));

@@ -128,6 +128,20 @@ impl Product {
         split_tail::splits(count(self.tiles(kernel)), count(self.sms * per_sm), phases) as u64
     }
 
+    /// Whether a split-K strip kernel's strips times its slices of K
+    /// ([`split_k_strips::splits`](rgemm_kernels::parts::schedule::split_k_strips::splits))
+    /// fill nine tenths of the blocks resident at once.
+    fn strips_fill(&self, kernel: Kernel) -> bool {
+        use rgemm_kernels::parts::schedule::split_k_strips;
+        let spec = kernel.spec();
+        let resident = self.sms * spec.min_blocks_per_sm.f32.unwrap_or(1) as u64;
+        let tile = (spec.rows(), spec.cols());
+        let strips = self.m.div_ceil(tile.0 as u64) * self.n.div_ceil(tile.1 as u64);
+        let mnk = (self.m as usize, self.n as usize, self.k as usize);
+        let splits = split_k_strips::splits(mnk, tile, resident as usize) as u64;
+        10 * strips * splits >= 9 * resident
+    }
+
     /// The decode kernel fed by TMA can read the operands.
     fn tma_decode(&self) -> bool {
         self.sixteen_bit() && self.hopper && self.tma_rows
@@ -629,6 +643,22 @@ pub const RULE: &[Row] = &[
     // 48-64 0.48-0.63 of `stream_k_64`'s, 96 0.54-0.59, 128-256 0.52-0.99 of `stream_k`'s or
     // `paired_lanes`'; f64 1-16 rows 0.24-0.86 of `dmma_small_buffered`'s; 17-32 rows 0.44-0.90
     // where its tiles are fewer than the SMs, 1.38-1.40 at 14336 columns, where they are not).
+    // 33-64 rows of f32 against B stored `n x k` on `few_rows_64` (B read once for the
+    // whole strip, 8 x 8 thread tiles) where its strips are at least three quarters of the
+    // SMs (H200, against `few_rows`: 64 x 14336 x 4096 0.244 ms against 0.255-0.256); with
+    // fewer it tied or lost (64 x 8192 x 4096, 64 strips: 0.137-0.141 against 0.134-0.137;
+    // 64 x 4096 x 4096 0.081-0.083 against 0.074).
+    row(
+        "33-64 rows of f32 against B stored n x k, its 64-row strips for most SMs",
+        |p| {
+            p.few_rows_b_transposed()
+                && p.elem == Elem::F32
+                && (33..=64).contains(&p.m)
+                && 4 * p.tiles(FewRows64) >= 3 * p.sms
+        },
+        &[FewRows64],
+        "bench/2026-11-29-h200-f32-few-rows-64.md",
+    ),
     row(
         "1-256 rows of f32 (1-16 of f64, 17-32 on few tiles) against B stored n x k",
         |p| p.few_rows_b_transposed(),
@@ -652,6 +682,17 @@ pub const RULE: &[Row] = &[
         |p| p.few_rows() && p.m > 64 && p.m.is_multiple_of(32),
         &[StreamK32],
         "bench/2026-11-23-h200-f32-f64-few-rows.md",
+    ),
+    // 33-64 columns of f32 on `few_columns_64` (A read once for the whole strip, 8 x 8
+    // thread tiles) where its strips and slices of K fill the SMs (H200, against
+    // `few_columns`: 8192 x 64 x 8192 0.248-0.249 ms against 0.262-0.266, 16384 x 64 x 4096
+    // 0.242-0.246 against 0.264-0.265, 8192 x 40 x 8192 0.248-0.250 against 0.270-0.272);
+    // with fewer it lost (4096 x 64 x 4096, 256 blocks of 396: 0.086-0.088 against 0.081-0.082).
+    row(
+        "33-64 columns of f32 whose 64-column strips and slices of K fill the SMs",
+        |p| p.few_columns() && p.elem == Elem::F32 && p.n > 32 && p.strips_fill(FewColumns64),
+        &[FewColumns64],
+        "bench/2026-11-29-h200-f32-few-columns-64.md",
     ),
     // `few_columns` (whole rows of C per thread, A read once through shared memory) leads
     // for 3 to 32 columns of f32 from 1024 rows (H200, 4096 x N x 4096: N = 8 129% of

@@ -858,9 +858,15 @@ macro_rules! for_each_kernel {
                 /// Few columns: whole rows of C per thread, K split over blocks, one launch
                 /// (`few_columns.rs`; f32/f64, 8.0+).
                 FewColumns => $crate::kernels::simt::few_columns::SPEC, $crate::kernels::simt::few_columns::few_columns;
+                /// `few_columns` on strips of 64 columns, 8 x 8 thread tiles, three blocks per SM
+                /// (`few_columns_64.rs`; f32, 8.0+).
+                FewColumns64 => $crate::kernels::simt::few_columns_64::SPEC, $crate::kernels::simt::few_columns_64::few_columns_64;
                 /// Few rows with B stored `n x k`: whole columns of C per thread, K split over
                 /// blocks, one launch (`few_rows.rs`; f32/f64, 8.0+).
                 FewRows => $crate::kernels::simt::few_rows::SPEC, $crate::kernels::simt::few_rows::few_rows;
+                /// `few_rows` on strips of 64 rows, 8 x 8 thread tiles, three blocks per SM
+                /// (`few_rows_64.rs`; f32, 8.0+).
+                FewRows64 => $crate::kernels::simt::few_rows_64::SPEC, $crate::kernels::simt::few_rows_64::few_rows_64;
                 /// Thin products: the K loop split among 1024 threads (`thin.rs`).
                 Thin => $crate::kernels::simt::thin::SPEC, $crate::kernels::simt::thin::thin;
                 /// Decode products (M <= 16): B read once, K split over blocks (`decode.rs`;

@@ -901,13 +901,14 @@ pub fn fixed_cases() -> Vec<Case> {
             decode::<rgemm::bf16, rgemm::bf16>(be)
         }),
         ("shapes::few_columns_splits_k_over_blocks", |be| {
-            // `few_columns` (and in f64 `dmma_few_columns` and `dmma_few_columns_8_warps`)
-            // with several slices of K (each at least 256 steps) whose last block adds them,
-            // several row strips and column strips, each thread tile (up to 8, 16 and 32
-            // columns in a strip; the DMMA kernels: 2 to 8 tiles of 8 columns, B both as
-            // stored and stored `n x k`), and A's and B's rows both in 16-byte chunks and not
-            // (K, N not multiples of 4). Twice each: the result must not depend on which
-            // block finishes last, and the counters must be left zero for the next product.
+            // `few_columns` and `few_columns_64` (and in f64 `dmma_few_columns` and
+            // `dmma_few_columns_8_warps`) with several slices of K (each at least 256 steps)
+            // whose last block adds them, several row strips and column strips, each thread
+            // tile (up to 8, 16, 32 and 64 columns in a strip; the DMMA kernels: 2 to 8
+            // tiles of 8 columns, B both as stored and stored `n x k`), and A's and B's rows
+            // both in 16-byte chunks and not (K, N not multiples of 4). Twice each: the result
+            // must not depend on which block finishes last, and the counters must be left
+            // zero for the next product.
             let shapes = [
                 (100, 20, 1500),
                 (200, 7, 777),
@@ -916,15 +917,19 @@ pub fn fixed_cases() -> Vec<Case> {
                 (129, 12, 600),
             ];
             let dmma = [Kernel::DmmaFewColumns, Kernel::DmmaFewColumns8Warps];
-            strips_twice::<f32>(be, shapes, &[Kernel::FewColumns], &[])?;
+            let f32s = [Kernel::FewColumns, Kernel::FewColumns64];
+            strips_twice::<f32>(be, shapes, &f32s, &[])?;
+            // Two column strips of `few_columns_64`, the second 36 columns wide.
+            strips_twice::<f32>(be, [(150, 100, 1100)], &f32s[1..], &[])?;
             strips_twice::<f64>(be, shapes, &[Kernel::FewColumns], &dmma)?;
             // Two column strips of the DMMA kernels, the second 36 columns wide.
             strips_twice::<f64>(be, [(150, 100, 1100)], &[], &dmma)
         }),
         ("shapes::few_rows_splits_k_over_blocks", |be| {
-            // `few_rows` (and in f64 `dmma_few_rows` and `dmma_few_rows_64`) with several
-            // slices of K (each at least 256 steps) whose last block adds them, several row
-            // strips and column strips, each thread tile (up to 8, 16 and 32 rows in a strip;
+            // `few_rows` and `few_rows_64` (and in f64 `dmma_few_rows` and `dmma_few_rows_64`)
+            // with several slices of K (each at least 256 steps) whose last block adds them,
+            // several row strips and column strips, each thread tile (up to 8, 16, 32 and 64
+            // rows in a strip;
             // `dmma_few_rows`: 1 to 4 tiles of 8 rows, `dmma_few_rows_64` 2 to 8), B both as
             // stored and stored `n x k`, and rows both in 16-byte chunks and not (K, N not
             // multiples of 4). The products as stored twice: the result must not depend on
@@ -937,7 +942,9 @@ pub fn fixed_cases() -> Vec<Case> {
                 (64, 300, 2048),
                 (12, 129, 600),
             ];
-            strips_twice::<f32>(be, shapes, &[], &[Kernel::FewRows])?;
+            strips_twice::<f32>(be, shapes, &[], &[Kernel::FewRows, Kernel::FewRows64])?;
+            // Two row strips of `few_rows_64`, the second 36 rows tall.
+            strips_twice::<f32>(be, [(100, 150, 1100)], &[], &[Kernel::FewRows64])?;
             let f64_kernels = [Kernel::FewRows, Kernel::DmmaFewRows, Kernel::DmmaFewRows64];
             strips_twice::<f64>(be, shapes, &[], &f64_kernels)
         }),

@@ -6,7 +6,11 @@ pub mod double_buffered;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod few_columns;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod few_columns_64;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub mod few_rows;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub mod few_rows_64;
 pub mod fragment_buffered;
 pub mod naive;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
