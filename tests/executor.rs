@@ -621,17 +621,19 @@ fn checks() -> Vec<Trial> {
 
 fn main() {
     let args = Arguments::from_args();
-    let mut trials = properties();
-    trials.extend(checks());
     // Every form on every kernel that computes it (CI's coverage of the general product),
-    // and batches of independent views (gemmBatched) on every kernel that takes them.
+    // and batches of independent views (gemmBatched) on every kernel that takes them. They
+    // go first: the longest trials are among them, and the many short property trials then
+    // fill the test threads to the end.
     let make =
         |name: String, test: rgemm_tests::forms::FormTest| trial(name, move || test(&backend()));
-    trials.extend(rgemm_tests::backend_trials(
+    let mut trials = rgemm_tests::backend_trials(
         &make,
         (cases(16), cases(6), 96),
         (cases(4), cases(3), 64),
         false,
-    ));
+    );
+    trials.extend(checks());
+    trials.extend(properties());
     libtest_mimic::run(&args, trials).exit();
 }

@@ -35,10 +35,11 @@ const NAME: &str = "rgemm-suite";
     long_about = "The library on shapes from practice (square products, LLM layers at 512 \
         tokens and at decode, language-model heads, odd leading dimensions and offsets, \
         transposes, few rows or columns, batches, sides no multiple of a tile), each row \
-        against cublasGemmStridedBatchedEx on the same views in the same run (medians after \
-        3 warm-ups, CUDA events). Prints a markdown table, then per type and per group and \
-        type the geometric mean and the minimum of the speed against cuBLAS; --csv also \
-        writes the rows as CSV; --list prints the rows without measuring (no GPU needed).\n\n\
+        against cublasGemmStridedBatchedEx on the same views in the same run (medians over 5 \
+        rounds of timed calls after 3 warm-ups, ours and cuBLAS's alternating, CUDA events). \
+        Prints a markdown table, then per type and per group and type the geometric mean \
+        and the minimum of the speed against cuBLAS; --csv also writes the rows as CSV; \
+        --list prints the rows without measuring (no GPU needed).\n\n\
         Exit status: 0 done, 1 a row failed (the others still ran), 2 usage error or no GPU.",
     after_help = "Example: rgemm-suite --types bf16,f32 --groups decode,edge --csv suite.csv"
 )]
@@ -612,9 +613,13 @@ struct Measured {
 
 /// Calls per host-time median.
 const HOST_CALLS: usize = 21;
+/// Rounds of timed calls per row, ours and cuBLAS's alternating; a row's time is the median
+/// of all its rounds' calls.
+const ROUNDS: usize = 5;
 
 /// Runs `row` in `T` and `O` at `precision`: one product each (ours, then cuBLAS's
-/// `yardstick`) from the same C for the comparison, then the medians of `reps` timed calls.
+/// `yardstick`) from the same C for the comparison, then the medians of [`ROUNDS`] rounds of
+/// `reps` timed calls each, ours and cuBLAS's alternating.
 fn measure_row<T: Element, O: Output<T>>(
     (ctx, blas, forced): (&Context, &Cublas, Option<Kernel>),
     row: &Row,
@@ -655,8 +660,19 @@ fn measure_row<T: Element, O: Output<T>>(
     call(&mut ours)?;
     cublas(&mut theirs)?;
     let diff = max_rel_diff(&ctx.download(&ours)?, &ctx.download(&theirs)?);
-    let ms = common::median_ms(ctx, reps, || call(&mut ours))?;
-    let cublas_ms = common::median_ms(ctx, reps, || cublas(&mut theirs))?;
+    // Rounds alternate ours and cuBLAS's, so a drift of the clocks over the row (a short
+    // row's calls take tens of microseconds) falls on both alike.
+    let (mut ours_times, mut theirs_times) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        ours_times.extend(rgemm::internals::time_ms(ctx.stream(), 3, reps, || {
+            call(&mut ours)
+        })?);
+        theirs_times.extend(rgemm::internals::time_ms(ctx.stream(), 3, reps, || {
+            cublas(&mut theirs)
+        })?);
+    }
+    let ms = rgemm::internals::median(&ours_times);
+    let cublas_ms = rgemm::internals::median(&theirs_times);
     let host_us = (
         median_host_us(ctx, HOST_CALLS, || call(&mut ours))?,
         median_host_us(ctx, HOST_CALLS, || cublas(&mut theirs))?,
@@ -726,7 +742,8 @@ fn measure(
 
 /// The table's header and columns.
 const SUITE: common::Table = common::Table {
-    setup: "ours: the rule's choice through Context::gemm, each timed call a full run(); \
+    setup: "each a median over 5 rounds, ours and cuBLAS's alternating (rounds of the calls \
+        above); ours: the rule's choice through Context::gemm, each timed call a full run(); \
         cuBLAS: cublasGemmStridedBatchedEx on the same views (tf32: \
         CUBLAS_COMPUTE_32F_FAST_TF32); alpha 1, beta 0; % of cuBLAS = cuBLAS ms / ours ms; \
         `!`: max rel. diff over the type's tolerance (in the summary per type); host us: \
@@ -908,6 +925,7 @@ fn run_all(
 ) -> rgemm::Result<(String, usize)> {
     let blas = Cublas::new(ctx)?;
     let (md, mut csv) = SUITE.start_timed(ctx, reps);
+    const _: () = assert!(ROUNDS == 5, "the setup's text names the rounds");
     let note = match forced {
         Some(kernel) => {
             format!("\n\nours: every row on `{kernel}` (--kernel), not the rule's choice")
