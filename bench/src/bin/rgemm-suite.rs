@@ -7,7 +7,8 @@
 //! largest difference from cuBLAS; per type and per group and type: the geometric mean and
 //! the minimum of the speed ratio, the figures of merit.
 //!
-//! `rgemm-suite [--types bf16,f32] [--groups decode,edge] [--reps N] [--csv PATH] [--list]`
+//! `rgemm-suite [--types bf16,f32] [--groups decode,edge] [--reps N] [--rounds N] [--csv PATH]
+//! [--list]`
 //!
 //! `--list` prints the rows (and checks the table: views inside their buffers, under
 //! 8 GiB of device memory a row) without a GPU.
@@ -35,7 +36,7 @@ const NAME: &str = "rgemm-suite";
     long_about = "The library on shapes from practice (square products, LLM layers at 512 \
         tokens and at decode, language-model heads, odd leading dimensions and offsets, \
         transposes, few rows or columns, batches, sides no multiple of a tile), each row \
-        against cublasGemmStridedBatchedEx on the same views in the same run (medians over 5 \
+        against cublasGemmStridedBatchedEx on the same views in the same run (medians over \
         rounds of timed calls after 3 warm-ups, ours and cuBLAS's alternating, CUDA events). \
         Prints a markdown table, then per type and per group and type the geometric mean \
         and the minimum of the speed against cuBLAS; --csv also writes the rows as CSV; \
@@ -52,9 +53,13 @@ struct Args {
     /// Only these groups (comma-separated; all if absent).
     #[arg(long, value_delimiter = ',', value_enum)]
     groups: Vec<Group>,
-    /// Timed calls per median.
+    /// Timed calls per round.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     reps: u32,
+    /// Rounds of timed calls per row, ours and cuBLAS's alternating (1: all of ours, then
+    /// all of cuBLAS's).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    rounds: u32,
     /// Print the rows that would run, check the table, and exit (no GPU needed).
     #[arg(long)]
     list: bool,
@@ -613,17 +618,21 @@ struct Measured {
 
 /// Calls per host-time median.
 const HOST_CALLS: usize = 21;
-/// Rounds of timed calls per row, ours and cuBLAS's alternating; a row's time is the median
-/// of all its rounds' calls.
-const ROUNDS: usize = 5;
+/// Timed calls per row: `reps` a round, in `rounds` rounds, ours and cuBLAS's alternating; a
+/// row's time is the median of all its rounds' calls.
+#[derive(Clone, Copy)]
+struct Timing {
+    reps: usize,
+    rounds: usize,
+}
 
 /// Runs `row` in `T` and `O` at `precision`: one product each (ours, then cuBLAS's
-/// `yardstick`) from the same C for the comparison, then the medians of [`ROUNDS`] rounds of
-/// `reps` timed calls each, ours and cuBLAS's alternating.
+/// `yardstick`) from the same C for the comparison, then the medians of the [`Timing`]'s
+/// rounds of timed calls, ours and cuBLAS's alternating.
 fn measure_row<T: Element, O: Output<T>>(
     (ctx, blas, forced): (&Context, &Cublas, Option<Kernel>),
     row: &Row,
-    (precision, reps): (Precision, usize),
+    (precision, timing): (Precision, Timing),
     yardstick: impl Fn(
         &Cublas<'_>,
         (T::Out, T::Out),
@@ -663,7 +672,8 @@ fn measure_row<T: Element, O: Output<T>>(
     // Rounds alternate ours and cuBLAS's, so a drift of the clocks over the row (a short
     // row's calls take tens of microseconds) falls on both alike.
     let (mut ours_times, mut theirs_times) = (Vec::new(), Vec::new());
-    for _ in 0..ROUNDS {
+    let reps = timing.reps;
+    for _ in 0..timing.rounds {
         ours_times.extend(rgemm::internals::time_ms(ctx.stream(), 3, reps, || {
             call(&mut ours)
         })?);
@@ -722,16 +732,17 @@ fn measure(
     ty: Ty,
     on: (&Context, &Cublas, Option<Kernel>),
     row: &Row,
-    reps: usize,
+    timing: Timing,
 ) -> rgemm::Result<Measured> {
-    let exact = (Precision::Exact, reps);
+    let exact = (Precision::Exact, timing);
     match ty {
         Ty::F32 => measure_row::<f32, f32>(on, row, exact, plain),
-        Ty::Tf32 => {
-            measure_row::<f32, f32>(on, row, (Precision::Tf32, reps), |blas, s, ab, c, batch| {
-                blas.gemm_views_in(s, ab, c, batch, Precision::Tf32)
-            })
-        }
+        Ty::Tf32 => measure_row::<f32, f32>(
+            on,
+            row,
+            (Precision::Tf32, timing),
+            |blas, s, ab, c, batch| blas.gemm_views_in(s, ab, c, batch, Precision::Tf32),
+        ),
         Ty::F64 => measure_row::<f64, f64>(on, row, exact, plain),
         Ty::Bf16 => measure_row::<bf16, f32>(on, row, exact, plain),
         Ty::F16 => measure_row::<f16, f32>(on, row, exact, plain),
@@ -742,8 +753,8 @@ fn measure(
 
 /// The table's header and columns.
 const SUITE: common::Table = common::Table {
-    setup: "each a median over 5 rounds, ours and cuBLAS's alternating (rounds of the calls \
-        above); ours: the rule's choice through Context::gemm, each timed call a full run(); \
+    setup: "each row's times the median over all its rounds' calls (the rounds above the \
+        GPU's name); ours: the rule's choice through Context::gemm, each timed call a full run(); \
         cuBLAS: cublasGemmStridedBatchedEx on the same views (tf32: \
         CUBLAS_COMPUTE_32F_FAST_TF32); alpha 1, beta 0; % of cuBLAS = cuBLAS ms / ours ms; \
         `!`: max rel. diff over the type's tolerance (in the summary per type); host us: \
@@ -921,11 +932,14 @@ fn summary(outcomes: &[Outcome]) -> String {
 fn run_all(
     (ctx, forced): (&Context, Option<Kernel>),
     jobs: &[(&'static Row, Ty)],
-    reps: usize,
+    timing: Timing,
 ) -> rgemm::Result<(String, usize)> {
     let blas = Cublas::new(ctx)?;
-    let (md, mut csv) = SUITE.start_timed(ctx, reps);
-    const _: () = assert!(ROUNDS == 5, "the setup's text names the rounds");
+    let (md, mut csv) = SUITE.start_timed(ctx, timing.reps);
+    let md = format!(
+        "Timed calls per row: {} rounds of {}, ours and cuBLAS's alternating.\n\n{md}",
+        timing.rounds, timing.reps
+    );
     let note = match forced {
         Some(kernel) => {
             format!("\n\nours: every row on `{kernel}` (--kernel), not the rule's choice")
@@ -935,7 +949,7 @@ fn run_all(
     say(&format!("{}{note}\n\n{md}", counts(jobs)));
     let mut outcomes = Vec::with_capacity(jobs.len());
     for &(row, ty) in jobs {
-        let result = measure(ty, (ctx, &blas, forced), row, reps).map_err(|e| e.to_string());
+        let result = measure(ty, (ctx, &blas, forced), row, timing).map_err(|e| e.to_string());
         let outcome = Outcome { row, ty, result };
         let (md_line, csv_line) = lines(&outcome);
         say(&format!("{md_line}\n"));
@@ -968,7 +982,11 @@ fn main() -> ExitCode {
         Ok(csv) => csv,
         Err(code) => return code,
     };
-    match run_all((&ctx, args.kernel), &jobs, args.reps as usize) {
+    let timing = Timing {
+        reps: args.reps as usize,
+        rounds: args.rounds as usize,
+    };
+    match run_all((&ctx, args.kernel), &jobs, timing) {
         Ok((rows, 0)) => csv.finish(NAME, &rows),
         Ok((rows, _)) => {
             let _ = csv.finish(NAME, &rows);
