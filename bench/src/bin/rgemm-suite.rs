@@ -753,7 +753,7 @@ fn measure(
 
 /// The table's header and columns.
 const SUITE: common::Table = common::Table {
-    setup: "each row's times the median over all its rounds' calls (the rounds above the \
+    setup: "each row's time is the median over all its rounds' calls (the rounds above the \
         GPU's name); ours: the rule's choice through Context::gemm, each timed call a full run(); \
         cuBLAS: cublasGemmStridedBatchedEx on the same views (tf32: \
         CUBLAS_COMPUTE_32F_FAST_TF32); alpha 1, beta 0; % of cuBLAS = cuBLAS ms / ours ms; \
