@@ -1067,7 +1067,9 @@ fn the_rule_picks_the_measured_kernels() {
         (Bf16, (64, 4096, 4096), Kernel::Wgmma128x128),
         (Bf16, (17, 8192, 4096), Kernel::WgmmaSplit128x128),
         (Bf16, (32, 4096, 4096), Kernel::WgmmaSplit128x128),
-        (Bf16, (32, 14336, 4096), Kernel::DecodeTma),
+        (Bf16, (32, 14336, 4096), Kernel::WgmmaSplit128x128),
+        (Bf16, (24, 10240, 4096), Kernel::WgmmaSplit128x128),
+        (Bf16, (24, 28672, 4096), Kernel::DecodeTma),
         (Bf16, (17, 8192, 256), Kernel::DecodeTma),
         (Bf16, (33, 4096, 4096), Kernel::Wgmma128x128),
         (Bf16, (1024, 1024, 1024), Kernel::Wgmma128x64),
@@ -1246,9 +1248,14 @@ fn the_rule_picks_the_measured_kernels() {
     let order = rgemm::internals::preference::<f32>(&p, &Problem::row_major(17, 8192, 4096), exact);
     assert_eq!(order[0], Kernel::StreamK32, "f32 17 x 8192 x 4096");
     // Decode with the weight as PyTorch stores it (B transposed, N x K): `decode_tma` leads,
-    // and it takes the form where TMA reads B's rows (K a multiple of 8 elements), not
-    // where it cannot, nor with B's rows padded.
-    for (m, n, k) in [(1, 4096, 4096), (4, 14336, 4096), (16, 4096, 14336)] {
+    // and it and `decode_wgmma` take the form where TMA reads B's rows (K a multiple of 8
+    // elements), not where it cannot, nor with B's rows padded.
+    for ((m, n, k), kernel) in [
+        ((1, 4096, 4096), Kernel::DecodeTma),
+        ((4, 14336, 4096), Kernel::DecodeWgmma),
+        ((16, 4096, 14336), Kernel::DecodeWgmma),
+        ((16, 4096, 14336), Kernel::DecodeTma),
+    ] {
         let b_t = |ldb: usize, k: usize| {
             let views = (
                 rgemm::MatrixLayout::row_major(m, k),
@@ -1262,9 +1269,8 @@ fn the_rule_picks_the_measured_kernels() {
         let norm = b_t(k, k);
         let order = rgemm::internals::preference_for::<bf16>(&p, &norm.problem, exact, true);
         assert_eq!(order[0], Kernel::DecodeTma, "{m}x{n}x{k}, B transposed");
-        assert!(Kernel::DecodeTma.spec().b_transposed);
-        let check =
-            |norm: &rgemm::internals::Normalized| norm.check_kernel(Kernel::DecodeTma, (2, 2));
+        assert!(kernel.spec().b_transposed);
+        let check = |norm: &rgemm::internals::Normalized| norm.check_kernel(kernel, (2, 2));
         assert!(check(&norm).is_ok(), "{m}x{n}x{k}");
         for off in [b_t(k + 8, k), b_t(k + 3, k + 3)] {
             assert!(matches!(
@@ -1275,17 +1281,15 @@ fn the_rule_picks_the_measured_kernels() {
         // Kernels that read only the plain form refuse it.
         assert!(norm.check_kernel(Kernel::DecodeMma, (2, 2)).is_err());
         // It runs as itself where TMA reads the operands.
-        assert_eq!(
-            norm.runs_as(Kernel::DecodeTma, (2, 2)).ok(),
-            Some(Kernel::DecodeTma)
-        );
+        assert_eq!(norm.runs_as(kernel, (2, 2)).ok(), Some(kernel));
     }
     // The plain product with rows TMA cannot read (K or N not a multiple of 8) runs as
-    // `decode_mma`, which has no TMA; a product TMA reads runs as `decode_tma`.
-    for ((m, n, k), want) in [
-        ((16, 4096, 4099), Kernel::DecodeMma),
-        ((4, 4097, 4096), Kernel::DecodeMma),
-        ((16, 4096, 4096), Kernel::DecodeTma),
+    // `decode_mma`, which has no TMA; a product TMA reads runs as the kernel asked for.
+    for ((m, n, k), tma, want) in [
+        ((16, 4096, 4099), Kernel::DecodeTma, Kernel::DecodeMma),
+        ((4, 4097, 4096), Kernel::DecodeWgmma, Kernel::DecodeMma),
+        ((16, 4096, 4096), Kernel::DecodeTma, Kernel::DecodeTma),
+        ((16, 4096, 4096), Kernel::DecodeWgmma, Kernel::DecodeWgmma),
     ] {
         let views = (
             rgemm::MatrixLayout::row_major(m, k),
@@ -1295,27 +1299,24 @@ fn the_rule_picks_the_measured_kernels() {
         let lens = (m * k, k * n, m * n);
         let norm = rgemm::internals::Normalized::new(views, lens, rgemm::Batch::ONE, (1.0, 0.0))
             .expect("valid views");
-        assert!(norm.check_kernel(Kernel::DecodeTma, (2, 4)).is_ok());
-        assert_eq!(
-            norm.runs_as(Kernel::DecodeTma, (2, 4)).ok(),
-            Some(want),
-            "{m}x{n}x{k}"
-        );
+        assert!(norm.check_kernel(tma, (2, 4)).is_ok());
+        assert_eq!(norm.runs_as(tma, (2, 4)).ok(), Some(want), "{m}x{n}x{k}");
         assert_eq!(
             norm.runs_as(Kernel::DecodeMma, (2, 4)).ok(),
             Some(Kernel::DecodeMma)
         );
-        // Off Hopper `decode_tma` is refused whether or not it would run as `decode_mma`.
+        // Off Hopper the TMA kernels are refused whether or not they would run as
+        // `decode_mma`.
         let a100 = DeviceProps {
             compute_capability: (8, 0),
             ..h100()
         };
-        let ran = Kernel::DecodeTma.running::<bf16>(&a100, norm.problem, (0, 0));
+        let ran = tma.running::<bf16>(&a100, norm.problem, (0, 0));
         assert!(
             matches!(ran, Err(rgemm::Error::UnsupportedKernel { .. })),
             "{m}x{n}x{k}"
         );
-        let ran = Kernel::DecodeTma.running::<bf16>(&p, norm.problem, (0, 0));
+        let ran = tma.running::<bf16>(&p, norm.problem, (0, 0));
         assert_eq!(
             ran.ok().map(|(kernel, _)| kernel),
             Some(want),

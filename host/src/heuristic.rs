@@ -746,18 +746,23 @@ pub const RULE: &[Row] = &[
     // Where 128 x 128 tiles fill at most half the SMs (up to 8448 columns) with K in
     // slices over the rest, the split `wgmma` kernel leads them (H200, 17 x 8192 x 4096 B^T:
     // 32.2-33.0 us against `decode_tma`'s 34.1-36.7, 91.8-97.4% of cuBLAS against 81.9-88.4%).
+    // So it does where they fill one wave or less with K from 2048 (H200, B^T, K = 4096,
+    // back to back: 17-32 x 10240 28.2-31.2 us against 32.1-33.0, x 14336 35.1-38.4 against
+    // 40.1-41.4; at x 28672, two waves of tiles, `decode_tma` ties or leads: 65.1-65.5
+    // against 65.1-70.8; bench/2026-11-29-h200-rows-17-32-probe.txt).
     row(
-        "17-32 rows of 16-bit on Hopper, one product, 128 x 128 tiles at most half a wave, K in slices",
+        "17-32 rows of 16-bit on Hopper, one product, 128 x 128 tiles at most half a wave (K in slices) or one wave (K from 2048)",
         |p| {
             (17..=32).contains(&p.m)
                 && p.batch == 1
                 && p.sixteen_bit()
                 && p.hopper
                 && p.tma_operands
-                && p.splits(WgmmaSplit128x128) > 1
+                && (p.splits(WgmmaSplit128x128) > 1
+                    || (p.k >= 2048 && p.tiles(WgmmaSplit128x128) <= p.sms))
         },
         &[WgmmaSplit128x128],
-        "bench/2026-11-28-h200-split-tail.md",
+        "bench/2026-11-29-h200-rows-17-32-probe.txt",
     ),
     row(
         "17-32 rows of 16-bit on Hopper, one product, TMA reads the operands",

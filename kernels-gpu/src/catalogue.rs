@@ -882,6 +882,9 @@ macro_rules! for_each_kernel {
                 /// `decode_mma` fed by TMA, one block per SM (`decode_tma.rs`; f16/bf16, 9.0
                 /// only).
                 DecodeTma => $crate::kernels::decode::decode_tma::SPEC, $crate::kernels::decode::decode_tma::decode_tma;
+                /// `decode_tma` on `wgmma`, the operands turned over (`decode_wgmma.rs`;
+                /// f16/bf16, 9.0 only).
+                DecodeWgmma => $crate::kernels::decode::decode_wgmma::SPEC, $crate::kernels::decode::decode_wgmma::decode_wgmma;
                 /// Tensor cores: `mma.sync` m16n8k16, fragments from shared memory
                 /// (`mma_sync.rs`; f16/bf16, 8.0+).
                 MmaSync => $crate::kernels::mma::mma_sync::SPEC, $crate::kernels::mma::mma_sync::mma_sync;

@@ -202,6 +202,26 @@ pub trait WgmmaInput: Element<Acc = f32> {
         a: Wgmma,
         b: Wgmma,
     );
+    /// [`WgmmaInput::wgmma_m64n256`] on a 64 x 32 tile (`wgmma.mma_async.m64n32k16`),
+    /// 16-bit types only: f32 traps.
+    ///
+    /// # Safety
+    /// As `device::wgmma::m64n32k16_bf16`.
+    unsafe fn wgmma_m64n32<const A_MN: bool, const B_MN: bool>(
+        acc: &mut [f32; 16],
+        a: Wgmma,
+        b: Wgmma,
+    );
+    /// [`WgmmaInput::wgmma_m64n256`] on a 64 x 16 tile (`wgmma.mma_async.m64n16k16`),
+    /// 16-bit types only: f32 traps.
+    ///
+    /// # Safety
+    /// As `device::wgmma::m64n16k16_bf16`.
+    unsafe fn wgmma_m64n16<const A_MN: bool, const B_MN: bool>(
+        acc: &mut [f32; 8],
+        a: Wgmma,
+        b: Wgmma,
+    );
 }
 
 /// A `wgmma` matrix descriptor, where the module has them.
@@ -211,12 +231,14 @@ pub type Wgmma = crate::device::wgmma::Descriptor;
 #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
 pub type Wgmma = u64;
 
-/// The 64 x 192, 64 x 128 and 64 x 64 `wgmma`s of f32, which has only TF32's 64 x 256: traps.
+/// The 64 x 192, 64 x 128, 64 x 64, 64 x 32 and 64 x 16 `wgmma`s of f32, which has only TF32's 64 x 256: traps.
 macro_rules! no_narrow_wgmma {
     () => {
         wgmma_shape!(wgmma_m64n192, 96, trap);
         wgmma_shape!(wgmma_m64n128, 64, trap);
         wgmma_shape!(wgmma_m64n64, 32, trap);
+        wgmma_shape!(wgmma_m64n32, 16, trap);
+        wgmma_shape!(wgmma_m64n16, 8, trap);
     };
 }
 
@@ -263,7 +285,7 @@ macro_rules! wgmma_shape {
 macro_rules! tensor_cores {
     (
         $t:ty, $bits:expr, $mma:ident, $wgmma:ident, $wgmma192:ident, $wgmma128:ident,
-        $wgmma64:ident
+        $wgmma64:ident, $wgmma32:ident, $wgmma16:ident
     ) => {
         impl Half for $t {
             #[inline(always)]
@@ -287,6 +309,8 @@ macro_rules! tensor_cores {
             wgmma_shape!(wgmma_m64n192, 96, $wgmma192);
             wgmma_shape!(wgmma_m64n128, 64, $wgmma128);
             wgmma_shape!(wgmma_m64n64, 32, $wgmma64);
+            wgmma_shape!(wgmma_m64n32, 16, $wgmma32);
+            wgmma_shape!(wgmma_m64n16, 8, $wgmma16);
         }
     };
 }
@@ -356,7 +380,9 @@ tensor_cores!(
     m64n256k16_f16,
     m64n192k16_f16,
     m64n128k16_f16,
-    m64n64k16_f16
+    m64n64k16_f16,
+    m64n32k16_f16,
+    m64n16k16_f16
 );
 
 /// bfloat16 bits; same layout as the host's `half::bf16`. Widening is exact: the bits are
@@ -372,7 +398,9 @@ tensor_cores!(
     m64n256k16_bf16,
     m64n192k16_bf16,
     m64n128k16_bf16,
-    m64n64k16_bf16
+    m64n64k16_bf16,
+    m64n32k16_bf16,
+    m64n16k16_bf16
 );
 
 impl Bf16 {
@@ -499,7 +527,9 @@ tensor_cores!(
     m64n256k16_f16,
     m64n192k16_f16,
     m64n128k16_f16,
-    m64n64k16_f16
+    m64n64k16_f16,
+    m64n32k16_f16,
+    m64n16k16_f16
 );
 
 tensor_cores!(
@@ -509,7 +539,9 @@ tensor_cores!(
     m64n256k16_bf16,
     m64n192k16_bf16,
     m64n128k16_bf16,
-    m64n64k16_bf16
+    m64n64k16_bf16,
+    m64n32k16_bf16,
+    m64n16k16_bf16
 );
 
 pack!(Pack4, 4, Aligned8 => F16, Bf16, Narrow<F16>, Narrow<Bf16>);

@@ -867,7 +867,7 @@ pub fn fixed_cases() -> Vec<Case> {
         ("shapes::decode_splits_k_over_blocks", |be| {
             // K large enough for several slices of K (each at least 256 rows), so the partial
             // sums go through the workspace and `decode`'s fix-up launch or
-            // `decode_async`'s, `decode_mma`'s and `decode_tma`'s last block; M from 1 to 16 and past it
+            // `decode_async`'s, `decode_mma`'s, `decode_tma`'s and `decode_wgmma`'s last block; M from 1 to 16 and past it
             // (two passes; `decode_tma`'s sweeps of two and four boxes of A, one past C's rows,
             // and two sweeps), N off the 4- and 8-column loads' alignment too; C in f32 and in the input type. Twice
             // each: the result must not depend on which block finishes last, and the
@@ -878,8 +878,10 @@ pub fn fixed_cases() -> Vec<Case> {
                     Kernel::DecodeAsync,
                     Kernel::DecodeMma,
                     Kernel::DecodeTma,
+                    Kernel::DecodeWgmma,
                 ];
-                // (N = 130 and 67: no tensor maps, the host runs `decode_mma` for `decode_tma`.)
+                // (N = 130 and 67: no tensor maps, the host runs `decode_mma` for `decode_tma`
+                // and `decode_wgmma`.)
                 same_twice_on::<T, O>(
                     be,
                     &kernels,

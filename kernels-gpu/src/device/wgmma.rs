@@ -65,9 +65,14 @@ impl Descriptor {
 }
 
 /// The first `$len` accumulator registers, as the instructions name them (`%0` ..), after
-/// `$m`'s arguments: 128 for `m64n256`, 96 for `m64n192`, 64 for `m64n128`, 32 for `m64n64`.
+/// `$m`'s arguments: 128 for `m64n256`, 96 for `m64n192`, 64 for `m64n128`, 32 for `m64n64`,
+/// 16 for `m64n32`, 8 for `m64n16`.
 #[cfg(target_arch = "nvptx64")]
 macro_rules! with_accumulators {
+    (8, $m:ident!($($args:tt)*)) => { $m!($($args)*; 0 1 2 3 4 5 6 7) };
+    (16, $m:ident!($($args:tt)*)) => {
+        $m!($($args)*; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
     ($len:tt, $m:ident!($($args:tt)*)) => {
         with_accumulators!(@ $len, $m!($($args)*);
             [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]
@@ -150,7 +155,8 @@ macro_rules! mma_tf32_asm {
 }
 
 /// A warpgroup's accumulators of one `wgmma` shape: 128 registers a thread for
-/// `m64n256`, 96 for `m64n192`, 64 for `m64n128`, 32 for `m64n64`. [`fence`] and [`wait_group`] name them
+/// `m64n256`, 96 for `m64n192`, 64 for `m64n128`, 32 for `m64n64`, 16 for `m64n32`, 8 for
+/// `m64n16`. [`fence`] and [`wait_group`] name them
 /// all, so that the compiler keeps them in place around the asynchronous instructions.
 pub trait Accumulators {
     /// `wgmma.fence.sync.aligned` over these registers.
@@ -192,6 +198,8 @@ accumulators!(128);
 accumulators!(96);
 accumulators!(64);
 accumulators!(32);
+accumulators!(16);
+accumulators!(8);
 
 /// `wgmma.fence.sync.aligned`: orders this thread's earlier accesses to the accumulators
 /// before the next `wgmma`.
@@ -382,6 +390,43 @@ mma_k16!(
     m64n128k16_f16,
     "m64n128k16",
     64,
+    "f16",
+    |bits| half::f16::from_bits(bits).to_f32()
+);
+
+mma_k16!(
+    /// `wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16`: as [`m64n256k16_bf16`] on a
+    /// 64 x 32 tile of D (16 accumulators a thread, registers `4 j + 2 h + e` for `j < 4`;
+    /// B 16 x 32: 32 rows K-major). With the operands turned over (D = C^T), C's rows are
+    /// its 32 columns: the decode kernels' shape.
+    m64n32k16_bf16,
+    "m64n32k16",
+    16,
+    "bf16",
+    |bits| f32::from_bits((bits as u32) << 16)
+);
+mma_k16!(
+    /// `wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16`, as [`m64n32k16_bf16`].
+    m64n32k16_f16,
+    "m64n32k16",
+    16,
+    "f16",
+    |bits| half::f16::from_bits(bits).to_f32()
+);
+mma_k16!(
+    /// `wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16`: as [`m64n32k16_bf16`] on a
+    /// 64 x 16 tile of D (8 accumulators a thread, registers `4 j + 2 h + e` for `j < 2`).
+    m64n16k16_bf16,
+    "m64n16k16",
+    8,
+    "bf16",
+    |bits| f32::from_bits((bits as u32) << 16)
+);
+mma_k16!(
+    /// `wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16`, as [`m64n16k16_bf16`].
+    m64n16k16_f16,
+    "m64n16k16",
+    8,
     "f16",
     |bits| half::f16::from_bits(bits).to_f32()
 );

@@ -8,3 +8,5 @@ pub mod decode_async;
 pub mod decode_mma;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub mod decode_tma;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub mod decode_wgmma;
