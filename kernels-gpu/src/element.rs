@@ -231,7 +231,8 @@ pub type Wgmma = crate::device::wgmma::Descriptor;
 #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90a")))]
 pub type Wgmma = u64;
 
-/// The 64 x 192, 64 x 128, 64 x 64, 64 x 32 and 64 x 16 `wgmma`s of f32, which has only TF32's 64 x 256: traps.
+/// The 64 x 192, 64 x 128, 64 x 64, 64 x 32 and 64 x 16 `wgmma`s of f32, which has only
+/// TF32's 64 x 256: traps.
 macro_rules! no_narrow_wgmma {
     () => {
         wgmma_shape!(wgmma_m64n192, 96, trap);

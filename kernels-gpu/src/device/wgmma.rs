@@ -156,8 +156,8 @@ macro_rules! mma_tf32_asm {
 
 /// A warpgroup's accumulators of one `wgmma` shape: 128 registers a thread for
 /// `m64n256`, 96 for `m64n192`, 64 for `m64n128`, 32 for `m64n64`, 16 for `m64n32`, 8 for
-/// `m64n16`. [`fence`] and [`wait_group`] name them
-/// all, so that the compiler keeps them in place around the asynchronous instructions.
+/// `m64n16`. [`fence`] and [`wait_group`] name them all, so that the compiler keeps them in
+/// place around the asynchronous instructions.
 pub trait Accumulators {
     /// `wgmma.fence.sync.aligned` over these registers.
     fn fence(&mut self);
