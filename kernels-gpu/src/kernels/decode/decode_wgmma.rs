@@ -25,12 +25,13 @@
 use crate::catalogue::PtxFact::{Barriers, Count, Has, Lacks};
 use crate::catalogue::PtxFacts;
 use crate::device::shared::SharedTile;
-use crate::device::wgmma::{self, Accumulators, Descriptor, Swizzle};
+use crate::device::wgmma::{self, Accumulators, Descriptor};
 use crate::element::Half;
 use crate::element::{Bf16, Narrow};
 use crate::parts::decode::tma_strip::{
-    A_BYTES, ATOM, PANEL, STAGE_K, StripKernel, StripStages, spec, strip,
+    A_BYTES, PANEL, STAGE_K, StripKernel, StripStages, spec, strip,
 };
+use crate::parts::wgmma::warpgroup::{k_step, operand};
 use crate::problem::{Gemm, kernel};
 
 // Launch: `tma_strip::spec`'s, which are `tma_strip::strip`'s rules.
@@ -57,6 +58,8 @@ impl StripKernel for Turned16Or32 {
 /// of C (`wgmma`'s N: 16, or 32 for two boxes of A).
 trait Turned: Accumulators + Copy {
     const ZERO: Self;
+    /// Boxes of A (16 rows of C each) that make `wgmma`'s N.
+    const PASSES: u32;
     /// D += A B, one K step of 16 (`m64n16k16` or `m64n32k16`), A MN-major where `A_MN`.
     ///
     /// # Safety
@@ -68,6 +71,7 @@ trait Turned: Accumulators + Copy {
 
 impl Turned for [f32; 8] {
     const ZERO: Self = [0.0; 8];
+    const PASSES: u32 = 1;
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn mma<T: Half, const A_MN: bool>(&mut self, a: Descriptor, b: Descriptor) {
@@ -82,6 +86,7 @@ impl Turned for [f32; 8] {
 
 impl Turned for [f32; 16] {
     const ZERO: Self = [0.0; 16];
+    const PASSES: u32 = 2;
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn mma<T: Half, const A_MN: bool>(&mut self, a: Descriptor, b: Descriptor) {
@@ -107,8 +112,7 @@ struct Panels<const B_T: bool, W> {
 
 impl<const B_T: bool, W: Turned> StripStages for Panels<B_T, W> {
     const B_T: bool = B_T;
-    /// Boxes of A: 16 rows of C each, `wgmma`'s N.
-    const PASSES: u32 = (size_of::<W>() / size_of::<[f32; 8]>()) as u32;
+    const PASSES: u32 = W::PASSES;
     type Acc = [W; 2];
     const ZERO: Self::Acc = [W::ZERO; 2];
 
@@ -124,17 +128,17 @@ impl<const B_T: bool, W: Turned> StripStages for Panels<B_T, W> {
     #[inline(always)]
     unsafe fn multiply<T: Half>(&self, acc: &mut Self::Acc, stage: u32) {
         let warpgroup = self.warp / 4;
-        let b_step = if B_T { 32 } else { 2 * ATOM };
-        let a_rows = Descriptor::new(stage, 16, ATOM, Swizzle::B128);
+        let (b_step, a_step) = (k_step(!B_T), k_step(false));
+        let a_rows = operand(stage, false);
         for (q, acc) in acc.iter_mut().enumerate() {
             wgmma::fence(acc);
             let panel = stage + Self::PASSES * A_BYTES + (2 * warpgroup + q as u32) * PANEL;
-            let b_panel = match B_T {
-                true => Descriptor::new(panel, 16, ATOM, Swizzle::B128),
-                false => Descriptor::new(panel, PANEL, ATOM, Swizzle::B128),
-            };
+            let b_panel = operand(panel, !B_T);
             for step in 0..STAGE_K / 16 {
-                let (a, b) = (b_panel.advanced(b_step * step), a_rows.advanced(32 * step));
+                let (a, b) = (
+                    b_panel.advanced(b_step * step),
+                    a_rows.advanced(a_step * step),
+                );
                 // SAFETY: the stage has landed (the contract: `full` waited, which makes
                 // TMA's writes visible to `wgmma`); both descriptors lie in it (A's boxes of
                 // 16 rows, 1024-aligned; this warpgroup's panel q), the same in the whole
@@ -149,6 +153,8 @@ impl<const B_T: bool, W: Turned> StripStages for Panels<B_T, W> {
             }
         }
         wgmma::commit_group();
+        // (One wait retires both panels' batch; each call names one panel's registers, so
+        // the compiler touches neither before it.)
         wgmma::wait_group::<0>(&mut acc[0]);
         wgmma::wait_group::<0>(&mut acc[1]);
     }

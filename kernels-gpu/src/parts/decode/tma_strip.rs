@@ -29,9 +29,9 @@ pub(crate) const STAGE_K: u32 = 64;
 const STAGES: u32 = 6;
 const WIDE_STAGES: u32 = 5;
 /// B's panels of 64 columns in a strip.
-pub(crate) const PANELS: u32 = STRIP / 64;
+const PANELS: u32 = STRIP / 64;
 /// Warps of a block: two per panel.
-pub(crate) const WARPS: u32 = 2 * PANELS;
+const WARPS: u32 = 2 * PANELS;
 const THREADS: u32 = 32 * WARPS;
 /// Bytes of A's 16 x 64 box and of one of B's 64 x 64 panels.
 pub(crate) const A_BYTES: u32 = ROWS * 128;
@@ -41,7 +41,7 @@ const fn stage_bytes(passes: u32) -> u32 {
     passes * A_BYTES + PANELS * PANEL
 }
 /// The 128-byte swizzle's atom (8 rows of 128 bytes): boxes start at multiples of it.
-pub(crate) const ATOM: u32 = 1024;
+const ATOM: u32 = 1024;
 const _: () = assert!(A_BYTES.is_multiple_of(ATOM) && PANEL.is_multiple_of(ATOM));
 /// Shared f32s ahead of the stages: one pass's sums and the last-block flag.
 const SUMS: u32 = ROWS * STRIP + 4;
@@ -115,6 +115,13 @@ pub(crate) trait StripKernel {
 /// tensor maps in the workspace where TMA can read A and B).
 #[inline(always)]
 pub(crate) unsafe fn strip<T: Half, K: StripKernel>(g: Gemm<T>) {
+    // Each slot's multiply reads the stages its slot lays out.
+    const {
+        assert!(!K::Rows16::B_T && K::Rows16::PASSES == 1);
+        assert!(!K::Rows32::B_T && K::Rows32::PASSES == 2);
+        assert!(K::Rows16BT::B_T && K::Rows16BT::PASSES == 1);
+        assert!(K::Rows32BT::B_T && K::Rows32BT::PASSES == 2);
+    };
     // The split-K's counters and planes follow the tensor maps.
     let split_k = Gemm {
         workspace: g

@@ -38,19 +38,33 @@ pub(crate) struct Descriptors<const A_MN: bool, const B_MN: bool> {
     b: Descriptor,
 }
 
+/// Bytes from one K step of 16 to the next in a 128-byte-swizzled tile of 16-bit rows,
+/// MN-major (two atoms down a panel) or K-major (32 bytes along the rows).
+pub(crate) const fn k_step(mn_major: bool) -> u32 {
+    if mn_major { 2 * ATOM } else { 32 }
+}
+
+/// The descriptor of a 128-byte-swizzled operand tile at shared address `at` (1024-aligned):
+/// MN-major (64-element panels of 128-byte K rows, the next panel `PANEL` further) or
+/// K-major (128-byte rows of K, 8 rows an atom).
+#[inline(always)]
+pub(crate) fn operand(at: u32, mn_major: bool) -> Descriptor {
+    match mn_major {
+        true => Descriptor::new(at, PANEL, ATOM, Swizzle::B128),
+        false => Descriptor::new(at, 16, ATOM, Swizzle::B128),
+    }
+}
+
 impl<const A_MN: bool, const B_MN: bool> Descriptors<A_MN, B_MN> {
     /// Bytes from one K step of 16 to the next.
     const fn step(mn_major: bool) -> u32 {
-        if mn_major { 2 * ATOM } else { 32 }
+        k_step(mn_major)
     }
 
     /// The operand whose tile starts at shared address `at`.
     #[inline(always)]
     fn operand(at: u32, mn_major: bool) -> Descriptor {
-        match mn_major {
-            true => Descriptor::new(at, PANEL, ATOM, Swizzle::B128),
-            false => Descriptor::new(at, 16, ATOM, Swizzle::B128),
-        }
+        operand(at, mn_major)
     }
 
     /// Stages of A and B at `a_all` and `b_all`, for warpgroup `warpgroup` (rows `64 w..`:
